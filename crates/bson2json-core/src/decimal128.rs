@@ -116,8 +116,10 @@ fn significand_digits(value: u128, buf: &mut [u8; 40]) -> usize {
     let ten19 = u128::from(TEN_POW_19);
     let mut rest = value;
     loop {
-        let low = (rest % ten19) as u64;
-        rest /= ten19;
+        let quotient = rest / ten19;
+        // Remainder without a second 128-bit division; always < 10^19.
+        let low = (rest - quotient * ten19) as u64;
+        rest = quotient;
         pos = write_u64_fixed19(low, buf, pos);
         if let Ok(head) = u64::try_from(rest) {
             return write_u64_digits(head, buf, pos);
@@ -345,8 +347,8 @@ mod tests {
             both(&finite(false, 6176 - 40, MAX_SIGNIFICAND)),
             "9.999999999999999999999999999999999E-7"
         );
-        // Biased exponents above 12287 are only reachable via the "11" form's
-        // neighbours (NaN/Inf); the 14-bit field is decoded as-is otherwise.
+        // 12287 is the largest biased exponent of the normal encoding (its
+        // two top bits cannot both be set, that would be the "11" form).
         assert_eq!(both(&finite(false, 12287, 1)), "1E+6111");
     }
 
