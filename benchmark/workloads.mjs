@@ -84,7 +84,7 @@ const NON_ASCII_WORDS = [
   '北京市', '한국어', '서울', 'café', 'naïve', 'Zürich', 'São Paulo', 'Kraków', 'Ærøskøbing',
   '😀', '🚀🔥', '👍🏽', '🇩🇪', 'ümlaut', 'façade', 'Straße', 'ﬁnance', '€uro', '£pound',
 ];
-const MULTIBYTE_WORDS = NON_ASCII_WORDS.filter((w) => /^[^\x00-\x7f]+$/.test(w));
+const MULTIBYTE_WORDS = NON_ASCII_WORDS.filter((w) => [...w].every((ch) => ch.codePointAt(0) > 0x7f));
 
 const ESCAPE_WORDS = [
   'say "hi"', 'C:\\Users\\shop', 'line\nbreak', 'tab\tsep', '"quoted"', 'back\\slash',
@@ -108,8 +108,8 @@ function word(r) {
 }
 
 function sentence(r, nWords) {
-  const parts = new Array(nWords);
-  for (let i = 0; i < nWords; i++) parts[i] = word(r);
+  const parts = [];
+  for (let i = 0; i < nWords; i++) parts.push(word(r));
   return parts.join(' ');
 }
 
