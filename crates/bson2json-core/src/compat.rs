@@ -1,0 +1,295 @@
+//! The JavaScript object model that `compat` must reproduce when an object is not simply
+//! "keys in BSON order": V8 puts array-index keys first in ascending order, a duplicate key keeps
+//! its first position but takes the last value (and disappears from the JSON if that value is
+//! `undefined`), and js-bson turns `$ref`/`$id`/`$db` documents into `DBRef`s whose `toJSON`
+//! reorders them. The walker writes every object in BSON order and records its members; only
+//! objects that need it (rare in real data) are rewritten here, after they close.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::escape::write_quoted;
+use crate::transcode::Frame;
+
+/// An array-index key (canonical decimal 0..=4294967294) is present.
+pub(crate) const F_INDEX: u8 = 1;
+/// A duplicate key is present.
+pub(crate) const F_DUP: u8 = 2;
+/// One of `$ref`, `$id`, `$db` is present.
+pub(crate) const F_DBREF_KEY: u8 = 4;
+/// Another `$`-prefixed key is present (so the object can't become a DBRef).
+pub(crate) const F_DOLLAR_OTHER: u8 = 8;
+/// A key had invalid UTF-8 and was decoded with U+FFFD: duplicates must be judged on the
+/// decoded text.
+pub(crate) const F_LOSSY: u8 = 16;
+/// Too many keys for the linear duplicate check: check at close.
+pub(crate) const F_MANY: u8 = 32;
+
+/// Members beyond which a Bloom hit no longer triggers a linear scan for duplicates.
+pub(crate) const LINEAR_DUP_LIMIT: usize = 64;
+
+/// `out_key` of a member whose value is `undefined` (nothing was written).
+pub(crate) const NONE: usize = usize::MAX;
+
+/// One key/value of an open `compat` object.
+pub(crate) struct Member {
+    /// Input range of the raw key bytes.
+    pub key_start: usize,
+    pub key_end: usize,
+    /// Output index of the member's `"key":value` text, or [`NONE`] for `undefined`.
+    pub out_key: usize,
+    /// Output index of the member's value text.
+    pub out_val: usize,
+    /// Input index of the value bytes.
+    pub val_start: usize,
+    /// BSON element type of the value.
+    pub vtype: u8,
+    /// [`crate::transcode`]'s key hash.
+    pub hash: u64,
+}
+
+/// Whether an object with these flags must be rewritten when it closes.
+#[inline(always)]
+pub(crate) fn needs_fixup(flags: u8) -> bool {
+    flags & (F_INDEX | F_DUP | F_LOSSY | F_MANY) != 0
+        || (flags & F_DBREF_KEY != 0 && flags & F_DOLLAR_OTHER == 0)
+}
+
+/// The value of `key` as a V8 array index: canonical decimal (no sign, no leading zeros other
+/// than "0" itself) and at most 2^32 - 2.
+pub(crate) fn array_index(key: &[u8]) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key[0] == b'0' && key.len() > 1) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in key {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    if v <= 4_294_967_294 {
+        Some(v as u32)
+    } else {
+        None
+    }
+}
+
+/// js-bson's `DBRef` constructor: a namespace that splits on `.` into exactly two parts is
+/// `db.collection`; anything else is all collection. Returns `(db, collection)`.
+pub(crate) fn split_namespace(ns: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    let mut dots = ns.iter().enumerate().filter(|(_, &b)| b == b'.');
+    match (dots.next(), dots.next()) {
+        (Some((i, _)), None) => (Some(&ns[..i]), &ns[i + 1..]),
+        _ => (None, ns),
+    }
+}
+
+/// A string value (type 0x02 or a symbol, 0x0E, which js-bson promotes to a string) read back
+/// from the input, decoded as the walker decoded it.
+fn string_at(input: &[u8], at: usize) -> Cow<'_, [u8]> {
+    let len = i32::from_le_bytes([input[at], input[at + 1], input[at + 2], input[at + 3]]);
+    let s = &input[at + 4..at + 4 + (len as usize - 1)];
+    match String::from_utf8_lossy(s) {
+        Cow::Borrowed(t) => Cow::Borrowed(t.as_bytes()),
+        Cow::Owned(t) => Cow::Owned(t.into_bytes()),
+    }
+}
+
+fn is_string(vtype: u8) -> bool {
+    vtype == 0x02 || vtype == 0x0E
+}
+
+struct Slot {
+    /// Member that introduced the key (decides the position).
+    first: usize,
+    /// Member holding the last value, or `None` if that value is `undefined`.
+    value: Option<usize>,
+}
+
+/// Rewrites the just-finished object `f` (its members written in BSON order into `out` from
+/// `f.out_start`) into the order and shape `JSON.stringify` gives the js-bson value, and
+/// closes it with `}`.
+pub(crate) fn fixup(
+    out: &mut Vec<u8>,
+    input: &[u8],
+    f: &Frame,
+    members: &[Member],
+    scratch: &mut Vec<u8>,
+) {
+    let body = f.out_start + 1;
+    let close = out.len();
+    scratch.clear();
+    scratch.extend_from_slice(&out[body..close]);
+
+    // Each written member's `"key":value` span, relative to `body`.
+    let n = members.len();
+    let mut spans = vec![(0usize, 0usize); n];
+    let mut prev: Option<usize> = None;
+    for (i, m) in members.iter().enumerate() {
+        if m.out_key != NONE {
+            if let Some(p) = prev {
+                spans[p].1 = m.out_key - 1 - body; // before the comma
+            }
+            spans[i].0 = m.out_key - body;
+            prev = Some(i);
+        }
+    }
+    if let Some(p) = prev {
+        spans[p].1 = close - body;
+    }
+
+    let lossy = f.flags & F_LOSSY != 0;
+    let keys: Vec<Cow<'_, [u8]>> = members
+        .iter()
+        .map(|m| {
+            let k = &input[m.key_start..m.key_end];
+            if lossy {
+                match String::from_utf8_lossy(k) {
+                    Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+                    Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+                }
+            } else {
+                Cow::Borrowed(k)
+            }
+        })
+        .collect();
+
+    let mut slot_of: HashMap<&[u8], usize> = HashMap::with_capacity(n);
+    let mut slots: Vec<Slot> = Vec::with_capacity(n);
+    for (i, m) in members.iter().enumerate() {
+        let value = (m.out_key != NONE).then_some(i);
+        match slot_of.get(&keys[i][..]) {
+            Some(&s) => slots[s].value = value,
+            None => {
+                slot_of.insert(&keys[i][..], slots.len());
+                slots.push(Slot { first: i, value });
+            }
+        }
+    }
+
+    // V8 order: array-index keys ascending, then the rest in insertion order.
+    let mut index_slots: Vec<(u32, usize)> = Vec::new();
+    let mut named_slots: Vec<usize> = Vec::with_capacity(slots.len());
+    for (s, slot) in slots.iter().enumerate() {
+        match array_index(&keys[slot.first]) {
+            Some(ix) => index_slots.push((ix, s)),
+            None => named_slots.push(s),
+        }
+    }
+    index_slots.sort_unstable();
+
+    let value_of = |key: &[u8]| -> Option<Option<usize>> { slot_of.get(key).map(|&s| slots[s].value) };
+
+    // DBRef promotion (js-bson `isDBRefLike`), judged on the final values.
+    let mut dbref = None;
+    if f.flags & F_DBREF_KEY != 0 && f.flags & F_DOLLAR_OTHER == 0 {
+        let r = value_of(b"$ref");
+        let id = value_of(b"$id");
+        let db = value_of(b"$db");
+        let ref_ok = matches!(r, Some(Some(m)) if is_string(members[m].vtype));
+        let id_ok = matches!(id, Some(Some(m)) if members[m].vtype != 0x0A);
+        let db_ok = match db {
+            None => true,
+            Some(Some(m)) => is_string(members[m].vtype),
+            Some(None) => false,
+        };
+        if ref_ok && id_ok && db_ok {
+            dbref = Some((
+                r.flatten().unwrap_or(0),
+                id.flatten().unwrap_or(0),
+                db.flatten(),
+            ));
+        }
+    }
+
+    out.truncate(body);
+    let mut first = true;
+    let mut emit = |out: &mut Vec<u8>, bytes: &[u8]| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(bytes);
+    };
+
+    match dbref {
+        None => {
+            for &(_, s) in &index_slots {
+                if let Some(m) = slots[s].value {
+                    emit(out, &scratch[spans[m].0..spans[m].1]);
+                }
+            }
+            for &s in &named_slots {
+                if let Some(m) = slots[s].value {
+                    emit(out, &scratch[spans[m].0..spans[m].1]);
+                }
+            }
+        }
+        Some((r, id, db_member)) => {
+            // Object.assign({$ref, $id}, fields) then `$db` last; `__proto__` is lost to
+            // [[Set]], and index keys still sort first.
+            let ns = string_at(input, members[r].val_start);
+            let (split_db, coll) = split_namespace(&ns);
+            let db_text: Option<Cow<'_, [u8]>> = match split_db {
+                Some(d) => Some(Cow::Borrowed(d)),
+                None => db_member.map(|m| string_at(input, members[m].val_start)),
+            };
+            let is_field = |s: usize| {
+                let k: &[u8] = &keys[slots[s].first];
+                k != b"$ref" && k != b"$id" && k != b"$db" && k != b"__proto__"
+            };
+            for &(_, s) in &index_slots {
+                if let Some(m) = slots[s].value {
+                    emit(out, &scratch[spans[m].0..spans[m].1]);
+                }
+            }
+            let mut tmp = Vec::with_capacity(coll.len() + 10);
+            tmp.extend_from_slice(b"\"$ref\":");
+            write_quoted(&mut tmp, coll);
+            emit(out, &tmp);
+            tmp.clear();
+            tmp.extend_from_slice(b"\"$id\":");
+            tmp.extend_from_slice(&scratch[members[id].out_val - body..spans[id].1]);
+            emit(out, &tmp);
+            for &s in &named_slots {
+                if is_field(s) {
+                    if let Some(m) = slots[s].value {
+                        emit(out, &scratch[spans[m].0..spans[m].1]);
+                    }
+                }
+            }
+            if let Some(d) = db_text {
+                tmp.clear();
+                tmp.extend_from_slice(b"\"$db\":");
+                write_quoted(&mut tmp, &d);
+                emit(out, &tmp);
+            }
+        }
+    }
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_indices() {
+        assert_eq!(array_index(b"0"), Some(0));
+        assert_eq!(array_index(b"10"), Some(10));
+        assert_eq!(array_index(b"4294967294"), Some(4_294_967_294));
+        for k in [&b"4294967295"[..], b"01", b"-1", b"1.5", b" 1", b"", b"9007199254740991"] {
+            assert_eq!(array_index(k), None, "{k:?}");
+        }
+    }
+
+    #[test]
+    fn namespaces() {
+        assert_eq!(split_namespace(b"db.coll"), (Some(&b"db"[..]), &b"coll"[..]));
+        assert_eq!(split_namespace(b"coll"), (None, &b"coll"[..]));
+        assert_eq!(split_namespace(b"a.b.c"), (None, &b"a.b.c"[..]));
+        assert_eq!(split_namespace(b".x"), (Some(&b""[..]), &b"x"[..]));
+    }
+}

@@ -1,0 +1,167 @@
+//! JSON string escaping exactly as `JSON.stringify` does it for well-formed strings.
+//!
+//! Escaped: `"` → `\"`, `\` → `\\`, `\b \f \n \r \t` → their short forms, every other byte below
+//! 0x20 → `\u00xx` (lowercase hex). Everything else, DEL, U+2028/U+2029 and all non-ASCII
+//! characters included, is copied verbatim (the input is already valid UTF-8).
+//!
+//! [`write_escaped`] finds the bytes to escape eight at a time (SWAR) and copies the clean runs
+//! between them in one go; [`write_escaped_plain`] is its byte-by-byte twin, and tests and a fuzz
+//! target hold them equal. Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
+//! no encoding for a surrogate.
+
+/// For each byte: 0 = copy as is; `b'u'` = `\u00xx`; anything else = backslash plus that byte.
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in the lane of the first byte of `x` that needs escaping (possibly also in
+/// later lanes; never in an earlier one). Lanes: byte k of the little-endian load is lane k.
+///
+/// - `x < 0x20`: `(x - 0x20) & !x & 0x80` per lane (a borrow only ever flows upward, from a
+///   lane that already matched, so the lowest flagged lane is exact);
+/// - `x == '"'` / `x == '\\'`: the same zero test on `x ^ 0x22..` / `x ^ 0x5c..`.
+#[inline(always)]
+fn escape_lanes(x: u64) -> u64 {
+    let ctl = x.wrapping_sub(LO * 0x20) & !x;
+    let q = x ^ (LO * b'"' as u64);
+    let q = q.wrapping_sub(LO) & !q;
+    let b = x ^ (LO * b'\\' as u64);
+    let b = b.wrapping_sub(LO) & !b;
+    (ctl | q | b) & HI
+}
+
+#[inline(always)]
+fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    let e = ESCAPE[byte as usize];
+    if e == b'u' {
+        out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(byte >> 4) as usize],
+            HEX[(byte & 0xf) as usize],
+        ]);
+    } else {
+        out.extend_from_slice(&[b'\\', e]);
+    }
+}
+
+/// Appends the escaped contents of `s` (no surrounding quotes). SWAR fast path.
+#[inline]
+pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
+    out.reserve(s.len());
+    let mut start = 0; // start of the pending clean run
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let word = u64::from_le_bytes([
+            s[i],
+            s[i + 1],
+            s[i + 2],
+            s[i + 3],
+            s[i + 4],
+            s[i + 5],
+            s[i + 6],
+            s[i + 7],
+        ]);
+        let m = escape_lanes(word);
+        if m == 0 {
+            i += 8;
+            continue;
+        }
+        let j = i + (m.trailing_zeros() / 8) as usize;
+        out.extend_from_slice(&s[start..j]);
+        write_escape(out, s[j]);
+        i = j + 1;
+        start = i;
+    }
+    while i < s.len() {
+        let b = s[i];
+        if ESCAPE[b as usize] != 0 {
+            out.extend_from_slice(&s[start..i]);
+            write_escape(out, b);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&s[start..]);
+}
+
+/// Appends the escaped contents of `s`: the plain byte-by-byte twin of [`write_escaped`].
+pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
+    for &b in s {
+        if ESCAPE[b as usize] != 0 {
+            write_escape(out, b);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+/// Appends `"` + escaped `s` + `"`.
+#[inline]
+pub fn write_quoted(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    write_escaped(out, s);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(s: &[u8]) -> Vec<u8> {
+        let mut a = Vec::new();
+        write_escaped(&mut a, s);
+        let mut b = Vec::new();
+        write_escaped_plain(&mut b, s);
+        assert_eq!(a, b, "input {s:?}");
+        a
+    }
+
+    #[test]
+    fn json_stringify_escapes() {
+        let s = b"\x00\x01\x1f\x7f\"\\/\x08\x0c\x0a\x0d\x09";
+        assert_eq!(
+            both(s),
+            b"\\u0000\\u0001\\u001f\x7f\\\"\\\\/\\b\\f\\n\\r\\t".to_vec()
+        );
+    }
+
+    #[test]
+    fn every_byte_in_every_lane() {
+        for b in 0..=255u8 {
+            for pos in 0..17 {
+                let mut s = vec![b'x'; 17];
+                s[pos] = b;
+                both(&s);
+            }
+        }
+    }
+
+    #[test]
+    fn adjacent_specials() {
+        for n in 0..20 {
+            let s: Vec<u8> = (0..n).map(|i| [b'"', 0x1f, b'\\', b'a', 0x20, 0x21][i % 6]).collect();
+            both(&s);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! # bson2json-core
+//!
+//! Transcodes raw BSON bytes straight into JSON text in one pass: no intermediate tree, no
+//! allocation per element, and no recursion on the input's nesting depth (an explicit frame
+//! stack on the heap). Three dialects:
+//!
+//! - [`Dialect::Compat`]: byte-identical to `JSON.stringify(BSON.deserialize(buf))` with
+//!   js-bson 7 and its default options, and failing on exactly the inputs where js-bson throws.
+//! - [`Dialect::Relaxed`] and [`Dialect::Canonical`]: MongoDB Extended JSON v2, as the
+//!   specification and the BSON corpus define it.
+//!
+//! ```
+//! use bson2json_core::{transcode, Options};
+//! // {"a": 1} as BSON
+//! let bson = [12, 0, 0, 0, 0x10, b'a', 0, 1, 0, 0, 0, 0];
+//! let mut json = Vec::new();
+//! transcode(&bson, &Options::default(), &mut json).unwrap();
+//! assert_eq!(json, br#"{"a":1}"#);
+//! ```
+//!
+//! Malformed input returns an [`Error`] with a stable [`ErrorKind`] and the byte offset; the
+//! transcoder never panics and never reads outside the input. A successful result is always
+//! valid JSON.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod compat;
+pub mod decimal128;
+mod error;
+pub mod escape;
+pub mod number;
+pub mod scan;
+pub mod text;
+mod transcode;
+
+pub use error::{Error, ErrorKind};
+pub use transcode::{RegexRecord, Transcoder};
+
+/// The JSON dialect to produce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// `JSON.stringify(BSON.deserialize(buf))` with js-bson 7: the drop-in replacement.
+    #[default]
+    Compat,
+    /// MongoDB Extended JSON v2, relaxed mode.
+    Relaxed,
+    /// MongoDB Extended JSON v2, canonical mode (type-preserving).
+    Canonical,
+}
+
+impl Dialect {
+    /// Parses `"compat"`, `"relaxed"` or `"canonical"`.
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        match name {
+            "compat" => Some(Dialect::Compat),
+            "relaxed" => Some(Dialect::Relaxed),
+            "canonical" => Some(Dialect::Canonical),
+            _ => None,
+        }
+    }
+}
+
+/// What to do with invalid UTF-8 in string values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Utf8Mode {
+    /// Fail with [`ErrorKind::InvalidUtf8`] (js-bson's default).
+    #[default]
+    Strict,
+    /// Replace each maximal invalid subpart with U+FFFD, as the WHATWG `TextDecoder` and
+    /// Node's `Buffer.toString('utf8')` do.
+    Replace,
+}
+
+/// Default for [`Options::max_depth`]: far above MongoDB's own limits (100 levels for stored
+/// documents, 200 in the server's BSON validation) so that change events, which wrap stored
+/// documents, always fit.
+pub const DEFAULT_MAX_DEPTH: u32 = 1000;
+
+/// Default for [`Options::max_output_bytes`]: 256 MiB. The largest JSON any valid 16 MiB BSON
+/// document can produce is about 6.5 times its size (104 MiB), so the default never rejects a
+/// single valid document, and it stays far below V8's maximum string length (536,870,888).
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 256 * 1024 * 1024;
+
+/// Transcoding options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The JSON dialect.
+    pub dialect: Dialect,
+    /// Invalid UTF-8 handling for string values. (In `compat`, keys and regexes are always
+    /// decoded with replacement, as js-bson does.)
+    pub utf8: Utf8Mode,
+    /// Maximum nesting depth: the top-level document is depth 1 and every embedded document,
+    /// array or code-with-scope scope adds one. Deeper input fails with
+    /// [`ErrorKind::TooDeep`].
+    pub max_depth: u32,
+    /// Maximum length of the output buffer; beyond it the call fails with
+    /// [`ErrorKind::OutputTooLarge`]. It is checked after every element, so the buffer can
+    /// exceed it by at most one element's output before the check fires.
+    pub max_output_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            dialect: Dialect::Compat,
+            utf8: Utf8Mode::Strict,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+}
+
+impl Options {
+    /// Default options with the given dialect.
+    pub fn with_dialect(dialect: Dialect) -> Self {
+        Options {
+            dialect,
+            ..Options::default()
+        }
+    }
+}
+
+/// Transcodes one BSON document (the whole of `input`) and appends its JSON to `out`.
+///
+/// On error nothing is appended. This convenience function allocates scratch space on every
+/// call; reuse a [`Transcoder`] on hot paths.
+pub fn transcode(input: &[u8], options: &Options, out: &mut Vec<u8>) -> Result<(), Error> {
+    Transcoder::new().transcode(input, options, out)
+}

@@ -1,0 +1,887 @@
+//! The single-pass walker: reads BSON elements in order and writes JSON as it goes.
+//!
+//! Nesting is handled with an explicit stack of [`Frame`]s on the heap, so input depth never
+//! turns into native stack depth. Every length is checked against the end of its enclosing
+//! document before anything is read, so a lying length can only produce an error.
+
+use crate::compat::{self, Member};
+use crate::decimal128::{write_decimal128, Decimal128Style};
+use crate::error::{Error, ErrorKind};
+use crate::escape::write_quoted;
+use crate::number::{write_ejson_double, write_iso_date, write_js_double, JS_DATE_MAX_MS};
+use crate::scan::find_nul;
+use crate::text::{write_base64, write_hex, write_uuid};
+use crate::{Dialect, Options, Utf8Mode};
+
+const COMPAT: u8 = 0;
+const RELAXED: u8 = 1;
+const CANONICAL: u8 = 2;
+
+/// One open document, array or scope.
+pub(crate) struct Frame {
+    /// Absolute input index of this container's trailing NUL byte.
+    pub end: usize,
+    /// Output index of the container's opening `{` or `[`.
+    pub out_start: usize,
+    /// `compat` objects: index of this frame's first entry in the member list.
+    pub members_start: usize,
+    /// Elements written so far (decides the comma).
+    pub count: u32,
+    /// `compat` objects: 64-bit Bloom filter over key hashes, to spot possible duplicates.
+    pub bloom: u64,
+    /// `compat` objects: `compat::F_*` bits saying whether the object needs reordering.
+    pub flags: u8,
+    /// True for arrays (element names are ignored).
+    pub is_array: bool,
+    /// Extra `}` to write after this container closes (code-with-scope wrappers).
+    pub extra_close: u8,
+}
+
+/// A regular expression met in `compat` mode. js-bson builds a JS `RegExp` from it and throws a
+/// `SyntaxError` when the engine rejects it, so an embedding that wants byte-exact error parity
+/// checks these with the JavaScript engine (the Node addon does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegexRecord {
+    /// Input offset of the pattern's first byte.
+    pub offset: usize,
+    /// The pattern, decoded with U+FFFD replacement as js-bson does.
+    pub pattern: String,
+    /// The flags as js-bson maps them: `i`→`i`, `m`→`m`, `s`→`g`, everything else dropped.
+    pub flags: String,
+}
+
+/// A reusable transcoder: keeps its frame stack and scratch buffers between calls, so steady
+/// state transcoding does not allocate.
+#[derive(Default)]
+pub struct Transcoder {
+    stack: Vec<Frame>,
+    members: Vec<Member>,
+    regexes: Vec<RegexRecord>,
+    scratch: Vec<u8>,
+}
+
+#[inline(always)]
+fn rd_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+#[inline(always)]
+fn rd_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes([
+        b[at],
+        b[at + 1],
+        b[at + 2],
+        b[at + 3],
+        b[at + 4],
+        b[at + 5],
+        b[at + 6],
+        b[at + 7],
+    ])
+}
+
+#[cold]
+fn err(kind: ErrorKind, offset: usize, detail: &'static str) -> Error {
+    Error::new(kind, offset, detail)
+}
+
+/// Checks that `n` bytes starting at `at` lie before `end` (the enclosing document's NUL).
+#[inline(always)]
+fn need(at: usize, n: usize, end: usize) -> Result<(), Error> {
+    if at + n > end {
+        Err(err(
+            ErrorKind::Truncated,
+            at,
+            "value runs past the end of its document",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads a BSON string (int32 length including the NUL, bytes, NUL) at `at`, which must end
+/// at or before `end`. Returns the content bytes and the index just after the string.
+#[inline(always)]
+fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Error> {
+    need(at, 4, end)?;
+    let len = rd_i32(input, at);
+    if len <= 0 {
+        return Err(err(
+            ErrorKind::BadLength,
+            at,
+            "string length must be at least 1",
+        ));
+    }
+    let len = len as usize;
+    let start = at + 4;
+    if len > end - start {
+        return Err(err(
+            ErrorKind::BadLength,
+            at,
+            "string length runs past the end of its document",
+        ));
+    }
+    let stop = start + len - 1;
+    if input[stop] != 0 {
+        return Err(err(
+            ErrorKind::BadTerminator,
+            stop,
+            "string is not NUL-terminated where its length says",
+        ));
+    }
+    Ok((&input[start..stop], stop + 1))
+}
+
+/// Validates `s` as UTF-8 and appends it quoted and escaped; in replace mode invalid sequences
+/// become U+FFFD. `at` is the input offset of `s` (for the error offset).
+#[inline(always)]
+fn write_str_value(
+    out: &mut Vec<u8>,
+    s: &[u8],
+    at: usize,
+    mode: Utf8Mode,
+) -> Result<(), Error> {
+    if simdutf8::basic::from_utf8(s).is_ok() {
+        write_quoted(out, s);
+        return Ok(());
+    }
+    match mode {
+        Utf8Mode::Strict => {
+            let bad = std::str::from_utf8(s).err().map_or(0, |e| e.valid_up_to());
+            Err(err(
+                ErrorKind::InvalidUtf8,
+                at + bad,
+                "string is not valid UTF-8",
+            ))
+        }
+        Utf8Mode::Replace => {
+            write_quoted(out, String::from_utf8_lossy(s).as_bytes());
+            Ok(())
+        }
+    }
+}
+
+/// Appends `s` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns false if a
+/// replacement happened.
+#[inline(always)]
+fn write_lossy(out: &mut Vec<u8>, s: &[u8]) -> bool {
+    if simdutf8::basic::from_utf8(s).is_ok() {
+        write_quoted(out, s);
+        true
+    } else {
+        write_quoted(out, String::from_utf8_lossy(s).as_bytes());
+        false
+    }
+}
+
+/// A cheap 64-bit hash of a key: its first and last eight bytes and its length, mixed by a
+/// multiply so the top bits depend on all of them. Equal keys hash equal; collisions are
+/// resolved by comparing bytes.
+#[inline(always)]
+fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
+    let lo = if ks + 8 <= input.len() {
+        let m = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        rd_u64(input, ks) & m
+    } else {
+        let mut a = [0u8; 8];
+        let k = n.min(8);
+        a[..k].copy_from_slice(&input[ks..ks + k]);
+        u64::from_le_bytes(a)
+    };
+    let hi = if n > 8 { rd_u64(input, ks + n - 8) } else { 0 };
+    (lo ^ hi.rotate_left(23) ^ ((n as u64) << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+impl Transcoder {
+    /// A transcoder with empty scratch space.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Transcodes one BSON document (all of `input`) and appends its JSON to `out`.
+    /// On error, `out` is restored to its length before the call.
+    pub fn transcode(
+        &mut self,
+        input: &[u8],
+        options: &Options,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        let base = out.len();
+        self.regexes.clear();
+        let r = match options.dialect {
+            Dialect::Compat => self.run::<COMPAT>(input, options, out),
+            Dialect::Relaxed => self.run::<RELAXED>(input, options, out),
+            Dialect::Canonical => self.run::<CANONICAL>(input, options, out),
+        };
+        if r.is_err() {
+            out.truncate(base);
+        }
+        r
+    }
+
+    /// The regular expressions met by the last `compat` call, in input order. Empty for the
+    /// Extended JSON dialects.
+    pub fn regexes(&self) -> &[RegexRecord] {
+        &self.regexes
+    }
+
+    fn run<const D: u8>(
+        &mut self,
+        input: &[u8],
+        opts: &Options,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        let compat = D == COMPAT;
+        let canonical = D == CANONICAL;
+        if input.len() < 5 {
+            if input.len() >= 4 && rd_i32(input, 0) < 5 {
+                return Err(err(ErrorKind::BadLength, 0, "document length must be at least 5"));
+            }
+            return Err(err(
+                ErrorKind::Truncated,
+                input.len(),
+                "input is shorter than a BSON document",
+            ));
+        }
+        let size = rd_i32(input, 0);
+        if size < 5 {
+            return Err(err(ErrorKind::BadLength, 0, "document length must be at least 5"));
+        }
+        let size = size as usize;
+        if input.len() < size {
+            return Err(err(
+                ErrorKind::Truncated,
+                input.len(),
+                "input ends before the document's declared length",
+            ));
+        }
+        if input.len() > size {
+            return Err(err(
+                ErrorKind::BadLength,
+                size,
+                "trailing bytes after the document",
+            ));
+        }
+        if input[size - 1] != 0 {
+            return Err(err(
+                ErrorKind::BadTerminator,
+                size - 1,
+                "document does not end with a NUL byte",
+            ));
+        }
+        if opts.max_depth == 0 {
+            return Err(err(ErrorKind::TooDeep, 0, "nesting deeper than maxDepth"));
+        }
+        self.stack.clear();
+        self.members.clear();
+        out.reserve(size + size / 4 + 16);
+        out.push(b'{');
+        self.stack.push(Frame {
+            end: size - 1,
+            out_start: out.len() - 1,
+            members_start: 0,
+            count: 0,
+            bloom: 0,
+            flags: 0,
+            is_array: false,
+            extra_close: 0,
+        });
+        let max_out = opts.max_output_bytes;
+        let max_depth = opts.max_depth as usize;
+        let utf8 = opts.utf8;
+        let mut pos = 4usize;
+
+        loop {
+            let top = self.stack.len() - 1;
+            let end = self.stack[top].end;
+            if pos >= end {
+                // pos == end: every value is checked to end at or before `end`.
+                let f = self.stack.pop().unwrap_or_else(|| unreachable!());
+                if compat && !f.is_array && compat::needs_fixup(f.flags) {
+                    compat::fixup(
+                        out,
+                        input,
+                        &f,
+                        &self.members[f.members_start..],
+                        &mut self.scratch,
+                    );
+                } else {
+                    out.push(if f.is_array { b']' } else { b'}' });
+                }
+                if compat {
+                    self.members.truncate(f.members_start);
+                }
+                for _ in 0..f.extra_close {
+                    out.push(b'}');
+                }
+                pos = end + 1;
+                if self.stack.is_empty() {
+                    break;
+                }
+                if out.len() > max_out {
+                    return Err(err(
+                        ErrorKind::OutputTooLarge,
+                        pos,
+                        "JSON output exceeds maxOutputBytes",
+                    ));
+                }
+                continue;
+            }
+
+            let t = input[pos];
+            if t == 0 {
+                return Err(err(
+                    ErrorKind::BadTerminator,
+                    pos,
+                    "document ends before its declared length",
+                ));
+            }
+            let ks = pos + 1;
+            let klen = match find_nul(&input[ks..end]) {
+                Some(n) => n,
+                None => {
+                    return Err(err(
+                        ErrorKind::Truncated,
+                        ks,
+                        "key has no NUL terminator inside its document",
+                    ))
+                }
+            };
+            let ke = ks + klen;
+            let v = ke + 1;
+
+            // Comma, key and member bookkeeping.
+            {
+                let members_len = self.members.len();
+                let f = &mut self.stack[top];
+                if f.is_array {
+                    if f.count > 0 {
+                        out.push(b',');
+                    }
+                    f.count += 1;
+                } else {
+                    let key = &input[ks..ke];
+                    if compat {
+                        let mut flags = 0u8;
+                        if klen > 0 {
+                            let c = key[0];
+                            if c.wrapping_sub(b'0') < 10 && compat::array_index(key).is_some() {
+                                flags |= compat::F_INDEX;
+                            } else if c == b'$' {
+                                flags |= if key == b"$ref" || key == b"$id" || key == b"$db" {
+                                    compat::F_DBREF_KEY
+                                } else {
+                                    compat::F_DOLLAR_OTHER
+                                };
+                            }
+                        }
+                        let h = key_hash(input, ks, klen);
+                        let bit = 1u64 << (h >> 58);
+                        if f.bloom & bit != 0 {
+                            let n = members_len - f.members_start;
+                            if n >= compat::LINEAR_DUP_LIMIT {
+                                flags |= compat::F_MANY;
+                            } else if self.members[f.members_start..]
+                                .iter()
+                                .any(|m| m.hash == h && &input[m.key_start..m.key_end] == key)
+                            {
+                                flags |= compat::F_DUP;
+                            }
+                        }
+                        f.bloom |= bit;
+                        let undefined = t == 0x06;
+                        let out_key = if undefined {
+                            compat::NONE
+                        } else {
+                            if f.count > 0 {
+                                out.push(b',');
+                            }
+                            f.count += 1;
+                            out.len()
+                        };
+                        if !undefined && !write_lossy(out, key) {
+                            flags |= compat::F_LOSSY;
+                        }
+                        f.flags |= flags;
+                        self.members.push(Member {
+                            key_start: ks,
+                            key_end: ke,
+                            out_key,
+                            out_val: out.len() + 1,
+                            val_start: v,
+                            vtype: t,
+                            hash: h,
+                        });
+                        if undefined {
+                            pos = v;
+                            continue;
+                        }
+                        out.push(b':');
+                    } else {
+                        if f.count > 0 {
+                            out.push(b',');
+                        }
+                        f.count += 1;
+                        write_str_value(out, key, ks, utf8)?;
+                        out.push(b':');
+                    }
+                }
+            }
+
+            // The value.
+            match t {
+                0x01 => {
+                    need(v, 8, end)?;
+                    let x = f64::from_bits(rd_u64(input, v));
+                    pos = v + 8;
+                    if compat {
+                        write_js_double(out, x);
+                    } else if x.is_finite() && !canonical {
+                        write_ejson_double(out, x);
+                    } else {
+                        out.extend_from_slice(b"{\"$numberDouble\":\"");
+                        if x.is_nan() {
+                            out.extend_from_slice(b"NaN");
+                        } else if x == f64::INFINITY {
+                            out.extend_from_slice(b"Infinity");
+                        } else if x == f64::NEG_INFINITY {
+                            out.extend_from_slice(b"-Infinity");
+                        } else {
+                            write_ejson_double(out, x);
+                        }
+                        out.extend_from_slice(b"\"}");
+                    }
+                }
+                0x02 | 0x0D | 0x0E => {
+                    let (s, next) = read_string(input, v, end)?;
+                    pos = next;
+                    if compat {
+                        match t {
+                            0x0D => {
+                                out.extend_from_slice(b"{\"code\":");
+                                write_str_value(out, s, v + 4, utf8)?;
+                                out.push(b'}');
+                            }
+                            _ => write_str_value(out, s, v + 4, utf8)?,
+                        }
+                    } else {
+                        match t {
+                            0x0D => out.extend_from_slice(b"{\"$code\":"),
+                            0x0E => out.extend_from_slice(b"{\"$symbol\":"),
+                            _ => {}
+                        }
+                        write_str_value(out, s, v + 4, utf8)?;
+                        if t != 0x02 {
+                            out.push(b'}');
+                        }
+                    }
+                }
+                0x03 | 0x04 => {
+                    need(v, 4, end)?;
+                    let len = rd_i32(input, v);
+                    if len < 5 || len as usize > end - v {
+                        return Err(err(
+                            ErrorKind::BadLength,
+                            v,
+                            "embedded document length is below 5 or runs past its parent",
+                        ));
+                    }
+                    let child_end = v + len as usize - 1;
+                    if input[child_end] != 0 {
+                        return Err(err(
+                            ErrorKind::BadTerminator,
+                            child_end,
+                            "embedded document does not end with a NUL byte",
+                        ));
+                    }
+                    if self.stack.len() >= max_depth {
+                        return Err(err(ErrorKind::TooDeep, v, "nesting deeper than maxDepth"));
+                    }
+                    let is_array = t == 0x04;
+                    out.push(if is_array { b'[' } else { b'{' });
+                    self.stack.push(Frame {
+                        end: child_end,
+                        out_start: out.len() - 1,
+                        members_start: self.members.len(),
+                        count: 0,
+                        bloom: 0,
+                        flags: 0,
+                        is_array,
+                        extra_close: 0,
+                    });
+                    pos = v + 4;
+                    continue;
+                }
+                0x05 => {
+                    need(v, 5, end)?;
+                    let len = rd_i32(input, v);
+                    if len < 0 {
+                        return Err(err(ErrorKind::BadBinary, v, "negative binary length"));
+                    }
+                    let len = len as usize;
+                    let sub = input[v + 4];
+                    let data = v + 5;
+                    if len > end - data {
+                        return Err(err(
+                            ErrorKind::BadLength,
+                            v,
+                            "binary length runs past the end of its document",
+                        ));
+                    }
+                    pos = data + len;
+                    let mut payload = &input[data..pos];
+                    if sub == 0x02 {
+                        if len < 4 || rd_i32(input, data) as i64 != len as i64 - 4 {
+                            return Err(err(
+                                ErrorKind::BadBinary,
+                                data,
+                                "binary subtype 0x02 inner length disagrees with outer length",
+                            ));
+                        }
+                        payload = &payload[4..];
+                    }
+                    if compat {
+                        out.push(b'"');
+                        if sub == 0x04 && payload.len() == 16 {
+                            let mut u = [0u8; 16];
+                            u.copy_from_slice(payload);
+                            write_uuid(out, &u);
+                        } else {
+                            write_base64(out, payload);
+                        }
+                        out.push(b'"');
+                    } else {
+                        out.extend_from_slice(b"{\"$binary\":{\"base64\":\"");
+                        write_base64(out, payload);
+                        out.extend_from_slice(b"\",\"subType\":\"");
+                        write_hex(out, &[sub]);
+                        out.extend_from_slice(b"\"}}");
+                    }
+                }
+                0x06 => {
+                    // compat objects never get here (handled with the key).
+                    pos = v;
+                    if compat {
+                        out.extend_from_slice(b"null");
+                    } else {
+                        out.extend_from_slice(b"{\"$undefined\":true}");
+                    }
+                }
+                0x07 => {
+                    need(v, 12, end)?;
+                    pos = v + 12;
+                    if compat {
+                        out.push(b'"');
+                        write_hex(out, &input[v..pos]);
+                        out.push(b'"');
+                    } else {
+                        out.extend_from_slice(b"{\"$oid\":\"");
+                        write_hex(out, &input[v..pos]);
+                        out.extend_from_slice(b"\"}");
+                    }
+                }
+                0x08 => {
+                    need(v, 1, end)?;
+                    pos = v + 1;
+                    match input[v] {
+                        0 => out.extend_from_slice(b"false"),
+                        1 => out.extend_from_slice(b"true"),
+                        _ => {
+                            return Err(err(
+                                ErrorKind::BadBoolean,
+                                v,
+                                "boolean byte is neither 0 nor 1",
+                            ))
+                        }
+                    }
+                }
+                0x09 => {
+                    need(v, 8, end)?;
+                    let ms = rd_u64(input, v) as i64;
+                    pos = v + 8;
+                    if compat {
+                        if (-JS_DATE_MAX_MS..=JS_DATE_MAX_MS).contains(&ms) {
+                            out.push(b'"');
+                            write_iso_date(out, ms, true);
+                            out.push(b'"');
+                        } else {
+                            out.extend_from_slice(b"null");
+                        }
+                    } else if !canonical && (0..=253_402_300_799_999).contains(&ms) {
+                        out.extend_from_slice(b"{\"$date\":\"");
+                        write_iso_date(out, ms, false);
+                        out.extend_from_slice(b"\"}");
+                    } else {
+                        out.extend_from_slice(b"{\"$date\":{\"$numberLong\":\"");
+                        out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
+                        out.extend_from_slice(b"\"}}");
+                    }
+                }
+                0x0A => {
+                    pos = v;
+                    out.extend_from_slice(b"null");
+                }
+                0x0B => {
+                    let plen = find_nul(&input[v..end]).ok_or_else(|| {
+                        err(
+                            ErrorKind::Truncated,
+                            v,
+                            "regex pattern has no NUL terminator inside its document",
+                        )
+                    })?;
+                    let fs = v + plen + 1;
+                    let flen = find_nul(&input[fs..end]).ok_or_else(|| {
+                        err(
+                            ErrorKind::Truncated,
+                            fs,
+                            "regex flags have no NUL terminator inside its document",
+                        )
+                    })?;
+                    let pattern = &input[v..v + plen];
+                    let flags = &input[fs..fs + flen];
+                    pos = fs + flen + 1;
+                    if compat {
+                        out.extend_from_slice(b"{}");
+                        let mapped: String = String::from_utf8_lossy(flags)
+                            .chars()
+                            .filter_map(|c| match c {
+                                'i' => Some('i'),
+                                'm' => Some('m'),
+                                's' => Some('g'),
+                                _ => None,
+                            })
+                            .collect();
+                        self.regexes.push(RegexRecord {
+                            offset: v,
+                            pattern: String::from_utf8_lossy(pattern).into_owned(),
+                            flags: mapped,
+                        });
+                    } else {
+                        out.extend_from_slice(b"{\"$regularExpression\":{\"pattern\":");
+                        write_str_value(out, pattern, v, utf8)?;
+                        out.extend_from_slice(b",\"options\":");
+                        if simdutf8::basic::from_utf8(flags).is_err() && utf8 == Utf8Mode::Strict
+                        {
+                            return Err(err(
+                                ErrorKind::InvalidUtf8,
+                                fs,
+                                "regex options are not valid UTF-8",
+                            ));
+                        }
+                        let mut sorted = [0u8; 64];
+                        if flen <= sorted.len() {
+                            sorted[..flen].copy_from_slice(flags);
+                            sorted[..flen].sort_unstable();
+                            write_lossy(out, &sorted[..flen]);
+                        } else {
+                            let mut v = flags.to_vec();
+                            v.sort_unstable();
+                            write_lossy(out, &v);
+                        }
+                        out.extend_from_slice(b"}}");
+                    }
+                }
+                0x0C => {
+                    let (ns, next) = read_string(input, v, end)?;
+                    need(next, 12, end)?;
+                    pos = next + 12;
+                    let oid = &input[next..pos];
+                    if compat {
+                        // new DBRef(namespace, oid).toJSON()
+                        let ns_text: std::borrow::Cow<'_, [u8]> =
+                            match simdutf8::basic::from_utf8(ns) {
+                                Ok(_) => ns.into(),
+                                Err(_) if utf8 == Utf8Mode::Replace => {
+                                    String::from_utf8_lossy(ns).into_owned().into_bytes().into()
+                                }
+                                Err(_) => {
+                                    return Err(err(
+                                        ErrorKind::InvalidUtf8,
+                                        v + 4,
+                                        "DBPointer namespace is not valid UTF-8",
+                                    ))
+                                }
+                            };
+                        let (db, coll) = compat::split_namespace(&ns_text);
+                        out.extend_from_slice(b"{\"$ref\":");
+                        write_quoted(out, coll);
+                        out.extend_from_slice(b",\"$id\":\"");
+                        write_hex(out, oid);
+                        out.push(b'"');
+                        if let Some(db) = db {
+                            out.extend_from_slice(b",\"$db\":");
+                            write_quoted(out, db);
+                        }
+                        out.push(b'}');
+                    } else {
+                        out.extend_from_slice(b"{\"$dbPointer\":{\"$ref\":");
+                        write_str_value(out, ns, v + 4, utf8)?;
+                        out.extend_from_slice(b",\"$id\":{\"$oid\":\"");
+                        write_hex(out, oid);
+                        out.extend_from_slice(b"\"}}}");
+                    }
+                }
+                0x0F => {
+                    need(v, 4, end)?;
+                    let total = rd_i32(input, v);
+                    if total < 13 {
+                        return Err(err(
+                            ErrorKind::BadCodeWithScope,
+                            v,
+                            "code-with-scope length is below the minimum of 13",
+                        ));
+                    }
+                    let total = total as usize;
+                    if total > end - v {
+                        return Err(err(
+                            ErrorKind::BadLength,
+                            v,
+                            "code-with-scope length runs past the end of its document",
+                        ));
+                    }
+                    let cws_end = v + total; // exclusive
+                    let (code, scope_at) = read_string(input, v + 4, cws_end)?;
+                    need(scope_at, 4, cws_end)?;
+                    let slen = rd_i32(input, scope_at);
+                    if slen < 5 || scope_at + slen as usize != cws_end {
+                        return Err(err(
+                            ErrorKind::BadCodeWithScope,
+                            scope_at,
+                            "code-with-scope scope length disagrees with the total length",
+                        ));
+                    }
+                    let scope_end = cws_end - 1;
+                    if input[scope_end] != 0 {
+                        return Err(err(
+                            ErrorKind::BadTerminator,
+                            scope_end,
+                            "code-with-scope scope does not end with a NUL byte",
+                        ));
+                    }
+                    if self.stack.len() >= max_depth {
+                        return Err(err(
+                            ErrorKind::TooDeep,
+                            scope_at,
+                            "nesting deeper than maxDepth",
+                        ));
+                    }
+                    out.extend_from_slice(if compat {
+                        b"{\"code\":"
+                    } else {
+                        b"{\"$code\":"
+                    });
+                    write_str_value(out, code, v + 8, utf8)?;
+                    out.extend_from_slice(if compat {
+                        b",\"scope\":{"
+                    } else {
+                        b",\"$scope\":{"
+                    });
+                    self.stack.push(Frame {
+                        end: scope_end,
+                        out_start: out.len() - 1,
+                        members_start: self.members.len(),
+                        count: 0,
+                        bloom: 0,
+                        flags: 0,
+                        is_array: false,
+                        extra_close: 1,
+                    });
+                    pos = scope_at + 4;
+                    continue;
+                }
+                0x10 => {
+                    need(v, 4, end)?;
+                    pos = v + 4;
+                    let n = rd_i32(input, v);
+                    let mut b = itoa::Buffer::new();
+                    if canonical {
+                        out.extend_from_slice(b"{\"$numberInt\":\"");
+                        out.extend_from_slice(b.format(n).as_bytes());
+                        out.extend_from_slice(b"\"}");
+                    } else {
+                        out.extend_from_slice(b.format(n).as_bytes());
+                    }
+                }
+                0x11 => {
+                    need(v, 8, end)?;
+                    pos = v + 8;
+                    let ts = rd_u64(input, v);
+                    let mut b = itoa::Buffer::new();
+                    if compat {
+                        out.extend_from_slice(b"{\"$timestamp\":\"");
+                        out.extend_from_slice(b.format(ts).as_bytes());
+                        out.extend_from_slice(b"\"}");
+                    } else {
+                        out.extend_from_slice(b"{\"$timestamp\":{\"t\":");
+                        out.extend_from_slice(b.format((ts >> 32) as u32).as_bytes());
+                        out.extend_from_slice(b",\"i\":");
+                        out.extend_from_slice(b.format(ts as u32).as_bytes());
+                        out.extend_from_slice(b"}}");
+                    }
+                }
+                0x12 => {
+                    need(v, 8, end)?;
+                    pos = v + 8;
+                    let n = rd_u64(input, v) as i64;
+                    let mut b = itoa::Buffer::new();
+                    if compat {
+                        const JS_INT_MAX: i64 = 1 << 53;
+                        if (-JS_INT_MAX..=JS_INT_MAX).contains(&n) {
+                            out.extend_from_slice(b.format(n).as_bytes());
+                        } else {
+                            // A js-bson Long: no toJSON, so its own fields in order.
+                            out.extend_from_slice(b"{\"high\":");
+                            out.extend_from_slice(b.format((n >> 32) as i32).as_bytes());
+                            out.extend_from_slice(b",\"low\":");
+                            out.extend_from_slice(b.format(n as i32).as_bytes());
+                            out.extend_from_slice(b",\"unsigned\":false}");
+                        }
+                    } else if canonical {
+                        out.extend_from_slice(b"{\"$numberLong\":\"");
+                        out.extend_from_slice(b.format(n).as_bytes());
+                        out.extend_from_slice(b"\"}");
+                    } else {
+                        out.extend_from_slice(b.format(n).as_bytes());
+                    }
+                }
+                0x13 => {
+                    need(v, 16, end)?;
+                    pos = v + 16;
+                    let mut d = [0u8; 16];
+                    d.copy_from_slice(&input[v..pos]);
+                    out.extend_from_slice(b"{\"$numberDecimal\":\"");
+                    write_decimal128(
+                        &d,
+                        if compat {
+                            Decimal128Style::JsBson
+                        } else {
+                            Decimal128Style::Spec
+                        },
+                        out,
+                    );
+                    out.extend_from_slice(b"\"}");
+                }
+                0xFF | 0x7F => {
+                    pos = v;
+                    if compat {
+                        out.extend_from_slice(b"{}");
+                    } else if t == 0xFF {
+                        out.extend_from_slice(b"{\"$minKey\":1}");
+                    } else {
+                        out.extend_from_slice(b"{\"$maxKey\":1}");
+                    }
+                }
+                _ => {
+                    return Err(err(ErrorKind::UnknownType, pos, "unknown BSON element type"));
+                }
+            }
+            if out.len() > max_out {
+                return Err(err(
+                    ErrorKind::OutputTooLarge,
+                    pos,
+                    "JSON output exceeds maxOutputBytes",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
