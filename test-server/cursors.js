@@ -76,7 +76,7 @@ class CursorRegistry {
 
   /** Close every cursor. */
   closeAll() {
-    for (const id of [...this.cursors.keys()]) this.close(id)
+    for (const id of this.cursors.keys()) this.close(id)
   }
 }
 

@@ -163,7 +163,7 @@ class Oplog {
     this.entries.push(full)
     this.times.set(full.seq, clusterTime)
     while (this.entries.length > this.maxEvents) this.truncate(1)
-    for (const wake of [...this.waiters]) wake()
+    for (const wake of this.waiters) wake()
     return full
   }
 
