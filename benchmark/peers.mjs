@@ -16,10 +16,14 @@ function errMsg(e) {
   return String(e && e.message ? e.message : e).split('\n')[0];
 }
 
-/** bson2json itself: require('/work/main') (index.js at the repo root). */
+/**
+ * bson2json itself: require() of the repo root (index.js), or of $BSON2JSON_MODULE when set
+ * (to benchmark another build, or a mock when testing the runner).
+ */
 export function loadBson2json() {
+  const target = process.env.BSON2JSON_MODULE || ROOT;
   try {
-    const mod = require(ROOT);
+    const mod = require(target);
     const fns = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON'];
     const present = fns.filter((f) => typeof mod[f] === 'function');
     let version = '?';
@@ -30,7 +34,7 @@ export function loadBson2json() {
     }
     return { ok: true, mod, present, missing: fns.filter((f) => !present.includes(f)), version };
   } catch (e) {
-    return { ok: false, reason: `require('${ROOT}') failed: ${errMsg(e)}` };
+    return { ok: false, reason: `require('${target}') failed: ${errMsg(e)}` };
   }
 }
 

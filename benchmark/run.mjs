@@ -108,8 +108,8 @@ function defineMethods(peers) {
   need('toNDJSON', { id: 'b2j_toNDJSON', label: 'bson2json toNDJSON (concatenated)', group: 'bson2json', kind: 'batch', ref: 'baseline', batchOut: 'ndjson', fn: (bt) => mod.toNDJSON(bt.concat) });
   const relaxedOpts = { dialect: 'relaxed' };
   const canonicalOpts = { dialect: 'canonical' };
-  need('toJSON', { id: 'b2j_relaxed', label: 'bson2json toJSON relaxed', group: 'bson2json', kind: 'doc', ref: 'ejson_relaxed', fn: (b) => mod.toJSON(b, relaxedOpts) });
-  need('toJSON', { id: 'b2j_canonical', label: 'bson2json toJSON canonical', group: 'bson2json', kind: 'doc', ref: 'ejson_canonical', fn: (b) => mod.toJSON(b, canonicalOpts) });
+  need('toJSON', { id: 'b2j_relaxed', label: 'bson2json toJSON relaxed', group: 'bson2json', kind: 'doc', ref: 'ejson_relaxed', compare: 'ejson', relaxed: true, fn: (b) => mod.toJSON(b, relaxedOpts) });
+  need('toJSON', { id: 'b2j_canonical', label: 'bson2json toJSON canonical', group: 'bson2json', kind: 'doc', ref: 'ejson_canonical', compare: 'ejson', relaxed: false, fn: (b) => mod.toJSON(b, canonicalOpts) });
 
   const ext = peers.bsonExt;
   add({
@@ -182,11 +182,26 @@ function psEquivalent(ps, base) {
   return Object.is(ps, base) || ps === base;
 }
 
+/**
+ * EJSON normalisation. bson2json's relaxed / canonical dialects follow the Extended JSON v2
+ * spec and the BSON corpus, js-bson's EJSON.stringify differs in number spelling (relaxed
+ * 1.0 vs 1, canonical "1.0E+300" vs "1e+300", ...). Where the text is not byte-identical,
+ * both texts are parsed with EJSON.parse (same mode) and re-serialised canonically by js-bson;
+ * equal results mean the same values and BSON types (relaxed: the types relaxed mode keeps).
+ */
+function ejsonEquivalent(got, want, relaxed) {
+  const norm = (t) => EJSON.stringify(EJSON.parse(t, { relaxed }), { relaxed: false });
+  return norm(got) === norm(want);
+}
+
 function checkMethod(method, w, expected, batches) {
   const want = expected[method.ref];
   let mismatches = 0;
   let first = null;
+  const units = method.kind === 'doc' || method.batchOut === 'list' ? w.docs.length : batches.length;
   let note = 'byte-identical';
+  let normalised = 0;
+  let firstNormalised = null;
   const fail = (i, got, exp) => {
     mismatches++;
     if (!first) {
@@ -203,11 +218,17 @@ function checkMethod(method, w, expected, batches) {
     if (method.kind === 'doc') {
       for (let i = 0; i < w.docs.length; i++) {
         const got = outText(method.fn(w.docs[i]));
-        if (method.compare === 'powersync') {
-          if (got !== want[i] && !psEquivalent(JSON.parse(got), JSON.parse(want[i]))) fail(i, got, want[i]);
-        } else if (got !== want[i]) fail(i, got, want[i]);
+        if (got === want[i]) continue;
+        if (method.compare === 'powersync' && psEquivalent(JSON.parse(got), JSON.parse(want[i]))) normalised++;
+        else if (method.compare === 'ejson' && ejsonEquivalent(got, want[i], method.relaxed)) {
+          normalised++;
+          if (!firstNormalised) firstNormalised = { doc: i, ...firstDiff(got, want[i]) };
+        } else fail(i, got, want[i]);
       }
-      if (method.compare === 'powersync') note = 'after normalisation: booleans as 1/0, Timestamp as u64 number';
+      if (method.compare === 'powersync' && normalised) note = 'after normalisation: booleans as 1/0, Timestamp as u64 number';
+      if (method.compare === 'ejson' && normalised) {
+        note = `${normalised} of ${w.docs.length} docs differ in text but are EJSON-equivalent; first at doc ${firstNormalised.doc} char ${firstNormalised.offset}: got ${firstNormalised.got} want ${firstNormalised.want}`;
+      }
     } else {
       let base = 0;
       for (const bt of batches) {
@@ -238,10 +259,10 @@ function checkMethod(method, w, expected, batches) {
     return {
       ok: false,
       status: 'MISMATCH',
-      reason: `${mismatches} of ${w.docs.length} documents differ from ${method.ref}; first at doc ${first.doc} char ${first.offset}: got ${first.got} want ${first.want}${first.semanticallyEqual ? ' (JSON.parse-equal)' : ''}`,
+      reason: `${mismatches} of ${units} ${method.kind === 'doc' || method.batchOut === 'list' ? 'documents' : 'batches'} differ from ${method.ref}; first at doc ${first.doc} char ${first.offset}: got ${first.got} want ${first.want}${first.semanticallyEqual ? ' (JSON.parse-equal)' : ''}`,
     };
   }
-  return { ok: true, status: method.compare === 'powersync' ? 'equivalent' : 'identical', note };
+  return { ok: true, status: normalised ? 'equivalent' : 'identical', note };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -507,7 +528,7 @@ async function main() {
   const workloadNames = args.workloads ? args.workloads.split(',').map((s) => s.trim()) : WORKLOAD_NAMES;
   for (const n of workloadNames) if (!WORKLOADS[n]) throw new Error(`unknown workload ${n} (known: ${WORKLOAD_NAMES.join(', ')})`);
   const peers = await loadPeers();
-  const methods = selectMethods(defineMethods(peers));
+  const methods = args['rss-child'] && args.methods === 'none' ? [] : selectMethods(defineMethods(peers));
 
   if (args['rss-child']) {
     const w = loadWorkload(workloadNames[0], { quick: QUICK, seed: CONFIG.seed });
