@@ -180,7 +180,8 @@ pub(crate) fn fixup(
     }
     index_slots.sort_unstable();
 
-    let value_of = |key: &[u8]| -> Option<Option<usize>> { slot_of.get(key).map(|&s| slots[s].value) };
+    let value_of =
+        |key: &[u8]| -> Option<Option<usize>> { slot_of.get(key).map(|&s| slots[s].value) };
 
     // DBRef promotion (js-bson `isDBRefLike`), judged on the final values.
     let mut dbref = None;
@@ -280,14 +281,25 @@ mod tests {
         assert_eq!(array_index(b"0"), Some(0));
         assert_eq!(array_index(b"10"), Some(10));
         assert_eq!(array_index(b"4294967294"), Some(4_294_967_294));
-        for k in [&b"4294967295"[..], b"01", b"-1", b"1.5", b" 1", b"", b"9007199254740991"] {
+        for k in [
+            &b"4294967295"[..],
+            b"01",
+            b"-1",
+            b"1.5",
+            b" 1",
+            b"",
+            b"9007199254740991",
+        ] {
             assert_eq!(array_index(k), None, "{k:?}");
         }
     }
 
     #[test]
     fn namespaces() {
-        assert_eq!(split_namespace(b"db.coll"), (Some(&b"db"[..]), &b"coll"[..]));
+        assert_eq!(
+            split_namespace(b"db.coll"),
+            (Some(&b"db"[..]), &b"coll"[..])
+        );
         assert_eq!(split_namespace(b"coll"), (None, &b"coll"[..]));
         assert_eq!(split_namespace(b"a.b.c"), (None, &b"a.b.c"[..]));
         assert_eq!(split_namespace(b".x"), (Some(&b""[..]), &b"x"[..]));

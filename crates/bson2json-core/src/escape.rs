@@ -160,7 +160,9 @@ mod tests {
     #[test]
     fn adjacent_specials() {
         for n in 0..20 {
-            let s: Vec<u8> = (0..n).map(|i| [b'"', 0x1f, b'\\', b'a', 0x20, 0x21][i % 6]).collect();
+            let s: Vec<u8> = (0..n)
+                .map(|i| [b'"', 0x1f, b'\\', b'a', 0x20, 0x21][i % 6])
+                .collect();
             both(&s);
         }
     }

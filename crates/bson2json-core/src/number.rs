@@ -90,7 +90,11 @@ fn digits_and_exponent(x: f64, digits: &mut [u8; 32]) -> (usize, i32) {
 pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
     debug_assert!(x.is_finite());
     if x == 0.0 {
-        out.extend_from_slice(if x.is_sign_negative() { b"-0.0" } else { b"0.0" });
+        out.extend_from_slice(if x.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
         return;
     }
     if x < 0.0 {
@@ -262,10 +266,16 @@ mod tests {
         assert_eq!(iso(0, true), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso(0, false), "1970-01-01T00:00:00Z");
         assert_eq!(iso(1_356_351_330_501, false), "2012-12-24T12:15:30.501Z");
-        assert_eq!(iso(253_402_300_800_000, true), "+010000-01-01T00:00:00.000Z");
+        assert_eq!(
+            iso(253_402_300_800_000, true),
+            "+010000-01-01T00:00:00.000Z"
+        );
         assert_eq!(iso(JS_DATE_MAX_MS, true), "+275760-09-13T00:00:00.000Z");
         assert_eq!(iso(-JS_DATE_MAX_MS, true), "-271821-04-20T00:00:00.000Z");
-        assert_eq!(iso(-62_198_755_200_001, true), "-000002-12-31T23:59:59.999Z");
+        assert_eq!(
+            iso(-62_198_755_200_001, true),
+            "-000002-12-31T23:59:59.999Z"
+        );
         assert_eq!(iso(-1, true), "1969-12-31T23:59:59.999Z");
         assert_eq!(iso(951_782_400_000, true), "2000-02-29T00:00:00.000Z");
     }

@@ -51,7 +51,12 @@ pub fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
     match *chunks.remainder() {
         [a] => {
             let n = u32::from(a) << 16;
-            out.extend_from_slice(&[B64[(n >> 18) as usize & 63], B64[(n >> 12) as usize & 63], b'=', b'=']);
+            out.extend_from_slice(&[
+                B64[(n >> 18) as usize & 63],
+                B64[(n >> 12) as usize & 63],
+                b'=',
+                b'=',
+            ]);
         }
         [a, b] => {
             let n = (u32::from(a) << 16) | (u32::from(b) << 8);
@@ -93,7 +98,13 @@ mod tests {
     #[test]
     fn hex_and_uuid() {
         let mut v = Vec::new();
-        write_uuid(&mut v, &[0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]);
+        write_uuid(
+            &mut v,
+            &[
+                0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd,
+                0xee, 0xff,
+            ],
+        );
         assert_eq!(v, b"00112233-4455-6677-8899-aabbccddeeff");
     }
 }

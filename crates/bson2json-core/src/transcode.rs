@@ -134,12 +134,7 @@ fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Er
 /// Validates `s` as UTF-8 and appends it quoted and escaped; in replace mode invalid sequences
 /// become U+FFFD. `at` is the input offset of `s` (for the error offset).
 #[inline(always)]
-fn write_str_value(
-    out: &mut Vec<u8>,
-    s: &[u8],
-    at: usize,
-    mode: Utf8Mode,
-) -> Result<(), Error> {
+fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Result<(), Error> {
     if simdutf8::basic::from_utf8(s).is_ok() {
         write_quoted(out, s);
         return Ok(());
@@ -179,7 +174,11 @@ fn write_lossy(out: &mut Vec<u8>, s: &[u8]) -> bool {
 #[inline(always)]
 fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
     let lo = if ks + 8 <= input.len() {
-        let m = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        let m = if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        };
         rd_u64(input, ks) & m
     } else {
         let mut a = [0u8; 8];
@@ -234,7 +233,11 @@ impl Transcoder {
         let canonical = D == CANONICAL;
         if input.len() < 5 {
             if input.len() >= 4 && rd_i32(input, 0) < 5 {
-                return Err(err(ErrorKind::BadLength, 0, "document length must be at least 5"));
+                return Err(err(
+                    ErrorKind::BadLength,
+                    0,
+                    "document length must be at least 5",
+                ));
             }
             return Err(err(
                 ErrorKind::Truncated,
@@ -244,7 +247,11 @@ impl Transcoder {
         }
         let size = rd_i32(input, 0);
         if size < 5 {
-            return Err(err(ErrorKind::BadLength, 0, "document length must be at least 5"));
+            return Err(err(
+                ErrorKind::BadLength,
+                0,
+                "document length must be at least 5",
+            ));
         }
         let size = size as usize;
         if input.len() < size {
@@ -659,8 +666,7 @@ impl Transcoder {
                         out.extend_from_slice(b"{\"$regularExpression\":{\"pattern\":");
                         write_str_value(out, pattern, v, utf8)?;
                         out.extend_from_slice(b",\"options\":");
-                        if simdutf8::basic::from_utf8(flags).is_err() && utf8 == Utf8Mode::Strict
-                        {
+                        if simdutf8::basic::from_utf8(flags).is_err() && utf8 == Utf8Mode::Strict {
                             return Err(err(
                                 ErrorKind::InvalidUtf8,
                                 fs,
@@ -871,7 +877,11 @@ impl Transcoder {
                     }
                 }
                 _ => {
-                    return Err(err(ErrorKind::UnknownType, pos, "unknown BSON element type"));
+                    return Err(err(
+                        ErrorKind::UnknownType,
+                        pos,
+                        "unknown BSON element type",
+                    ));
                 }
             }
             if out.len() > max_out {

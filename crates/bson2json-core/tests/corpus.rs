@@ -65,7 +65,10 @@ fn corpus_valid_and_decode_errors() {
         for case in suite["valid"].as_array().into_iter().flatten() {
             t.valid += 1;
             let desc = case["description"].as_str().unwrap();
-            let mut inputs = vec![("canonical_bson", unhex(case["canonical_bson"].as_str().unwrap()))];
+            let mut inputs = vec![(
+                "canonical_bson",
+                unhex(case["canonical_bson"].as_str().unwrap()),
+            )];
             if let Some(d) = case["degenerate_bson"].as_str() {
                 inputs.push(("degenerate_bson", unhex(d)));
             }
@@ -76,10 +79,14 @@ fn corpus_valid_and_decode_errors() {
                     Ok(out) => {
                         t.compared += 1;
                         if parse(&out) != cej {
-                            failures.push(format!("{file} / {desc} / {which} canonical:\n  got  {out}\n  want {cej}"));
+                            failures.push(format!(
+                                "{file} / {desc} / {which} canonical:\n  got  {out}\n  want {cej}"
+                            ));
                         }
                     }
-                    Err(e) => failures.push(format!("{file} / {desc} / {which} canonical: error {e}")),
+                    Err(e) => {
+                        failures.push(format!("{file} / {desc} / {which} canonical: error {e}"))
+                    }
                 }
                 match run(bson, Dialect::Relaxed) {
                     Ok(out) => {
@@ -91,7 +98,9 @@ fn corpus_valid_and_decode_errors() {
                             }
                         }
                     }
-                    Err(e) => failures.push(format!("{file} / {desc} / {which} relaxed: error {e}")),
+                    Err(e) => {
+                        failures.push(format!("{file} / {desc} / {which} relaxed: error {e}"))
+                    }
                 }
                 match run(bson, Dialect::Compat) {
                     Ok(out) => {
@@ -108,9 +117,14 @@ fn corpus_valid_and_decode_errors() {
             for dialect in [Dialect::Compat, Dialect::Relaxed, Dialect::Canonical] {
                 for utf8 in [Utf8Mode::Strict, Utf8Mode::Replace] {
                     let mut out = Vec::new();
-                    let opts = Options { dialect, utf8, ..Options::default() };
+                    let opts = Options {
+                        dialect,
+                        utf8,
+                        ..Options::default()
+                    };
                     let r = transcode(&bson, &opts, &mut out);
-                    let utf8_case = desc.contains("UTF-8") || desc.contains("utf-8") || desc.contains("UTF8");
+                    let utf8_case =
+                        desc.contains("UTF-8") || desc.contains("utf-8") || desc.contains("UTF8");
                     if utf8 == Utf8Mode::Replace && utf8_case {
                         // With replacement, invalid UTF-8 is not an error: only check JSON.
                         if r.is_ok() {
@@ -119,7 +133,10 @@ fn corpus_valid_and_decode_errors() {
                         continue;
                     }
                     if r.is_ok() {
-                        failures.push(format!("{file} / {desc}: decodeError accepted in {dialect:?}/{utf8:?}: {}", String::from_utf8_lossy(&out)));
+                        failures.push(format!(
+                            "{file} / {desc}: decodeError accepted in {dialect:?}/{utf8:?}: {}",
+                            String::from_utf8_lossy(&out)
+                        ));
                     }
                     assert!(out.is_empty(), "output must be discarded on error");
                 }
@@ -130,7 +147,12 @@ fn corpus_valid_and_decode_errors() {
         "corpus: {} valid cases, {} comparisons, {} decodeErrors",
         t.valid, t.compared, t.decode_errors
     );
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert_eq!(t.valid, 728);
     assert_eq!(t.decode_errors, 75);
 }

@@ -1,0 +1,373 @@
+//! Node-API bindings for bson2json: argument conversion, string hand-off and error mapping
+//! only. All transcoding lives in `bson2json-core`.
+//!
+//! The exported functions take options already resolved by the JavaScript wrapper
+//! (`index.js`) as plain numbers, so a call costs no property lookups:
+//! `flags` = dialect (bits 0-1: 0 compat, 1 relaxed, 2 canonical) | utf8 replace (bit 2).
+#![deny(clippy::all)]
+
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::ptr;
+
+use bson2json_core::{Dialect, Error as CoreError, ErrorKind, Options, Transcoder, Utf8Mode};
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+/// Output buffers above this capacity are released after the call instead of being kept for
+/// the next one.
+const KEEP_CAPACITY: usize = 8 * 1024 * 1024;
+
+/// Per-thread scratch: every Node thread (main or worker) gets its own.
+pub(crate) struct State {
+    pub transcoder: Transcoder,
+    pub out: Vec<u8>,
+    pub wide: Vec<u16>,
+    /// (pattern, flags) pairs V8 has already accepted.
+    pub regex_ok: std::collections::HashSet<(String, String)>,
+}
+
+thread_local! {
+    pub(crate) static STATE: RefCell<State> = RefCell::new(State {
+        transcoder: Transcoder::new(),
+        out: Vec::new(),
+        wide: Vec::new(),
+        regex_ok: std::collections::HashSet::new(),
+    });
+}
+
+/// Decodes the wrapper's packed option numbers.
+pub(crate) fn options(flags: u32, max_depth: u32, max_output_bytes: f64) -> Options {
+    Options {
+        dialect: match flags & 3 {
+            1 => Dialect::Relaxed,
+            2 => Dialect::Canonical,
+            _ => Dialect::Compat,
+        },
+        utf8: if flags & 4 != 0 {
+            Utf8Mode::Replace
+        } else {
+            Utf8Mode::Strict
+        },
+        max_depth,
+        max_output_bytes: if max_output_bytes.is_finite() && max_output_bytes >= 0.0 {
+            max_output_bytes as usize
+        } else {
+            bson2json_core::DEFAULT_MAX_OUTPUT_BYTES
+        },
+    }
+}
+
+/// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument, borrowed for the duration
+/// of a synchronous call.
+pub(crate) fn bytes_of<'a>(env: &Env, value: &Unknown<'a>) -> Result<&'a [u8]> {
+    let mut kind = 0;
+    let mut len = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut ab = ptr::null_mut();
+    let mut off = 0usize;
+    // SAFETY: all out-pointers are valid locals; napi checks that `value` is a typed array and
+    // returns an error status otherwise.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env.raw(),
+            value.raw(),
+            &mut kind,
+            &mut len,
+            &mut data,
+            &mut ab,
+            &mut off,
+        )
+    };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "bson must be a Uint8Array or Buffer".to_owned(),
+        ));
+    }
+    if len == 0 || data.is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: napi reports `len` readable bytes at `data` for this typed array; the JS value is
+    // alive for the whole synchronous call, and JS cannot run (and so cannot detach or resize
+    // the buffer) until the call returns.
+    Ok(unsafe { std::slice::from_raw_parts(data as *const u8, len) })
+}
+
+/// Throws a JS `Error` named `TranscodeError` with `code`, `offset` and (for batches) `index`,
+/// and returns the marker error that tells napi-rs an exception is already pending.
+pub(crate) fn throw_transcode_error(env: &Env, e: &CoreError, index: Option<usize>) -> Error {
+    let msg = match index {
+        Some(i) => format!("{}: {} (document {i})", e.code(), e),
+        None => format!("{}: {}", e.code(), e),
+    };
+    throw_coded(env, e.code(), &msg, e.offset(), index)
+}
+
+pub(crate) fn throw_coded(
+    env: &Env,
+    code: &str,
+    msg: &str,
+    offset: usize,
+    index: Option<usize>,
+) -> Error {
+    let build = || -> Result<()> {
+        let raw = env.raw();
+        let mut code_v = ptr::null_mut();
+        let mut msg_v = ptr::null_mut();
+        let mut err_v = ptr::null_mut();
+        // SAFETY: plain Node-API calls with valid out-pointers on the JS thread.
+        unsafe {
+            check(sys::napi_create_string_utf8(
+                raw,
+                code.as_ptr().cast(),
+                code.len() as isize,
+                &mut code_v,
+            ))?;
+            check(sys::napi_create_string_utf8(
+                raw,
+                msg.as_ptr().cast(),
+                msg.len() as isize,
+                &mut msg_v,
+            ))?;
+            check(sys::napi_create_error(raw, code_v, msg_v, &mut err_v))?;
+        }
+        let mut obj = Object::from_raw(raw, err_v);
+        obj.set_named_property("name", "TranscodeError")?;
+        obj.set_named_property("offset", offset as f64)?;
+        if let Some(i) = index {
+            obj.set_named_property("index", i as f64)?;
+        }
+        env.throw(obj)?;
+        Ok(())
+    };
+    match build() {
+        Ok(()) => Error::new(Status::PendingException, msg.to_owned()),
+        Err(e) => e,
+    }
+}
+
+/// Creates a JS string from UTF-8 JSON bytes the cheapest way V8 allows: one-byte (Latin-1)
+/// strings when every character fits, UTF-16 built here otherwise (V8's own UTF-8 decoding is
+/// several times slower as soon as one character is non-ASCII).
+pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    let status = if bytes.is_ascii() {
+        // SAFETY: `bytes` is valid for `len` reads; `value` is a valid out-pointer.
+        unsafe {
+            sys::napi_create_string_latin1(
+                env.raw(),
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut value,
+            )
+        }
+    } else {
+        wide.clear();
+        wide.resize(bytes.len() + 1, 0);
+        let n = encoding_rs::mem::convert_utf8_to_utf16(bytes, wide);
+        // SAFETY: `wide[..n]` is initialised UTF-16; `value` is a valid out-pointer.
+        let s = unsafe {
+            sys::napi_create_string_utf16(env.raw(), wide.as_ptr(), n as isize, &mut value)
+        };
+        if wide.capacity() > KEEP_CAPACITY {
+            *wide = Vec::new();
+        }
+        s
+    };
+    if status != sys::Status::napi_ok {
+        return Err(Error::new(
+            Status::GenericFailure,
+            "could not create the JSON string (too long for V8?)".to_owned(),
+        ));
+    }
+    Ok(value)
+}
+
+/// Runs `new RegExp(pattern, flags)` in V8 for every regex the core met, as js-bson does, and
+/// fails with `BSON_INVALID_REGEX` where V8 throws a `SyntaxError`. Called with no borrow of
+/// the thread state held, so a patched global `RegExp` that re-enters the addon is harmless.
+pub(crate) fn check_regexes(
+    env: &Env,
+    regexes: Vec<bson2json_core::RegexRecord>,
+    index: Option<usize>,
+) -> Result<()> {
+    for r in regexes {
+        let key = (r.pattern, r.flags);
+        if STATE.with(|s| s.borrow().regex_ok.contains(&key)) {
+            continue;
+        }
+        match new_regexp(env, &key.0, &key.1)? {
+            None => {
+                STATE.with(|s| {
+                    let mut s = s.borrow_mut();
+                    if s.regex_ok.len() > 4096 {
+                        s.regex_ok.clear();
+                    }
+                    s.regex_ok.insert(key);
+                });
+            }
+            Some(message) => {
+                let e = CoreError::custom(
+                    ErrorKind::InvalidRegex,
+                    r.offset,
+                    "invalid regular expression",
+                );
+                let msg = format!(
+                    "{}: {} at byte {} ({message})",
+                    e.code(),
+                    e.detail(),
+                    r.offset
+                );
+                return Err(throw_coded(env, e.code(), &msg, r.offset, index));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Ok(None)` if V8 accepts the regex, `Ok(Some(message))` with its SyntaxError message if not.
+fn new_regexp(env: &Env, pattern: &str, flags: &str) -> Result<Option<String>> {
+    let raw = env.raw();
+    let mut global = ptr::null_mut();
+    let mut ctor = ptr::null_mut();
+    let mut args = [ptr::null_mut(); 2];
+    let mut instance = ptr::null_mut();
+    // SAFETY: plain Node-API calls with valid out-pointers on the JS thread.
+    unsafe {
+        check(sys::napi_get_global(raw, &mut global))?;
+        check(sys::napi_get_named_property(
+            raw,
+            global,
+            c"RegExp".as_ptr(),
+            &mut ctor,
+        ))?;
+        check(sys::napi_create_string_utf8(
+            raw,
+            pattern.as_ptr().cast(),
+            pattern.len() as isize,
+            &mut args[0],
+        ))?;
+        check(sys::napi_create_string_utf8(
+            raw,
+            flags.as_ptr().cast(),
+            flags.len() as isize,
+            &mut args[1],
+        ))?;
+        let status = sys::napi_new_instance(raw, ctor, 2, args.as_ptr(), &mut instance);
+        if status == sys::Status::napi_ok {
+            return Ok(None);
+        }
+        let mut pending = false;
+        check(sys::napi_is_exception_pending(raw, &mut pending))?;
+        if !pending {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "RegExp construction failed".to_owned(),
+            ));
+        }
+        let mut exc = ptr::null_mut();
+        check(sys::napi_get_and_clear_last_exception(raw, &mut exc))?;
+        let mut msg_val = ptr::null_mut();
+        let mut message = String::from("SyntaxError");
+        if sys::napi_get_named_property(raw, exc, c"message".as_ptr(), &mut msg_val)
+            == sys::Status::napi_ok
+        {
+            let mut buf = [0u8; 512];
+            let mut n = 0usize;
+            if sys::napi_get_value_string_utf8(
+                raw,
+                msg_val,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut n,
+            ) == sys::Status::napi_ok
+            {
+                message = String::from_utf8_lossy(&buf[..n]).into_owned();
+            }
+        }
+        Ok(Some(message))
+    }
+}
+
+fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Status::GenericFailure,
+            "Node-API call failed".to_owned(),
+        ))
+    }
+}
+
+/// Transcodes into the thread's output buffer and hands the bytes to `finish`.
+fn with_output<R>(
+    env: &Env,
+    bson: &[u8],
+    opts: &Options,
+    finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
+) -> Result<R> {
+    let outcome = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let State {
+            transcoder, out, ..
+        } = &mut *s;
+        out.clear();
+        transcoder
+            .transcode(bson, opts, out)
+            .map(|()| transcoder.regexes().to_vec())
+    });
+    match outcome {
+        Err(e) => return Err(throw_transcode_error(env, &e, None)),
+        Ok(regexes) if !regexes.is_empty() => check_regexes(env, regexes, None)?,
+        Ok(_) => {}
+    }
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let State { out, wide, .. } = &mut *s;
+        let r = finish(out, wide);
+        if out.capacity() > KEEP_CAPACITY {
+            *out = Vec::new();
+        }
+        r
+    })
+}
+
+/// `toJSON` core: BSON bytes → JSON string.
+#[napi(js_name = "transcode", catch_unwind)]
+pub fn transcode<'env>(
+    env: &'env Env,
+    bson: Unknown<'env>,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+) -> Result<Unknown<'env>> {
+    let bytes = bytes_of(env, &bson)?;
+    let opts = options(flags, max_depth, max_output_bytes);
+    let value = with_output(env, bytes, &opts, |out, wide| make_string(env, out, wide))?;
+    // SAFETY: `value` is a live napi_value created in this call's handle scope.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+}
+
+/// `toJSONBuffer` core: BSON bytes → UTF-8 JSON in a new `Buffer`.
+#[napi(js_name = "transcodeBuffer", catch_unwind)]
+pub fn transcode_buffer(
+    env: &Env,
+    bson: Unknown<'_>,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+) -> Result<Buffer> {
+    let bytes = bytes_of(env, &bson)?;
+    let opts = options(flags, max_depth, max_output_bytes);
+    with_output(env, bytes, &opts, |out, _| Ok(Buffer::from(out.to_vec())))
+}
+
+/// Test-only hook (used by the test suite to prove that a panic inside the addon becomes a
+/// JS exception instead of aborting the process).
+#[napi(js_name = "__panicForTests", catch_unwind)]
+pub fn panic_for_tests() {
+    panic!("deliberate panic for tests");
+}
