@@ -104,14 +104,14 @@ function cursorReply(ctx, ns, type, docs, batchSize, singleBatch = false) {
 }
 
 /**
- * Remove and return up to `batchSize` docs (0 = no count limit) within the byte budget.
+ * Remove and return up to `batchSize` docs (Infinity = no count limit) within the byte budget.
  * @param {Record<string, any>[]} docs mutated
  * @param {number} batchSize
  */
 function takeBatch(docs, batchSize) {
   const out = []
   let bytes = 0
-  while (docs.length > 0 && (batchSize <= 0 || out.length < batchSize)) {
+  while (docs.length > 0 && out.length < batchSize) {
     const size = BSON.calculateObjectSize(docs[0])
     if (out.length > 0 && bytes + size > BATCH_BYTES) break
     bytes += size
@@ -279,7 +279,7 @@ const handlers = {
     limit = Math.abs(limit)
     const docs = ctx.state.store.find(ctx.db, coll, { filter: cmd.filter, sort: cmd.sort, skip: int(cmd.skip, 0), limit }).map((d) => project(d, cmd.projection))
     let batchSize = int(cmd.batchSize, DEFAULT_FIRST_BATCH_SIZE)
-    if (limit > 0 && (batchSize === 0 || batchSize > limit)) batchSize = limit
+    if (limit > 0 && batchSize > limit) batchSize = limit
     return cursorReply(ctx, `${ctx.db}.${coll}`, 'find', docs, batchSize, singleBatch)
   },
   aggregate: (cmd, ctx) => aggregate(cmd, ctx),
@@ -363,21 +363,21 @@ async function getMore(cmd, ctx) {
   if (!cursor) throw new CommandError(ErrorCodes.CursorNotFound, 'CursorNotFound', `cursor id ${id} not found`)
   cursor.getMores++
   cursor.lastUsedAt = new Date()
-  const batchSize = int(cmd.batchSize, 0)
+  // getMore without batchSize (or 0) returns as much as fits in a reply.
+  const batchSize = int(cmd.batchSize, 0) > 0 ? int(cmd.batchSize, 0) : Infinity
   if (!cursor.reader) {
     const nextBatch = takeBatch(cursor.docs, batchSize)
     if (cursor.docs.length === 0) cursors.close(cursor.id)
     return { cursor: { nextBatch, id: cursor.docs.length === 0 ? Long.ZERO : cursor.id, ns: cursor.ns } }
   }
   const { reader } = cursor
-  const limit = batchSize > 0 ? batchSize : Number.MAX_SAFE_INTEGER
   const deadline = Date.now() + int(cmd.maxTimeMS, DEFAULT_AWAIT_MS)
   const signal = AbortSignal.any([cursor.abort.signal, ctx.conn.signal])
   let nextBatch = []
   if (ctx.fault?.kind !== 'emptyBatch') {
     for (;;) {
       const seen = oplog.lastSeq
-      nextBatch = reader.readBatch(limit, BATCH_BYTES)
+      nextBatch = reader.readBatch(batchSize, BATCH_BYTES)
       if (nextBatch.length > 0 || reader.invalidated) break
       const remaining = deadline - Date.now()
       if (remaining <= 0 || signal.aborted) break

@@ -251,7 +251,14 @@ class TestServer {
         socket.destroy()
         return
       }
-      for (const message of messages) conn.queue = conn.queue.then(() => this.onMessage(conn, message))
+      for (const message of messages) {
+        conn.queue = conn.queue
+          .then(() => this.onMessage(conn, message))
+          .catch((error) => {
+            this.log(`connection ${conn.id}: ${error && error.stack}; closing`)
+            socket.destroy()
+          })
+      }
     })
     socket.on('error', () => {})
     socket.on('close', () => {
