@@ -262,6 +262,19 @@ describe('change streams through the driver', () => {
     await clusterStream.close()
   })
 
+  it('invalidates database streams on dropDatabase and shows expanded events', async () => {
+    const scratch = client.db('scratch')
+    const stream = await watch(scratch, [], { showExpandedEvents: true })
+    await scratch.collection('k').insertOne({ _id: 1 })
+    await scratch.dropDatabase()
+    const events = await take(stream, 5)
+    expect(events.map((e: any) => e.operationType)).toEqual(['create', 'insert', 'drop', 'dropDatabase', 'invalidate'])
+    expect(events[0]).toMatchObject({ ns: { db: 'scratch', coll: 'k' }, operationDescription: { idIndex: { name: '_id_' } } })
+    expect(isType(events[1].collectionUUID, 'Binary')).toBe(true)
+    expect(events[3].ns).toEqual({ db: 'scratch' })
+    await expect(stream.next()).rejects.toThrow()
+  })
+
   it('honours resumeAfter, startAfter and startAtOperationTime', async () => {
     const coll = freshCollection()
     const stream = await watch(coll)
@@ -324,6 +337,36 @@ describe('raw change-stream commands', () => {
     await coll.insertOne({ _id: 3 } as any)
     await expect(db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { resumeAfter: token } }], cursor: {} })).rejects.toMatchObject({ code: 286, codeName: 'ChangeStreamHistoryLost' })
     await db.command({ killCursors: coll.collectionName, cursors: [reply.cursor.id] })
+  })
+
+  it('rejects resume tokens from another server instance and matches faults selectively', async () => {
+    const other = await startTestServer()
+    try {
+      const otherClient = await connect(other.directUri)
+      const coll = otherClient.db('app').collection('foreign')
+      const open = await otherClient.db('app').command({ aggregate: 'foreign', pipeline: [{ $changeStream: {} }], cursor: {} })
+      await coll.insertOne({ _id: 1 } as any)
+      const more = await otherClient.db('app').command({ getMore: open.cursor.id, collection: 'foreign' })
+      const foreignToken = more.cursor.nextBatch[0]._id
+      expect(other.decodeResumeToken(foreignToken)?.seq).toBeGreaterThan(0)
+      await expect(db.command({ aggregate: 'foreign', pipeline: [{ $changeStream: { resumeAfter: foreignToken } }], cursor: {} })).rejects.toMatchObject({ code: 286 })
+      await expect(db.command({ aggregate: 'foreign', pipeline: [{ $changeStream: { resumeAfter: { _data: 'zz' } } }], cursor: {} })).rejects.toMatchObject({ code: 2 })
+      await otherClient.close()
+    } finally {
+      await other.close()
+    }
+
+    server.clearCommandLog()
+    const fault = server.injectFault({ command: ['find', 'count'], kind: 'error', code: 11601, skip: 1, count: 2, ns: 'app.faulty' })
+    const faulty = db.collection('faulty')
+    await faulty.findOne({})
+    await expect(faulty.findOne({})).rejects.toMatchObject({ code: 11601, codeName: 'Interrupted' })
+    await expect(faulty.estimatedDocumentCount()).rejects.toMatchObject({ code: 11601 })
+    await faulty.findOne({})
+    expect(fault.hits).toBe(2)
+    expect(server.commandLog.filter((e) => e.fault === 'error')).toHaveLength(2)
+    const empty = await db.command({ find: 'faulty', batchSize: 0 })
+    expect(empty.cursor.firstBatch).toEqual([])
   })
 
   it('splits large events with $changeStreamSplitLargeEvent and rejects them without it', async () => {

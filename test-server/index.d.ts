@@ -161,6 +161,6 @@ export declare class TestServer {
 
 export declare function startTestServer(options?: TestServerOptions): Promise<TestServer>
 export declare function decodeResumeToken(token: { _data: string }): DecodedResumeToken | null
-export declare function encodeResumeToken(parts: { clusterTime: Timestamp; type: DecodedResumeToken['type']; seq: number; fragment?: number; uuid: Buffer }): { _data: string }
+export declare function encodeResumeToken(parts: { clusterTime: Timestamp; type: DecodedResumeToken['type']; seq: number; fragment?: number; uuid: Uint8Array }): { _data: string }
 export declare const FAULT_KINDS: readonly FaultKind[]
 export declare const DEFAULT_SPLIT_THRESHOLD_BYTES: number

@@ -88,7 +88,7 @@ function encodeResumeToken({ clusterTime, type, seq, fragment = 0, uuid }) {
   o += 2
   buf[o++] = 0x5a
   buf[o++] = 0x10
-  uuid.copy(buf, o)
+  buf.set(uuid, o)
   o += 16
   buf[o++] = 0x04
   return { _data: buf.toString('hex').toUpperCase() }
