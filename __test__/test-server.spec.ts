@@ -409,11 +409,26 @@ describe('raw change-stream commands', () => {
     }
   })
 
+  it('splits a real >16 MiB event for the driver with the default threshold', async () => {
+    const coll = freshCollection()
+    const stream = await watch(coll, [{ $changeStreamSplitLargeEvent: {} }], { fullDocument: 'required', fullDocumentBeforeChange: 'required' })
+    await coll.insertOne({ _id: 1, a: 'a'.repeat(9e6) } as any)
+    await coll.replaceOne({ _id: 1 } as any, { b: 'b'.repeat(9e6) })
+    const [insert, first, second] = await take(stream, 3)
+    await stream.close()
+    expect(insert.operationType).toBe('insert')
+    expect((insert as any).splitEvent).toBeUndefined()
+    expect((first as any).splitEvent).toEqual({ fragment: 1, of: 2 })
+    expect((second as any).splitEvent).toEqual({ fragment: 2, of: 2 })
+    expect(Object.keys(second)).toEqual(['_id', 'splitEvent', 'fullDocumentBeforeChange'])
+    expect((first as any).fullDocument.b).toHaveLength(9e6)
+  })
+
   it('injects empty batches and delays', async () => {
     const coll = freshCollection()
     const open = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }], cursor: {} })
     await coll.insertOne({ _id: 1 } as any)
-    server.injectFault({ command: 'getMore', kind: 'emptyBatch' })
+    server.faults.push({ command: 'getMore', kind: 'emptyBatch' })
     const empty = await db.command({ getMore: open.cursor.id, collection: coll.collectionName })
     expect(empty.cursor.nextBatch).toEqual([])
     server.injectFault({ command: 'getMore', kind: 'delay', delayMs: 120 })

@@ -91,6 +91,16 @@ class FaultInjector {
     return fault
   }
 
+  /**
+   * Queue several faults (array-like alias of {@link FaultInjector#inject}).
+   * @param {...FaultSpec} specs
+   * @returns {number} number of queued faults
+   */
+  push(...specs) {
+    for (const spec of specs) this.inject(spec)
+    return this.queue.length
+  }
+
   /** Remove every queued fault and disable random faults. */
   clear() {
     this.queue = []

@@ -122,6 +122,8 @@ export interface DecodedResumeToken {
 
 export interface FaultInjector {
   inject(spec: FaultSpec): QueuedFault
+  /** Queue several faults; returns the queue length. */
+  push(...specs: FaultSpec[]): number
   clear(): void
   setFaultRate(rate: number, seed?: number): void
   readonly queue: QueuedFault[]
