@@ -111,7 +111,8 @@ class ChangeStreamReader {
 
   /** @returns {{_data: string}} the postBatchResumeToken for the current position */
   postBatchResumeToken() {
-    if (this.partial) return this.oplog.token('event', this.partial.seq, this.partial.fragment)
+    // Mid-split: the last fragment returned. (fragment 0 = split found but nothing returned yet.)
+    if (this.partial && this.partial.fragment > 0) return this.oplog.token('event', this.partial.seq, this.partial.fragment)
     if (this.lastToken && decodeResumeToken(this.lastToken)?.seq === this.seq) return this.lastToken
     return this.oplog.token('highWaterMark', this.seq)
   }

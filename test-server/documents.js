@@ -251,6 +251,9 @@ function applyUpdate(original, update, { isUpsertInsert = false } = {}) {
   if (isReplacement) {
     if (keys.some((k) => k.startsWith('$'))) throw new CommandError(2, 'BadValue', 'replacement document must not contain operators')
     const replacement = cloneDocument(update)
+    if (original._id !== undefined && replacement._id !== undefined && !valuesEqual(original._id, replacement._id)) {
+      throw new CommandError(66, 'ImmutableField', "After applying the update, the (immutable) field '_id' was found to have been altered")
+    }
     const document = { _id: original._id, ...replacement }
     if (original._id !== undefined) document._id = original._id
     return { document, isReplacement: true, updatedFields: {}, removedFields: [] }

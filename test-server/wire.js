@@ -63,7 +63,8 @@ class MessageSplitter {
     const out = []
     for (;;) {
       if (this.buffered < 4) break
-      const head = this.chunks.length === 1 ? this.chunks[0] : this.flatten()
+      // Peek at the length without concatenating (large messages arrive in many chunks).
+      const head = this.chunks[0].length >= 4 ? this.chunks[0] : this.flatten()
       const length = head.readInt32LE(0)
       if (length < HEADER_SIZE || length > maxMessageSize) {
         throw new Error(`invalid message length ${length}`)
