@@ -24,6 +24,7 @@ Options:
   --split-threshold <n>   change event size limit in bytes (default: 16777216)
   --fault-rate <p>        random fault probability 0..1 on change-stream getMores (default: 0)
   --seed <n>              PRNG seed for random faults (default: 1)
+  --verbose               also log every command on stderr
   --quiet                 no diagnostics on stderr
   -h, --help              show this help
 
@@ -46,6 +47,7 @@ async function main(argv) {
       'fault-rate': { type: 'string' },
       seed: { type: 'string' },
       quiet: { type: 'boolean' },
+      verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -69,6 +71,7 @@ async function main(argv) {
     faultRate: number('fault-rate', values['fault-rate']),
     seed: number('seed', values.seed),
     log,
+    logCommands: Boolean(values.verbose),
   })
   process.stdout.write(server.uri + '\n')
   const shutdown = (signal) => {

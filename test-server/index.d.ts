@@ -37,6 +37,8 @@ export interface TestServerOptions {
   maxCommandLog?: number
   /** Diagnostic logger (default: silent). */
   log?: (line: string) => void
+  /** Also log every command (except hello) to `log`. */
+  logCommands?: boolean
 }
 
 export type FaultKind = 'error' | 'resumableError' | 'nonResumableError' | 'cursorNotFound' | 'closeSocket' | 'delay' | 'emptyBatch'
@@ -143,6 +145,10 @@ export declare class TestServer {
   /** Change event size limit in bytes; settable at run time. */
   splitThresholdBytes: number
   readonly faults: FaultInjector
+  /** Underlying in-memory state, for white-box tests (see store.js, oplog.js, cursors.js). */
+  readonly store: any
+  readonly oplog: any
+  readonly cursors: any
   /** Every command received (bounded by maxCommandLog). */
   readonly commandLog: CommandLogEntry[]
   injectFault(spec: FaultSpec): QueuedFault

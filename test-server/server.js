@@ -37,6 +37,7 @@ const HELLO_COMMANDS = new Set(['hello', 'isMaster', 'ismaster'])
  * @property {number} [maxWireVersion] (default 21)
  * @property {number} [maxCommandLog] command log entries kept (default 10000)
  * @property {(line: string) => void} [log] diagnostic logger (default: silent)
+ * @property {boolean} [logCommands] also log every command (except hello) to `log`
  */
 
 /**
@@ -241,6 +242,7 @@ class TestServer {
       timers: new Set(),
     }
     this.connectionsById.set(conn.id, conn)
+    this.log(`connection ${conn.id} opened from ${conn.remoteAddress}:${conn.remotePort}`)
     const splitter = new wire.MessageSplitter()
     socket.on('data', (chunk) => {
       let messages
@@ -263,6 +265,7 @@ class TestServer {
     socket.on('error', () => {})
     socket.on('close', () => {
       conn.closedAt = new Date()
+      if (!this.closing) this.log(`connection ${conn.id} closed`)
       abort.abort()
       for (const timer of conn.timers) clearTimeout(timer)
       conn.timers.clear()
@@ -291,6 +294,7 @@ class TestServer {
     if (this.commandLog.length > this.maxCommandLog) this.commandLog.splice(0, this.commandLog.length - this.maxCommandLog)
 
     if (HELLO_COMMANDS.has(name)) return this.onHello(conn, request, entry)
+    if (this.options.logCommands) this.log(`connection ${conn.id}: ${name} on ${request.db}`)
 
     const db = request.db
     const ns = typeof command[name] === 'string' ? `${db}.${command[name]}` : typeof command.collection === 'string' ? `${db}.${command.collection}` : `${db}.$cmd`

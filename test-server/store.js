@@ -15,6 +15,7 @@ function idKey(id) {
   return EJSON.stringify({ id }, { relaxed: true })
 }
 
+/** One collection: documents in insertion order, keyed by `_id`. */
 class Collection {
   /** @param {string} db @param {string} name */
   constructor(db, name) {
@@ -26,6 +27,7 @@ class Collection {
   }
 }
 
+/** All databases; every write is appended to the oplog. */
 class Store {
   /** @param {import('./oplog').Oplog} oplog */
   constructor(oplog) {
