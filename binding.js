@@ -837,4 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.transcode = nativeBinding.transcode
+module.exports.transcodeBatch = nativeBinding.transcodeBatch
+module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
 module.exports.transcodeBuffer = nativeBinding.transcodeBuffer
+module.exports.transcodeCursor = nativeBinding.transcodeCursor

@@ -72,6 +72,69 @@ export declare function toJSON(bson: Uint8Array, options?: TranscodeOptions): st
  */
 export declare function toJSONBuffer(bson: Uint8Array, options?: TranscodeOptions): Uint8Array
 
+/** Options of the batch functions. */
+export interface BatchOptions extends TranscodeOptions {
+  /**
+   * Spread the batch over this many threads (documents are independent; output order is kept).
+   * Default 1. Batches under 256 KiB of BSON per thread stay on one thread.
+   */
+  threads?: number
+}
+
+/**
+ * The documents of a batch: an array of BSON documents (what the driver's `raw: true` cursors
+ * yield), one buffer of concatenated documents (the mongodump `.bson` format), or a raw command
+ * reply `{ cursor: Buffer }` from `db.command({ find | aggregate | getMore }, { raw: true })`,
+ * whose `firstBatch`/`nextBatch` is read in place.
+ */
+export type BatchInput = readonly Uint8Array[] | Uint8Array | { cursor: Uint8Array }
+
+/**
+ * Transcodes many documents in one call into one JSON string per document.
+ * Errors carry `index`, the offending document's position; `offset` counts from the start of
+ * the input buffer for concatenated input, from the start of the document otherwise.
+ * @throws {TranscodeError}
+ */
+export declare function toJSONList(docs: BatchInput, options?: BatchOptions): string[]
+
+/** Transcodes many documents into one JSON array text, `[doc,doc,…]`. @throws {TranscodeError} */
+export declare function toJSONArray(docs: BatchInput, options?: BatchOptions): string
+
+/**
+ * Transcodes many documents into newline-delimited JSON bytes (each document followed by `\n`),
+ * ready for a socket or a file. @throws {TranscodeError}
+ */
+export declare function toNDJSON(docs: BatchInput, options?: BatchOptions): Uint8Array
+
+/** A cursor reply read in place by {@link cursorBatch}. */
+export interface CursorBatch {
+  /** The cursor id; `0n` when the cursor is exhausted. */
+  id: bigint
+  /** The namespace `db.collection`, or null. */
+  ns: string | null
+  /** The raw BSON bytes of `postBatchResumeToken` (change streams), or null. */
+  postBatchResumeToken: Uint8Array | null
+  /** Number of documents in the batch. */
+  count: number
+  /** The batch's documents as JSON strings. */
+  docs: string[]
+}
+
+/**
+ * Reads a raw `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })`, or its
+ * `cursor` Buffer) in place and transcodes its batch. @throws {TranscodeError}
+ */
+export declare function cursorBatch(reply: { cursor: Uint8Array } | Uint8Array, options?: TranscodeOptions): CursorBatch
+
+/** {@link toJSON} on the libuv thread pool. The input is copied before the Promise is returned. */
+export declare function toJSONAsync(bson: Uint8Array, options?: TranscodeOptions): Promise<string>
+/** {@link toJSONList} on the libuv thread pool. Inputs are copied first. */
+export declare function toJSONListAsync(docs: BatchInput, options?: BatchOptions): Promise<string[]>
+/** {@link toJSONArray} on the libuv thread pool. Inputs are copied first. */
+export declare function toJSONArrayAsync(docs: BatchInput, options?: BatchOptions): Promise<string>
+/** {@link toNDJSON} on the libuv thread pool. Inputs are copied first. */
+export declare function toNDJSONAsync(docs: BatchInput, options?: BatchOptions): Promise<Uint8Array>
+
 /** True if `e` is an error bson2json threw for bad input (works across realms). */
 export declare function isTranscodeError(e: unknown): e is TranscodeError
 

@@ -36,8 +36,137 @@ function toJSONBuffer(bson, options) {
   return native.transcodeBuffer(bson, o.flags, o.maxDepth, o.maxOutputBytes)
 }
 
+const ARRAY = 0
+const NDJSON_BUFFER = 1
+const LIST = 2
+
+function threadsOf(options) {
+  const t = options == null ? undefined : options.threads
+  if (t === undefined) return 1
+  if (!Number.isInteger(t) || t < 1 || t > 256) {
+    throw new RangeError(`bson2json: options.threads must be an integer from 1 to 256, got ${String(t)}`)
+  }
+  return t
+}
+
+function isCursorReply(docs) {
+  return (
+    docs !== null &&
+    typeof docs === 'object' &&
+    !Array.isArray(docs) &&
+    !ArrayBuffer.isView(docs) &&
+    ArrayBuffer.isView(docs.cursor)
+  )
+}
+
+function batch(docs, layout, options) {
+  const o = resolveOptions(options)
+  if (isCursorReply(docs)) {
+    return native.transcodeCursor(docs.cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes).docs
+  }
+  return native.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threadsOf(options))
+}
+
+function batchAsync(docs, layout, options) {
+  try {
+    const o = resolveOptions(options)
+    const cursor = isCursorReply(docs)
+    return native.transcodeBatchAsync(
+      cursor ? docs.cursor : docs,
+      layout,
+      o.flags,
+      o.maxDepth,
+      o.maxOutputBytes,
+      threadsOf(options),
+      cursor,
+    )
+  } catch (e) {
+    return Promise.reject(e)
+  }
+}
+
+/**
+ * Transcodes many documents into an array of JSON strings, one per document.
+ * @param {Uint8Array[] | Uint8Array | { cursor: Uint8Array }} docs
+ * @param {import('./index').BatchOptions} [options]
+ * @returns {string[]}
+ */
+function toJSONList(docs, options) {
+  return batch(docs, LIST, options)
+}
+
+/**
+ * Transcodes many documents into one JSON array text: `[doc,doc,...]`.
+ * @param {Uint8Array[] | Uint8Array | { cursor: Uint8Array }} docs
+ * @param {import('./index').BatchOptions} [options]
+ * @returns {string}
+ */
+function toJSONArray(docs, options) {
+  return batch(docs, ARRAY, options)
+}
+
+/**
+ * Transcodes many documents into newline-delimited JSON bytes (every document followed by `\n`).
+ * @param {Uint8Array[] | Uint8Array | { cursor: Uint8Array }} docs
+ * @param {import('./index').BatchOptions} [options]
+ * @returns {Buffer}
+ */
+function toNDJSON(docs, options) {
+  return batch(docs, NDJSON_BUFFER, options)
+}
+
+/**
+ * Reads a raw cursor reply in place: `reply` is what `db.command({find|aggregate|getMore ...},
+ * { raw: true })` returns (or its `cursor` Buffer). Returns the cursor id, namespace, the raw
+ * `postBatchResumeToken` bytes and the batch's documents as JSON strings.
+ * @param {{ cursor: Uint8Array } | Uint8Array} reply
+ * @param {import('./index').TranscodeOptions} [options]
+ */
+function cursorBatch(reply, options) {
+  const o = resolveOptions(options)
+  const cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
+  if (!ArrayBuffer.isView(cursor)) {
+    throw new TypeError('bson2json: cursorBatch expects a raw command reply ({ cursor: Buffer }) or its cursor Buffer')
+  }
+  return native.transcodeCursor(cursor, LIST, o.flags, o.maxDepth, o.maxOutputBytes)
+}
+
+/** Async {@link toJSON}: runs on the libuv thread pool; the input is copied first. */
+function toJSONAsync(bson, options) {
+  return batchAsync([bson], LIST, options).then(
+    (list) => list[0],
+    (e) => {
+      if (e && typeof e === 'object') delete e.index
+      throw e
+    },
+  )
+}
+
+/** Async {@link toJSONList} on the libuv thread pool (`options.threads` spreads it over cores). */
+function toJSONListAsync(docs, options) {
+  return batchAsync(docs, LIST, options)
+}
+
+/** Async {@link toJSONArray} on the libuv thread pool. */
+function toJSONArrayAsync(docs, options) {
+  return batchAsync(docs, ARRAY, options)
+}
+
+/** Async {@link toNDJSON} on the libuv thread pool. */
+function toNDJSONAsync(docs, options) {
+  return batchAsync(docs, NDJSON_BUFFER, options)
+}
+
 module.exports.toJSON = toJSON
 module.exports.toJSONBuffer = toJSONBuffer
+module.exports.toJSONList = toJSONList
+module.exports.toJSONArray = toJSONArray
+module.exports.toNDJSON = toNDJSON
+module.exports.cursorBatch = cursorBatch
+module.exports.toJSONAsync = toJSONAsync
+module.exports.toJSONListAsync = toJSONListAsync
+module.exports.toJSONArrayAsync = toJSONArrayAsync
+module.exports.toNDJSONAsync = toNDJSONAsync
 module.exports.isTranscodeError = isTranscodeError
 module.exports.DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
 module.exports.DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_MAX_OUTPUT_BYTES

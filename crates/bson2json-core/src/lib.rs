@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod batch;
 mod compat;
 pub mod decimal128;
 mod error;

@@ -15,6 +15,8 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
+mod batch;
+
 /// Output buffers above this capacity are released after the call instead of being kept for
 /// the next one.
 const KEEP_CAPACITY: usize = 8 * 1024 * 1024;
@@ -112,40 +114,52 @@ pub(crate) fn throw_coded(
     offset: usize,
     index: Option<usize>,
 ) -> Error {
-    let build = || -> Result<()> {
-        let raw = env.raw();
-        let mut code_v = ptr::null_mut();
-        let mut msg_v = ptr::null_mut();
-        let mut err_v = ptr::null_mut();
-        // SAFETY: plain Node-API calls with valid out-pointers on the JS thread.
-        unsafe {
-            check(sys::napi_create_string_utf8(
-                raw,
-                code.as_ptr().cast(),
-                code.len() as isize,
-                &mut code_v,
-            ))?;
-            check(sys::napi_create_string_utf8(
-                raw,
-                msg.as_ptr().cast(),
-                msg.len() as isize,
-                &mut msg_v,
-            ))?;
-            check(sys::napi_create_error(raw, code_v, msg_v, &mut err_v))?;
-        }
-        let mut obj = Object::from_raw(raw, err_v);
-        obj.set_named_property("name", "TranscodeError")?;
-        obj.set_named_property("offset", offset as f64)?;
-        if let Some(i) = index {
-            obj.set_named_property("index", i as f64)?;
-        }
-        env.throw(obj)?;
-        Ok(())
-    };
-    match build() {
+    let thrown = error_object(env, code, msg, offset, index).and_then(|obj| {
+        // SAFETY: `obj` is a live error object created in this scope.
+        check(unsafe { sys::napi_throw(env.raw(), obj) })
+    });
+    match thrown {
         Ok(()) => Error::new(Status::PendingException, msg.to_owned()),
         Err(e) => e,
     }
+}
+
+/// Builds (without throwing) the JS `Error` bson2json reports: `name` `TranscodeError`,
+/// `code`, `offset` and, for batches, `index`.
+pub(crate) fn error_object(
+    env: &Env,
+    code: &str,
+    msg: &str,
+    offset: usize,
+    index: Option<usize>,
+) -> Result<sys::napi_value> {
+    let raw = env.raw();
+    let mut code_v = ptr::null_mut();
+    let mut msg_v = ptr::null_mut();
+    let mut err_v = ptr::null_mut();
+    // SAFETY: plain Node-API calls with valid out-pointers on the JS thread.
+    unsafe {
+        check(sys::napi_create_string_utf8(
+            raw,
+            code.as_ptr().cast(),
+            code.len() as isize,
+            &mut code_v,
+        ))?;
+        check(sys::napi_create_string_utf8(
+            raw,
+            msg.as_ptr().cast(),
+            msg.len() as isize,
+            &mut msg_v,
+        ))?;
+        check(sys::napi_create_error(raw, code_v, msg_v, &mut err_v))?;
+    }
+    let mut obj = Object::from_raw(raw, err_v);
+    obj.set_named_property("name", "TranscodeError")?;
+    obj.set_named_property("offset", offset as f64)?;
+    if let Some(i) = index {
+        obj.set_named_property("index", i as f64)?;
+    }
+    Ok(err_v)
 }
 
 /// Creates a JS string from UTF-8 JSON bytes the cheapest way V8 allows: one-byte (Latin-1)
@@ -190,10 +204,9 @@ pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Resul
 /// the thread state held, so a patched global `RegExp` that re-enters the addon is harmless.
 pub(crate) fn check_regexes(
     env: &Env,
-    regexes: Vec<bson2json_core::RegexRecord>,
-    index: Option<usize>,
+    regexes: impl IntoIterator<Item = (Option<usize>, bson2json_core::RegexRecord)>,
 ) -> Result<()> {
-    for r in regexes {
+    for (index, r) in regexes {
         let key = (r.pattern, r.flags);
         if STATE.with(|s| s.borrow().regex_ok.contains(&key)) {
             continue;
@@ -291,7 +304,7 @@ fn new_regexp(env: &Env, pattern: &str, flags: &str) -> Result<Option<String>> {
     }
 }
 
-fn check(status: sys::napi_status) -> Result<()> {
+pub(crate) fn check(status: sys::napi_status) -> Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
@@ -321,7 +334,9 @@ fn with_output<R>(
     });
     match outcome {
         Err(e) => return Err(throw_transcode_error(env, &e, None)),
-        Ok(regexes) if !regexes.is_empty() => check_regexes(env, regexes, None)?,
+        Ok(regexes) if !regexes.is_empty() => {
+            check_regexes(env, regexes.into_iter().map(|r| (None, r)))?
+        }
         Ok(_) => {}
     }
     STATE.with(|s| {

@@ -1,0 +1,482 @@
+//! Many documents per call: splitting concatenated BSON (the mongodump `.bson` format),
+//! finding a cursor reply's `firstBatch`/`nextBatch` in place, and transcoding a list of
+//! documents into one output with a separator, on one thread or several.
+
+use crate::error::{Error, ErrorKind};
+use crate::transcode::{RegexRecord, Transcoder};
+use crate::Options;
+
+/// How the documents of a batch are joined in the output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `[doc,doc,…]`: one JSON array text.
+    Array,
+    /// `doc\ndoc\n…`: newline-delimited JSON, every document followed by `\n`.
+    Lines,
+    /// `docdoc…` with no separator; use the returned offsets to cut it (per-document strings).
+    Bare,
+}
+
+/// A failure inside a batch: which document, and the error (its offset is relative to the
+/// start of that document).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchError {
+    /// Index of the offending document in the batch.
+    pub index: usize,
+    /// Input offset of the document's first byte, where the batch came as one buffer
+    /// ([`split_concatenated`]); 0 otherwise.
+    pub doc_offset: usize,
+    /// The error, with the offset relative to the document.
+    pub error: Error,
+}
+
+#[inline(always)]
+fn rd_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Splits concatenated BSON documents into `(start, end)` ranges using each document's
+/// length prefix. Only the framing is checked here; each document is fully validated when it
+/// is transcoded. A bad length stops the split with a [`BatchError`] for that document.
+pub fn split_concatenated(
+    input: &[u8],
+    ranges: &mut Vec<(usize, usize)>,
+) -> Result<(), BatchError> {
+    let mut pos = 0;
+    while pos < input.len() {
+        let index = ranges.len();
+        let fail = |kind, detail| BatchError {
+            index,
+            doc_offset: pos,
+            error: Error::new(kind, 0, detail),
+        };
+        if input.len() - pos < 4 {
+            return Err(fail(
+                ErrorKind::Truncated,
+                "input ends inside a document's length prefix",
+            ));
+        }
+        let len = rd_i32(input, pos);
+        if len < 5 {
+            return Err(fail(
+                ErrorKind::BadLength,
+                "document length must be at least 5",
+            ));
+        }
+        let len = len as usize;
+        if len > input.len() - pos {
+            return Err(fail(
+                ErrorKind::Truncated,
+                "input ends before the document's declared length",
+            ));
+        }
+        ranges.push((pos, pos + len));
+        pos += len;
+    }
+    Ok(())
+}
+
+/// Length in bytes of the value of an element of type `t` starting at `at`, which must lie
+/// before `end`; used to step over top-level fields of a cursor reply without decoding them.
+fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error> {
+    let need = |n: usize| -> Result<usize, Error> {
+        if at + n > end {
+            Err(Error::new(
+                ErrorKind::Truncated,
+                at,
+                "value runs past the end of its document",
+            ))
+        } else {
+            Ok(n)
+        }
+    };
+    let lenpref = |extra: usize, min: i32| -> Result<usize, Error> {
+        need(4)?;
+        let l = rd_i32(input, at);
+        if l < min {
+            return Err(Error::new(
+                ErrorKind::BadLength,
+                at,
+                "length field below its minimum",
+            ));
+        }
+        need(l as usize + extra)
+    };
+    match t {
+        0x01 | 0x09 | 0x11 | 0x12 => need(8),
+        0x02 | 0x0D | 0x0E => lenpref(4, 1),
+        0x03 | 0x04 | 0x0F => lenpref(0, 5),
+        0x05 => lenpref(5, 0),
+        0x06 | 0x0A | 0x7F | 0xFF => Ok(0),
+        0x07 => need(12),
+        0x08 => need(1),
+        0x0B => {
+            let p = crate::scan::find_nul(&input[at..end]).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Truncated,
+                    at,
+                    "regex pattern has no NUL terminator",
+                )
+            })?;
+            let f = crate::scan::find_nul(&input[at + p + 1..end]).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Truncated,
+                    at,
+                    "regex flags have no NUL terminator",
+                )
+            })?;
+            Ok(p + f + 2)
+        }
+        0x0C => Ok(lenpref(4, 1)? + 12).and_then(|n| need(n)),
+        0x10 => need(4),
+        0x13 => need(16),
+        _ => Err(Error::new(
+            ErrorKind::UnknownType,
+            at - 1,
+            "unknown BSON element type",
+        )),
+    }
+}
+
+/// Where the parts of a cursor reply (`{id, ns, firstBatch|nextBatch, postBatchResumeToken}`,
+/// the `cursor` field of a `find`/`aggregate`/`getMore` reply) lie in its bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CursorParts {
+    /// The cursor id (0 when the cursor is exhausted).
+    pub id: i64,
+    /// Byte range of the `ns` string's content, if present.
+    pub ns: Option<(usize, usize)>,
+    /// Byte range of the `postBatchResumeToken` document, if present.
+    pub post_batch_resume_token: Option<(usize, usize)>,
+    /// Byte ranges of the batch's documents, in order.
+    pub docs: Vec<(usize, usize)>,
+}
+
+/// Reads a cursor reply document in place: the top-level fields it needs, and the ranges of
+/// the documents in its `firstBatch` or `nextBatch` array (each must be an embedded document).
+pub fn cursor_parts(cursor: &[u8], parts: &mut CursorParts) -> Result<(), Error> {
+    parts.docs.clear();
+    parts.ns = None;
+    parts.post_batch_resume_token = None;
+    parts.id = 0;
+    if cursor.len() < 5 {
+        return Err(Error::new(
+            ErrorKind::Truncated,
+            0,
+            "cursor document is shorter than 5 bytes",
+        ));
+    }
+    let size = rd_i32(cursor, 0);
+    if size < 5 || size as usize != cursor.len() {
+        return Err(Error::new(
+            ErrorKind::BadLength,
+            0,
+            "cursor document length disagrees with its bytes",
+        ));
+    }
+    let end = cursor.len() - 1;
+    if cursor[end] != 0 {
+        return Err(Error::new(
+            ErrorKind::BadTerminator,
+            end,
+            "cursor document does not end with NUL",
+        ));
+    }
+    let mut pos = 4;
+    while pos < end {
+        let t = cursor[pos];
+        let ks = pos + 1;
+        let kl = crate::scan::find_nul(&cursor[ks..end])
+            .ok_or_else(|| Error::new(ErrorKind::Truncated, ks, "key has no NUL terminator"))?;
+        let key = &cursor[ks..ks + kl];
+        let v = ks + kl + 1;
+        let n = value_len(cursor, t, v, end)?;
+        match (key, t) {
+            (b"id", 0x12) => {
+                parts.id = i64::from_le_bytes(cursor[v..v + 8].try_into().unwrap_or([0; 8]));
+            }
+            (b"id", 0x10) => parts.id = i64::from(rd_i32(cursor, v)),
+            (b"ns", 0x02) => parts.ns = Some((v + 4, v + n - 1)),
+            (b"postBatchResumeToken", 0x03) => parts.post_batch_resume_token = Some((v, v + n)),
+            (b"firstBatch" | b"nextBatch", 0x04) => {
+                let aend = v + n - 1;
+                if cursor[aend] != 0 {
+                    return Err(Error::new(
+                        ErrorKind::BadTerminator,
+                        aend,
+                        "batch array does not end with NUL",
+                    ));
+                }
+                let mut p = v + 4;
+                while p < aend {
+                    let et = cursor[p];
+                    let eks = p + 1;
+                    let ekl = crate::scan::find_nul(&cursor[eks..aend]).ok_or_else(|| {
+                        Error::new(ErrorKind::Truncated, eks, "key has no NUL terminator")
+                    })?;
+                    let ev = eks + ekl + 1;
+                    if et != 0x03 {
+                        return Err(Error::new(
+                            ErrorKind::UnknownType,
+                            p,
+                            "batch element is not a document",
+                        ));
+                    }
+                    let en = value_len(cursor, et, ev, aend)?;
+                    parts.docs.push((ev, ev + en));
+                    p = ev + en;
+                }
+            }
+            _ => {}
+        }
+        pos = v + n;
+    }
+    if pos != end {
+        return Err(Error::new(
+            ErrorKind::BadTerminator,
+            pos,
+            "document ends before its declared length",
+        ));
+    }
+    Ok(())
+}
+
+/// The result of transcoding a batch.
+#[derive(Debug, Default)]
+pub struct BatchOutput {
+    /// The joined JSON.
+    pub out: Vec<u8>,
+    /// `out[offsets[i]..offsets[i + 1]]` is document `i` (without separators) for
+    /// [`Layout::Bare`]; for the other layouts the offsets still delimit each document's text.
+    pub offsets: Vec<usize>,
+    /// `compat` regexes met, with the index of their document.
+    pub regexes: Vec<(usize, RegexRecord)>,
+}
+
+/// Transcodes `docs` into `result.out` joined per `layout`, on the calling thread. Stops at
+/// the first bad document; `first_index` is added to the index it reports.
+pub fn transcode_docs(
+    tc: &mut Transcoder,
+    docs: &[&[u8]],
+    first_index: usize,
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<(), BatchError> {
+    let out = &mut result.out;
+    if layout == Layout::Array {
+        out.push(b'[');
+    }
+    for (i, doc) in docs.iter().enumerate() {
+        if layout == Layout::Array && i > 0 {
+            out.push(b',');
+        }
+        result.offsets.push(out.len());
+        tc.transcode(doc, options, out)
+            .map_err(|error| BatchError {
+                index: first_index + i,
+                doc_offset: 0,
+                error,
+            })?;
+        for r in tc.regexes() {
+            result.regexes.push((first_index + i, r.clone()));
+        }
+        if layout == Layout::Lines {
+            out.push(b'\n');
+        }
+        if out.len() > options.max_output_bytes {
+            return Err(BatchError {
+                index: first_index + i,
+                doc_offset: 0,
+                error: Error::new(
+                    ErrorKind::OutputTooLarge,
+                    0,
+                    "JSON output exceeds maxOutputBytes",
+                ),
+            });
+        }
+    }
+    let last = if layout == Layout::Lines {
+        out.len().saturating_sub(usize::from(!docs.is_empty()))
+    } else {
+        out.len()
+    };
+    result.offsets.push(last);
+    if layout == Layout::Array {
+        out.push(b']');
+    }
+    Ok(())
+}
+
+/// Like [`transcode_docs`], spread over up to `threads` threads (documents are independent);
+/// the output is identical to the single-threaded one, in the same order. Small batches
+/// (under 256 KiB of BSON per thread) run on the calling thread.
+pub fn transcode_docs_parallel(
+    tc: &mut Transcoder,
+    docs: &[&[u8]],
+    options: &Options,
+    layout: Layout,
+    threads: usize,
+    result: &mut BatchOutput,
+) -> Result<(), BatchError> {
+    const MIN_BYTES_PER_THREAD: usize = 256 * 1024;
+    let total: usize = docs.iter().map(|d| d.len()).sum();
+    let threads = threads
+        .min(docs.len())
+        .min(total / MIN_BYTES_PER_THREAD)
+        .max(1);
+    if threads <= 1 {
+        return transcode_docs(tc, docs, 0, options, layout, result);
+    }
+    // Contiguous chunks of roughly equal byte size.
+    let target = total.div_ceil(threads);
+    let mut chunks: Vec<(usize, usize)> = Vec::with_capacity(threads);
+    let (mut start, mut acc) = (0, 0);
+    for (i, d) in docs.iter().enumerate() {
+        acc += d.len();
+        if acc >= target && chunks.len() + 1 < threads {
+            chunks.push((start, i + 1));
+            start = i + 1;
+            acc = 0;
+        }
+    }
+    chunks.push((start, docs.len()));
+    let per_chunk_opts = Options {
+        max_output_bytes: options.max_output_bytes,
+        ..*options
+    };
+    let results: Vec<Result<BatchOutput, BatchError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|&(a, b)| {
+                let opts = per_chunk_opts;
+                scope.spawn(move || {
+                    let mut t = Transcoder::new();
+                    let mut r = BatchOutput::default();
+                    transcode_docs(&mut t, &docs[a..b], a, &opts, Layout::Bare, &mut r).map(|()| r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(BatchError {
+                        index: 0,
+                        doc_offset: 0,
+                        error: Error::new(ErrorKind::OutputTooLarge, 0, "a worker thread panicked"),
+                    })
+                })
+            })
+            .collect()
+    });
+    // Stitch the chunks together in order, adding the layout's separators.
+    let out = &mut result.out;
+    if layout == Layout::Array {
+        out.push(b'[');
+    }
+    let mut n = 0usize;
+    for r in results {
+        let r = r?;
+        for w in 0..r.offsets.len() - 1 {
+            if layout == Layout::Array && n > 0 {
+                out.push(b',');
+            }
+            result.offsets.push(out.len());
+            out.extend_from_slice(&r.out[r.offsets[w]..r.offsets[w + 1]]);
+            if layout == Layout::Lines {
+                out.push(b'\n');
+            }
+            n += 1;
+        }
+        result.regexes.extend(r.regexes);
+        if out.len() > options.max_output_bytes {
+            return Err(BatchError {
+                index: n.saturating_sub(1),
+                doc_offset: 0,
+                error: Error::new(
+                    ErrorKind::OutputTooLarge,
+                    0,
+                    "JSON output exceeds maxOutputBytes",
+                ),
+            });
+        }
+    }
+    let last = if layout == Layout::Lines {
+        out.len().saturating_sub(usize::from(n > 0))
+    } else {
+        out.len()
+    };
+    result.offsets.push(last);
+    if layout == Layout::Array {
+        out.push(b']');
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A1: [u8; 12] = [12, 0, 0, 0, 0x10, b'a', 0, 1, 0, 0, 0, 0];
+
+    #[test]
+    fn concatenated_split_and_layouts() {
+        let mut input = Vec::new();
+        for _ in 0..3 {
+            input.extend_from_slice(&A1);
+        }
+        let mut ranges = Vec::new();
+        split_concatenated(&input, &mut ranges).unwrap();
+        assert_eq!(ranges, vec![(0, 12), (12, 24), (24, 36)]);
+        let docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &input[s..e]).collect();
+        let opts = Options::default();
+        for (layout, want) in [
+            (Layout::Array, &b"[{\"a\":1},{\"a\":1},{\"a\":1}]"[..]),
+            (Layout::Lines, b"{\"a\":1}\n{\"a\":1}\n{\"a\":1}\n"),
+            (Layout::Bare, b"{\"a\":1}{\"a\":1}{\"a\":1}"),
+        ] {
+            let mut r = BatchOutput::default();
+            transcode_docs(&mut Transcoder::new(), &docs, 0, &opts, layout, &mut r).unwrap();
+            assert_eq!(r.out, want);
+            assert_eq!(r.offsets.len(), 4);
+            let mut p = BatchOutput::default();
+            transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 4, &mut p)
+                .unwrap();
+            assert_eq!(p.out, want);
+        }
+        input.truncate(30);
+        ranges.clear();
+        let e = split_concatenated(&input, &mut ranges).unwrap_err();
+        assert_eq!(
+            (e.index, e.doc_offset, e.error.kind()),
+            (2, 24, ErrorKind::Truncated)
+        );
+    }
+
+    #[test]
+    fn empty_batch() {
+        let mut r = BatchOutput::default();
+        transcode_docs(
+            &mut Transcoder::new(),
+            &[],
+            0,
+            &Options::default(),
+            Layout::Array,
+            &mut r,
+        )
+        .unwrap();
+        assert_eq!(r.out, b"[]");
+        let mut r = BatchOutput::default();
+        transcode_docs(
+            &mut Transcoder::new(),
+            &[],
+            0,
+            &Options::default(),
+            Layout::Lines,
+            &mut r,
+        )
+        .unwrap();
+        assert_eq!(r.out, b"");
+    }
+}

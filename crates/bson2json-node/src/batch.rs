@@ -1,0 +1,384 @@
+//! Batch exports: many documents per call, synchronously or on the libuv thread pool.
+//!
+//! `layout`: 0 = one JSON array string, 1 = NDJSON `Buffer`, 2 = array of per-document
+//! strings, 3 = NDJSON string.
+
+use std::ptr;
+
+use bson2json_core::batch::{
+    cursor_parts, split_concatenated, transcode_docs, transcode_docs_parallel, BatchError,
+    BatchOutput, CursorParts, Layout,
+};
+use bson2json_core::{Options, Transcoder};
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+use crate::{
+    bytes_of, check, check_regexes, error_object, make_string, options, throw_coded, STATE,
+};
+
+const ARRAY: u32 = 0;
+const NDJSON_BUFFER: u32 = 1;
+const LIST: u32 = 2;
+const NDJSON_STRING: u32 = 3;
+
+fn core_layout(layout: u32) -> Layout {
+    match layout {
+        ARRAY => Layout::Array,
+        NDJSON_BUFFER | NDJSON_STRING => Layout::Lines,
+        _ => Layout::Bare,
+    }
+}
+
+fn batch_message(e: &BatchError) -> (String, usize) {
+    let offset = e.doc_offset + e.error.offset();
+    (
+        format!(
+            "{}: {} (document {}, byte {} of the document)",
+            e.error.code(),
+            e.error.detail(),
+            e.index,
+            e.error.offset()
+        ),
+        offset,
+    )
+}
+
+fn throw_batch(env: &Env, e: &BatchError) -> Error {
+    let (msg, offset) = batch_message(e);
+    throw_coded(env, e.error.code(), &msg, offset, Some(e.index))
+}
+
+/// Builds the JS result for `layout` from a finished batch.
+fn batch_value(
+    env: &Env,
+    r: &BatchOutput,
+    layout: u32,
+    wide: &mut Vec<u16>,
+) -> Result<sys::napi_value> {
+    match layout {
+        NDJSON_BUFFER => {
+            let mut value = ptr::null_mut();
+            let mut data = ptr::null_mut();
+            // SAFETY: napi allocates `r.out.len()` bytes at `data`, which we fill completely.
+            unsafe {
+                check(sys::napi_create_buffer(
+                    env.raw(),
+                    r.out.len(),
+                    &mut data,
+                    &mut value,
+                ))?;
+                if !r.out.is_empty() {
+                    ptr::copy_nonoverlapping(r.out.as_ptr(), data.cast::<u8>(), r.out.len());
+                }
+            }
+            Ok(value)
+        }
+        LIST => {
+            let n = r.offsets.len().saturating_sub(1);
+            let mut arr = ptr::null_mut();
+            // SAFETY: valid out-pointer; elements are set below.
+            unsafe { check(sys::napi_create_array_with_length(env.raw(), n, &mut arr))? };
+            for i in 0..n {
+                let s = make_string(env, &r.out[r.offsets[i]..r.offsets[i + 1]], wide)?;
+                // SAFETY: `arr` and `s` are live values of this scope.
+                unsafe { check(sys::napi_set_element(env.raw(), arr, i as u32, s))? };
+            }
+            Ok(arr)
+        }
+        _ => make_string(env, &r.out, wide),
+    }
+}
+
+/// Borrowed documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
+/// concatenated documents (whose start offsets are returned for error reporting).
+fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<(Vec<&'a [u8]>, Option<Vec<usize>>)> {
+    let mut is_array = false;
+    // SAFETY: valid out-pointer.
+    unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
+    if is_array {
+        let mut len = 0u32;
+        // SAFETY: `input` is an array; valid out-pointer.
+        unsafe { check(sys::napi_get_array_length(env.raw(), input.raw(), &mut len))? };
+        let mut docs = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            let mut el = ptr::null_mut();
+            // SAFETY: index within the array's length; valid out-pointer.
+            unsafe { check(sys::napi_get_element(env.raw(), input.raw(), i, &mut el))? };
+            // SAFETY: `el` is a live value of this scope.
+            let el = unsafe { Unknown::from_raw_unchecked(env.raw(), el) };
+            docs.push(bytes_of(env, &el).map_err(|_| {
+                Error::new(
+                    Status::InvalidArg,
+                    format!("batch element {i} must be a Uint8Array or Buffer"),
+                )
+            })?);
+        }
+        Ok((docs, None))
+    } else {
+        let bytes = bytes_of(env, input).map_err(|_| {
+            Error::new(
+                Status::InvalidArg,
+                "docs must be an array of Uint8Arrays or one Uint8Array of concatenated BSON documents".to_owned(),
+            )
+        })?;
+        let mut ranges = Vec::new();
+        if let Err(e) = split_concatenated(bytes, &mut ranges) {
+            return Err(throw_batch(env, &e));
+        }
+        let starts = ranges.iter().map(|r| r.0).collect();
+        Ok((
+            ranges.into_iter().map(|(s, e)| &bytes[s..e]).collect(),
+            Some(starts),
+        ))
+    }
+}
+
+fn run_batch(
+    docs: &[&[u8]],
+    starts: Option<&[usize]>,
+    opts: &Options,
+    layout: u32,
+    threads: u32,
+    tc: &mut Transcoder,
+    r: &mut BatchOutput,
+) -> std::result::Result<(), BatchError> {
+    let res = if threads > 1 {
+        transcode_docs_parallel(tc, docs, opts, core_layout(layout), threads as usize, r)
+    } else {
+        transcode_docs(tc, docs, 0, opts, core_layout(layout), r)
+    };
+    res.map_err(|mut e| {
+        if let Some(s) = starts {
+            e.doc_offset = s.get(e.index).copied().unwrap_or(0);
+        }
+        e
+    })
+}
+
+/// Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents.
+#[napi(js_name = "transcodeBatch", catch_unwind)]
+pub fn transcode_batch<'env>(
+    env: &'env Env,
+    input: Unknown<'env>,
+    layout: u32,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+    threads: u32,
+) -> Result<Unknown<'env>> {
+    let (docs, starts) = collect_docs(env, &input)?;
+    let opts = options(flags, max_depth, max_output_bytes);
+    let mut r = BatchOutput::default();
+    let outcome = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        run_batch(
+            &docs,
+            starts.as_deref(),
+            &opts,
+            layout,
+            threads,
+            &mut s.transcoder,
+            &mut r,
+        )
+    });
+    if let Err(e) = outcome {
+        return Err(throw_batch(env, &e));
+    }
+    finish(env, r, layout)
+}
+
+fn finish<'env>(env: &'env Env, mut r: BatchOutput, layout: u32) -> Result<Unknown<'env>> {
+    if !r.regexes.is_empty() {
+        check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))?;
+    }
+    let value = STATE.with(|s| batch_value(env, &r, layout, &mut s.borrow_mut().wide))?;
+    // SAFETY: `value` is a live napi_value of this call.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+}
+
+/// Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
+/// `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })` hands it back as a
+/// Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
+#[napi(js_name = "transcodeCursor", catch_unwind)]
+pub fn transcode_cursor<'env>(
+    env: &'env Env,
+    cursor: Unknown<'env>,
+    layout: u32,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+) -> Result<Object<'env>> {
+    let bytes = bytes_of(env, &cursor)?;
+    let mut parts = CursorParts::default();
+    if let Err(e) = cursor_parts(bytes, &mut parts) {
+        return Err(crate::throw_transcode_error(env, &e, None));
+    }
+    let docs: Vec<&[u8]> = parts.docs.iter().map(|&(s, e)| &bytes[s..e]).collect();
+    let starts: Vec<usize> = parts.docs.iter().map(|d| d.0).collect();
+    let opts = options(flags, max_depth, max_output_bytes);
+    let mut r = BatchOutput::default();
+    let outcome = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        run_batch(
+            &docs,
+            Some(&starts),
+            &opts,
+            layout,
+            1,
+            &mut s.transcoder,
+            &mut r,
+        )
+    });
+    if let Err(e) = outcome {
+        return Err(throw_batch(env, &e));
+    }
+    let count = docs.len();
+    let out = finish(env, r, layout)?;
+    let mut obj = Object::new(env)?;
+    obj.set_named_property("id", BigInt::from(parts.id))?;
+    match parts.ns {
+        Some((s, e)) => {
+            obj.set_named_property("ns", String::from_utf8_lossy(&bytes[s..e]).into_owned())?
+        }
+        None => obj.set_named_property("ns", Null)?,
+    }
+    match parts.post_batch_resume_token {
+        Some((s, e)) => {
+            obj.set_named_property("postBatchResumeToken", Buffer::from(bytes[s..e].to_vec()))?
+        }
+        None => obj.set_named_property("postBatchResumeToken", Null)?,
+    }
+    obj.set_named_property("count", count as u32)?;
+    obj.set_named_property("docs", out)?;
+    Ok(obj)
+}
+
+/// A batch transcoded on the libuv thread pool. The input bytes are copied when the task is
+/// created, so JavaScript may reuse or mutate its buffers while the task runs.
+pub struct BatchTask {
+    data: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+    concatenated: bool,
+    opts: Options,
+    layout: u32,
+    threads: u32,
+}
+
+type TaskOutput = std::result::Result<BatchOutput, BatchError>;
+
+#[napi]
+impl Task for BatchTask {
+    type Output = TaskOutput;
+    type JsValue = Unknown<'static>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        // A panic here would abort the process (napi-rs calls `compute` from a bare
+        // `extern "C"` callback), so it is caught and reported as an error instead.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let docs: Vec<&[u8]> = self.ranges.iter().map(|&(s, e)| &self.data[s..e]).collect();
+            let starts: Vec<usize> = self.ranges.iter().map(|r| r.0).collect();
+            let mut r = BatchOutput::default();
+            let mut tc = Transcoder::new();
+            run_batch(
+                &docs,
+                self.concatenated.then_some(&starts[..]),
+                &self.opts,
+                self.layout,
+                self.threads,
+                &mut tc,
+                &mut r,
+            )
+            .map(|()| r)
+        }))
+        .map_err(|_| {
+            Error::new(
+                Status::GenericFailure,
+                "bson2json: internal panic in a worker task (a bug; please report it)".to_owned(),
+            )
+        })
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        match output {
+            Ok(r) => {
+                let v = finish(&env, r, self.layout)?;
+                // SAFETY: the value lives in the resolve callback's scope, where napi-rs uses it.
+                Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v.raw()) })
+            }
+            Err(e) => {
+                let (msg, offset) = batch_message(&e);
+                let obj = error_object(&env, e.error.code(), &msg, offset, Some(e.index))?;
+                // SAFETY: `obj` is a live value of this scope.
+                Err(Error::from(unsafe {
+                    Unknown::from_raw_unchecked(env.raw(), obj)
+                }))
+            }
+        }
+    }
+}
+
+/// Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise.
+#[napi(
+    js_name = "transcodeBatchAsync",
+    catch_unwind,
+    ts_return_type = "Promise<unknown>"
+)]
+pub fn transcode_batch_async(
+    env: &Env,
+    input: Unknown<'_>,
+    layout: u32,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+    threads: u32,
+    cursor: bool,
+) -> Result<AsyncTask<BatchTask>> {
+    if cursor {
+        let bytes = bytes_of(env, &input)?;
+        let mut parts = CursorParts::default();
+        if let Err(e) = cursor_parts(bytes, &mut parts) {
+            return Err(crate::throw_transcode_error(env, &e, None));
+        }
+        return Ok(AsyncTask::new(BatchTask {
+            data: bytes.to_vec(),
+            ranges: parts.docs,
+            concatenated: true,
+            opts: options(flags, max_depth, max_output_bytes),
+            layout,
+            threads,
+        }));
+    }
+    let mut is_array = false;
+    // SAFETY: valid out-pointer.
+    unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
+    let concatenated = !is_array;
+    let (docs, _) = if is_array {
+        collect_docs(env, &input)?
+    } else {
+        // Copy first, split on the pool (errors then reject the promise).
+        (vec![bytes_of(env, &input)?], None)
+    };
+    let total = docs.iter().map(|d| d.len()).sum();
+    let mut data = Vec::with_capacity(total);
+    let mut ranges = Vec::with_capacity(docs.len());
+    for d in &docs {
+        ranges.push((data.len(), data.len() + d.len()));
+        data.extend_from_slice(d);
+    }
+    if concatenated {
+        ranges.clear();
+        if let Err(e) = split_concatenated(&data, &mut ranges) {
+            return Err(throw_batch(env, &e));
+        }
+    }
+    Ok(AsyncTask::new(BatchTask {
+        data,
+        ranges,
+        concatenated,
+        opts: options(flags, max_depth, max_output_bytes),
+        layout,
+        threads,
+    }))
+}
