@@ -1,0 +1,155 @@
+/**
+ * Differential test of the `compat` dialect against the oracle
+ * `JSON.stringify(BSON.deserialize(buf))` (js-bson 7, default options).
+ *
+ * BSON2JSON_SEED=<n> varies the seed (default fixed). BSON2JSON_DOCS=<n> changes the count.
+ */
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+import { BSON } from 'bson'
+import { Gen, hex, mulberry32, mutate } from './gen'
+
+const require = createRequire(import.meta.url)
+const { toJSON, isTranscodeError } = require('../index.js')
+
+const SEED = Number(process.env.BSON2JSON_SEED ?? 20261122) >>> 0
+const DOCS = Number(process.env.BSON2JSON_DOCS ?? 100_000)
+// BSON2JSON_NO_SCOPE_DBREF=1: exploration only, skips DBRef-shaped code-w-scope scopes (known mismatch, see
+// the 'code-w-scope scope is not DBRef-promoted' test below) to look for other mismatches.
+const GEN_OPTS = { scopeDbref: !process.env.BSON2JSON_NO_SCOPE_DBREF }
+const MUTANTS = Number(process.env.BSON2JSON_MUTANTS ?? 20_000)
+
+type Outcome = { ok: true; out: string } | { ok: false; err: unknown }
+
+function oracle(buf: Uint8Array): Outcome {
+  try {
+    return { ok: true, out: JSON.stringify(BSON.deserialize(buf)) }
+  } catch (err) {
+    return { ok: false, err }
+  }
+}
+function ours(buf: Uint8Array): Outcome {
+  try {
+    return { ok: true, out: toJSON(buf) }
+  } catch (err) {
+    return { ok: false, err }
+  }
+}
+
+type Stats = { compared: number; bothThrow: number; bothOk: number; failures: string[]; failCount: number; badErrors: number }
+
+function compare(buf: Uint8Array, st: Stats) {
+  st.compared++
+  const o = oracle(buf)
+  const u = ours(buf)
+  let problem: string | null = null
+  if (o.ok && u.ok) {
+    if (o.out !== u.out) problem = `expected ${o.out}\n   actual   ${u.out}`
+    else {
+      try {
+        JSON.parse(u.out)
+        st.bothOk++
+      } catch (e) {
+        problem = `JSON.parse rejected output ${u.out}`
+      }
+    }
+  } else if (!o.ok && !u.ok) {
+    st.bothThrow++
+    if (!isTranscodeError(u.err) && !(u.err instanceof SyntaxError)) {
+      st.badErrors++
+      problem = `our error is neither a TranscodeError nor SyntaxError: ${String(u.err)}`
+    }
+  } else if (o.ok) {
+    problem = `js-bson OK ${o.out}\n   ours threw ${String((u as any).err)} code=${(u as any).err?.code}`
+  } else {
+    problem = `js-bson threw ${String((o as any).err)}\n   ours OK ${(u as any).out}`
+  }
+  if (problem) {
+    st.failCount++
+    if (st.failures.length < 5) st.failures.push(`hex ${hex(buf)}\n   ${problem}`)
+  }
+}
+
+function newStats(): Stats {
+  return { compared: 0, bothThrow: 0, bothOk: 0, failures: [], failCount: 0, badErrors: 0 }
+}
+
+function report(name: string, st: Stats) {
+  console.log(
+    `[compat ${name}] seed=${SEED} compared=${st.compared} bothOk=${st.bothOk} bothThrow=${st.bothThrow} mismatches=${st.failCount}`,
+  )
+  if (st.failures.length) console.log(`[compat ${name}] first failures:\n` + st.failures.join('\n'))
+}
+
+describe('compat dialect vs js-bson (generated)', () => {
+  const corpus: Uint8Array[] = []
+
+  it(`${DOCS} generated documents are byte-identical / throw-identical`, () => {
+    const g = new Gen(SEED, GEN_OPTS)
+    const st = newStats()
+    const featCount = new Map<string, number>()
+    const t0 = Date.now()
+    for (let i = 0; i < DOCS; i++) {
+      const buf = g.root()
+      for (const f of g.feat) featCount.set(f, (featCount.get(f) ?? 0) + 1)
+      if (i % 5 === 0) corpus.push(buf)
+      compare(buf, st)
+    }
+    report('generated', st)
+    const feats = [...featCount.entries()].sort().map(([k, v]) => `${k}=${((100 * v) / DOCS).toFixed(1)}%`)
+    console.log(`[compat generated] feature frequency per doc: ${feats.join(' ')} (${Date.now() - t0} ms)`)
+    expect(st.compared).toBe(DOCS)
+    // the generator must actually produce successes and throws
+    expect(st.bothOk).toBeGreaterThan(DOCS / 2)
+    expect(st.failures, st.failures.join('\n')).toEqual([])
+  })
+
+  it(`${MUTANTS} byte mutants keep throw parity and identical outputs`, () => {
+    const r = mulberry32(SEED ^ 0x9e3779b9)
+    const st = newStats()
+    if (corpus.length === 0) {
+      const g = new Gen(SEED, GEN_OPTS)
+      for (let i = 0; i < 2000; i++) corpus.push(g.root())
+    }
+    for (let i = 0; i < MUTANTS; i++) {
+      compare(mutate(r, corpus[r.int(corpus.length)]), st)
+    }
+    report('mutants', st)
+    expect(st.compared).toBe(MUTANTS)
+    expect(st.bothThrow).toBeGreaterThan(0)
+    expect(st.failures, st.failures.join('\n')).toEqual([])
+  })
+})
+
+describe('compat: named regressions (minimal repros)', () => {
+  const cases: [string, string][] = [
+    // js-bson 7.3.4 never DBRef-promotes the scope document of a code-w-scope itself (deserializer.ts: the
+    // CODE_W_SCOPE frame ends in `new Code(functionString, holdingDocument)` with no toPotentialDbRef), although
+    // documents nested inside the scope are promoted. compat-semantics.md section 4 says the opposite.
+    // {c: Code('x', {$id: 1, $ref: 'c'})} -> js-bson {"c":{"code":"x","scope":{"$id":1,"$ref":"c"}}}
+    ['code-w-scope scope is not DBRef-promoted (key order kept)', '2c0000000f6300240000000200000078001a0000001024696400010000000224726566000200000063000000'],
+    // {c: Code('x', {$ref: 'a.b', $id: 1})} -> js-bson {"c":{"code":"x","scope":{"$ref":"a.b","$id":1}}}
+    ['code-w-scope scope is not DBRef-promoted (dotted $ref kept)', '2e0000000f6300260000000200000078001c00000002247265660004000000612e62001024696400010000000000'],
+    // but a DBRef-shaped document nested inside a scope IS promoted: {c: Code('x', {d: {$id: 1, $ref: 'a.b'}})}
+    ['DBRef nested inside a code-w-scope scope is promoted', ''],
+  ]
+  for (const [name, h] of cases) {
+    it(name, () => {
+      let buf: Buffer
+      if (h) buf = Buffer.from(h, 'hex')
+      else {
+        // built here to keep the hex honest
+        const inner = Buffer.from('1c0000001024696400010000000224726566000400000061 2e6200 00'.replace(/ /g, ''), 'hex')
+        const scope = Buffer.concat([Buffer.from([0, 0, 0, 0, 0x03, 0x64, 0x00]), inner, Buffer.from([0])])
+        scope.writeInt32LE(scope.length)
+        const code = Buffer.from('0200000078 00'.replace(/ /g, ''), 'hex')
+        const cws = Buffer.concat([Buffer.alloc(4), code, scope])
+        cws.writeInt32LE(cws.length)
+        buf = Buffer.concat([Buffer.alloc(4), Buffer.from([0x0f, 0x63, 0x00]), cws, Buffer.from([0])])
+        buf.writeInt32LE(buf.length)
+      }
+      const expected = JSON.stringify(BSON.deserialize(buf))
+      expect(toJSON(buf), `hex ${buf.toString('hex')}`).toBe(expected)
+    })
+  }
+})
