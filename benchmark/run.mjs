@@ -53,8 +53,8 @@ const QUICK = args.quick;
 const CONFIG = {
   mode: QUICK ? 'quick' : 'full',
   seed: Number(args.seed),
-  runs: Number(args.runs ?? (QUICK ? 3 : 10)),
-  timeMs: Number(args.time ?? (QUICK ? 60 : 300)),
+  runs: Number(args.runs ?? (QUICK ? 3 : 8)),
+  timeMs: Number(args.time ?? (QUICK ? 60 : 250)),
   warmupMs: Number(args.warmup ?? (QUICK ? 60 : 400)),
 };
 const OUT = args.out ?? (QUICK ? 'quick' : 'latest');
@@ -225,7 +225,7 @@ function checkMethod(method, w, expected, batches) {
           if (!firstNormalised) firstNormalised = { doc: i, ...firstDiff(got, want[i]) };
         } else fail(i, got, want[i]);
       }
-      if (method.compare === 'powersync' && normalised) note = 'after normalisation: booleans as 1/0, Timestamp as u64 number';
+      if (method.compare === 'powersync' && normalised) note = 'normalised: booleans 1/0, Timestamp as u64';
       if (method.compare === 'ejson' && normalised) {
         note = `${normalised} of ${w.docs.length} docs differ in text but are EJSON-equivalent; first at doc ${firstNormalised.doc} char ${firstNormalised.offset}: got ${firstNormalised.got} want ${firstNormalised.want}`;
       }
