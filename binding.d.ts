@@ -28,6 +28,13 @@ export declare function transcodeBatchAsync(input: unknown, layout: number, flag
 export declare function transcodeBuffer(bson: unknown, flags: number, maxDepth: number, maxOutputBytes: number): Buffer
 
 /**
+ * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
+ * events }`. With `whole`, each event also carries `json`, the whole event as one JSON string
+ * (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields).
+ */
+export declare function transcodeChangeBatch(cursor: unknown, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): unknown
+
+/**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
  * `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })` hands it back as a
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.

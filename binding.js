@@ -840,4 +840,5 @@ module.exports.transcode = nativeBinding.transcode
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
 module.exports.transcodeBuffer = nativeBinding.transcodeBuffer
+module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch
 module.exports.transcodeCursor = nativeBinding.transcodeCursor

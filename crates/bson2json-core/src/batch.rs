@@ -127,7 +127,7 @@ fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error>
             })?;
             Ok(p + f + 2)
         }
-        0x0C => Ok(lenpref(4, 1)? + 12).and_then(|n| need(n)),
+        0x0C => need(lenpref(4, 1)? + 12),
         0x10 => need(4),
         0x13 => need(16),
         _ => Err(Error::new(
@@ -136,6 +136,73 @@ fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error>
             "unknown BSON element type",
         )),
     }
+}
+
+/// One top-level element of a document, located without decoding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawElement<'a> {
+    /// The BSON element type byte.
+    pub element_type: u8,
+    /// The key's raw bytes.
+    pub key: &'a [u8],
+    /// Input index of the value's first byte.
+    pub value_start: usize,
+    /// Input index just past the value.
+    pub value_end: usize,
+}
+
+/// Lists the top-level elements of the BSON document `doc` (framing checked, values not
+/// decoded). Embedded document values (`value_start..value_end`) are themselves complete BSON
+/// documents that [`crate::Transcoder::transcode`] accepts.
+pub fn top_level_elements<'a>(doc: &'a [u8], out: &mut Vec<RawElement<'a>>) -> Result<(), Error> {
+    out.clear();
+    if doc.len() < 5 {
+        return Err(Error::new(
+            ErrorKind::Truncated,
+            0,
+            "document is shorter than 5 bytes",
+        ));
+    }
+    let size = rd_i32(doc, 0);
+    if size < 5 || size as usize != doc.len() {
+        return Err(Error::new(
+            ErrorKind::BadLength,
+            0,
+            "document length disagrees with its bytes",
+        ));
+    }
+    let end = doc.len() - 1;
+    if doc[end] != 0 {
+        return Err(Error::new(
+            ErrorKind::BadTerminator,
+            end,
+            "document does not end with a NUL byte",
+        ));
+    }
+    let mut pos = 4;
+    while pos < end {
+        let t = doc[pos];
+        let ks = pos + 1;
+        let kl = crate::scan::find_nul(&doc[ks..end])
+            .ok_or_else(|| Error::new(ErrorKind::Truncated, ks, "key has no NUL terminator"))?;
+        let v = ks + kl + 1;
+        let n = value_len(doc, t, v, end)?;
+        out.push(RawElement {
+            element_type: t,
+            key: &doc[ks..ks + kl],
+            value_start: v,
+            value_end: v + n,
+        });
+        pos = v + n;
+    }
+    if pos != end {
+        return Err(Error::new(
+            ErrorKind::BadTerminator,
+            pos,
+            "document ends before its declared length",
+        ));
+    }
+    Ok(())
 }
 
 /// Where the parts of a cursor reply (`{id, ns, firstBatch|nextBatch, postBatchResumeToken}`,

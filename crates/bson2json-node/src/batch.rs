@@ -3,6 +3,9 @@
 //! `layout`: 0 = one JSON array string, 1 = NDJSON `Buffer`, 2 = array of per-document
 //! strings, 3 = NDJSON string.
 
+// Exports take one Rust argument per JS argument: the wrapper passes resolved options as numbers.
+#![allow(clippy::too_many_arguments)]
+
 use std::ptr;
 
 use bson2json_core::batch::{
@@ -93,7 +96,10 @@ fn batch_value(
 
 /// Borrowed documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
 /// concatenated documents (whose start offsets are returned for error reporting).
-fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<(Vec<&'a [u8]>, Option<Vec<usize>>)> {
+/// Documents of a batch, and (for concatenated input) each one's start offset.
+type Docs<'a> = (Vec<&'a [u8]>, Option<Vec<usize>>);
+
+fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
     let mut is_array = false;
     // SAFETY: valid out-pointer.
     unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };

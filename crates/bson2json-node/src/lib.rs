@@ -5,6 +5,8 @@
 //! (`index.js`) as plain numbers, so a call costs no property lookups:
 //! `flags` = dialect (bits 0-1: 0 compat, 1 relaxed, 2 canonical) | utf8 replace (bit 2).
 #![deny(clippy::all)]
+// The exports are only reachable through napi's registration, which test builds leave out.
+#![cfg_attr(test, allow(dead_code))]
 
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -16,6 +18,7 @@ use napi::sys;
 use napi_derive::napi;
 
 mod batch;
+mod changes;
 
 /// Output buffers above this capacity are released after the call instead of being kept for
 /// the next one.
