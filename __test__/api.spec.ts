@@ -202,7 +202,7 @@ describe('errors', () => {
   it('every documented code can be produced', () => {
     const cases: [string, string, object?][] = [
       ['BSON_TRUNCATED', '0500'],
-      ['BSON_BAD_LENGTH', '050000000000'] // trailing byte after the document,
+      ['BSON_BAD_LENGTH', '050000000000'], // trailing byte after the document
       ['BSON_BAD_TERMINATOR', '0500000001'],
       ['BSON_INVALID_UTF8', '0f00000002730003000000c3280000'],
       ['BSON_UNKNOWN_TYPE', '0800000014610000'],
