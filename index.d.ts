@@ -144,3 +144,54 @@ export declare const DEFAULT_MAX_DEPTH: number
 export declare const DEFAULT_MAX_OUTPUT_BYTES: number
 /** Which implementation is in use: the native addon, or the JavaScript fallback. */
 export declare const backend: 'native' | 'fallback'
+
+/** Options of {@link createTranscodeStream}. */
+export interface TranscodeStreamOptions extends BatchOptions {
+  /** Output: newline-delimited JSON (default) or one JSON array `[doc,doc,…]`. */
+  format?: 'ndjson' | 'array'
+  /** Emit output in chunks of at most this many bytes (also the BSON sub-batch size). */
+  chunkSize?: number
+  /** BSON bytes transcoded per native call when `chunkSize` is not set. Default 1 MiB. */
+  batchBytes?: number
+  /** Largest accepted declared document length; larger is `BSON_BAD_LENGTH`. Default 64 MiB. */
+  maxDocumentBytes?: number
+  /**
+   * Skip a corrupt document (emitting `'skip'` with `{ index, offset, error }`) and go on with
+   * the next one. A document whose length prefix itself is impossible still ends the stream.
+   */
+  skipInvalid?: boolean
+  highWaterMark?: number
+  readableHighWaterMark?: number
+  writableHighWaterMark?: number
+}
+
+/**
+ * The stream returned by {@link createTranscodeStream}: a Node.js `stream.Transform`
+ * (typed minimally so this file needs no `@types/node`; cast to `import('stream').Transform`).
+ */
+export interface TranscodeStream {
+  /** Documents written so far. */
+  readonly documents: number
+  /** Documents skipped with `skipInvalid`. */
+  readonly skipped: number
+  /** BSON bytes consumed so far (complete documents). */
+  readonly bytesIn: number
+  write(chunk: Uint8Array, callback?: (error?: Error | null) => void): boolean
+  end(chunk?: Uint8Array, callback?: () => void): this
+  pipe<T>(destination: T, options?: { end?: boolean }): T
+  on(event: 'skip', listener: (info: { index: number; offset: number; error: TranscodeError }) => void): this
+  on(event: 'error', listener: (error: Error) => void): this
+  on(event: string, listener: (...args: any[]) => void): this
+  once(event: string, listener: (...args: any[]) => void): this
+  destroy(error?: Error): this
+  [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array>
+}
+
+/**
+ * A Transform stream from raw concatenated BSON documents (the mongodump `.bson` format, any
+ * chunk boundaries) to NDJSON or a JSON array. Errors are {@link TranscodeError}s whose `index`
+ * and `offset` count from the start of the stream; documents before a bad one are written first.
+ * A stream ending inside a document fails with `BSON_TRUNCATED`. Gunzip `.bson.gz` first
+ * (`zlib.createGunzip()`).
+ */
+export declare function createTranscodeStream(options?: TranscodeStreamOptions): TranscodeStream

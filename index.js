@@ -171,3 +171,4 @@ module.exports.isTranscodeError = isTranscodeError
 module.exports.DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
 module.exports.DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_MAX_OUTPUT_BYTES
 module.exports.backend = backend.name
+module.exports.createTranscodeStream = require('./lib/stream').createTranscodeStream

@@ -1,0 +1,300 @@
+'use strict'
+
+/**
+ * `createTranscodeStream(options)`: a Node `Transform` from raw concatenated BSON documents
+ * (the mongodump `.bson` format, any chunking) to NDJSON or one JSON array.
+ *
+ * Per incoming chunk the span of complete documents is found by walking the int32 length
+ * prefixes and transcoded with one native `toNDJSON` call per sub-batch (no per-document calls);
+ * only the incomplete tail of a chunk is copied. Memory is bounded by the largest document plus
+ * one sub-batch of output (`batchBytes` of BSON, default 1 MiB, or `chunkSize` when set).
+ */
+
+const { Transform } = require('stream')
+const { resolveOptions } = require('./options')
+
+/** Default cap on one document's declared length (MongoDB's own limit is 16 MiB). */
+const DEFAULT_MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+const DEFAULT_BATCH_BYTES = 1024 * 1024
+const NL = 0x0a
+const COMMA = 0x2c
+const OPEN = Buffer.from('[')
+const CLOSE = Buffer.from(']')
+const EMPTY_ARRAY = Buffer.from('[]')
+
+let toNDJSON = null
+function ndjson(buf, options) {
+  // Lazy: index.js requires this file at its end, so load it on first use.
+  if (toNDJSON === null) toNDJSON = require('../index').toNDJSON
+  return toNDJSON(buf, options)
+}
+
+function positiveInt(value, name, fallback) {
+  if (value === undefined || value === null) return fallback
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`bson2json: options.${name} must be a positive integer, got ${String(value)}`)
+  }
+  return value
+}
+
+/** A TranscodeError like the native ones, for errors found by the stream itself. */
+function makeError(code, detail, index, offset) {
+  const e = new Error(`${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
+  e.name = 'TranscodeError'
+  e.code = code
+  e.offset = offset
+  e.index = index
+  return e
+}
+
+/** Rebase a native batch error onto stream-global document index and byte offset. */
+function rebase(e, baseIndex, baseOffset) {
+  if (!e || typeof e !== 'object' || typeof e.code !== 'string' || typeof e.index !== 'number') return e
+  const index = baseIndex + e.index
+  const offset = baseOffset + (typeof e.offset === 'number' ? e.offset : 0)
+  const m = /^(.*?)(?: \(document \d+, byte (\d+) of the document\))?$/s.exec(e.message)
+  const inDoc = m && m[2] !== undefined ? `byte ${m[2]} of the document, ` : ''
+  e.message = `${m ? m[1] : e.message} (document ${index}, ${inDoc}byte offset ${offset} in the stream)`
+  e.index = index
+  e.offset = offset
+  return e
+}
+
+class TranscodeStream extends Transform {
+  constructor(options) {
+    const o = options == null ? {} : options
+    if (typeof o !== 'object') throw new TypeError('bson2json: options must be an object')
+    const format = o.format === undefined ? 'ndjson' : o.format
+    if (format !== 'ndjson' && format !== 'array') {
+      throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${String(format)}`)
+    }
+    const chunkSize = positiveInt(o.chunkSize, 'chunkSize', 0)
+    const maxDocumentBytes = positiveInt(o.maxDocumentBytes, 'maxDocumentBytes', DEFAULT_MAX_DOCUMENT_BYTES)
+    const batchBytes = positiveInt(o.batchBytes, 'batchBytes', chunkSize || DEFAULT_BATCH_BYTES)
+    const transcode = {}
+    for (const k of ['dialect', 'utf8', 'maxDepth', 'maxOutputBytes', 'threads']) if (o[k] !== undefined) transcode[k] = o[k]
+    resolveOptions(transcode) // validate now, not on the first chunk
+    super({
+      highWaterMark: o.highWaterMark,
+      readableHighWaterMark: o.readableHighWaterMark,
+      writableHighWaterMark: o.writableHighWaterMark,
+    })
+    this._opts = transcode
+    this._array = format === 'array'
+    this._chunkSize = chunkSize
+    this._maxDoc = maxDocumentBytes
+    this._batchBytes = batchBytes
+    this._skipInvalid = o.skipInvalid === true
+    /** Documents seen so far (written, skipped or failed): the next document's global index. */
+    this._index = 0
+    /** Stream byte offset of the first byte not yet consumed (the start of `_pending`). */
+    this._offset = 0
+    /** Documents written to the output (array format: for separators). */
+    this._written = 0
+    this._skipped = 0
+    /** Partial document: its bytes so far live in `_pending[0.._have)`. */
+    this._pending = null
+    this._have = 0
+    this._head = Buffer.allocUnsafe(4)
+    this._failed = false
+  }
+
+  /** Documents written so far. */
+  get documents() {
+    return this._written
+  }
+
+  /** Documents skipped (with `skipInvalid`). */
+  get skipped() {
+    return this._skipped
+  }
+
+  /** BSON bytes consumed so far (complete documents). */
+  get bytesIn() {
+    return this._offset
+  }
+
+  _transform(chunk, encoding, callback) {
+    if (this._failed) return callback()
+    if (!(chunk instanceof Uint8Array)) {
+      return callback(new TypeError('bson2json: the transcode stream takes Buffer / Uint8Array chunks'))
+    }
+    try {
+      this._consume(chunk)
+    } catch (e) {
+      return this._fail(e, callback)
+    }
+    callback()
+  }
+
+  /**
+   * Fails the stream only once the consumer has read what was pushed before the error, so the
+   * documents before a bad one reach the destination (destroying drops the readable buffer).
+   */
+  _fail(error, callback) {
+    this._failed = true
+    const check = () => {
+      if (this.readableLength === 0 || this.destroyed) callback(error)
+      else setTimeout(check, 2)
+    }
+    check()
+  }
+
+  _flush(callback) {
+    if (this._failed) return callback()
+    if (this._have > 0) {
+      const need = this._pending === null ? 'its length prefix' : `${this._pending.length} bytes`
+      return this._fail(
+        makeError(
+          'BSON_TRUNCATED',
+          `input ends inside a document (${this._have} bytes of ${need})`,
+          this._index,
+          this._offset,
+        ),
+        callback,
+      )
+    }
+    if (this._array) this.push(this._written === 0 ? EMPTY_ARRAY : CLOSE)
+    callback()
+  }
+
+  /** Checks a declared document length; throws (or with skipInvalid still throws: unrecoverable). */
+  _checkLength(len) {
+    if (len < 5 || len > this._maxDoc) {
+      throw makeError(
+        'BSON_BAD_LENGTH',
+        len < 5
+          ? `document length ${len} is less than 5`
+          : `document length ${len} exceeds maxDocumentBytes ${this._maxDoc}`,
+        this._index,
+        this._offset,
+      )
+    }
+  }
+
+  _consume(input) {
+    const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+    let pos = 0
+    const n = chunk.length
+    // 1. Complete the pending partial document by copying only what it still needs.
+    if (this._have > 0) {
+      if (this._pending === null) {
+        const take = Math.min(4 - this._have, n)
+        chunk.copy(this._head, this._have, 0, take)
+        this._have += take
+        pos = take
+        if (this._have < 4) return
+        const len = this._head.readInt32LE(0)
+        this._checkLength(len)
+        this._pending = Buffer.allocUnsafe(len)
+        this._head.copy(this._pending, 0, 0, 4)
+      }
+      const doc = this._pending
+      const take = Math.min(doc.length - this._have, n - pos)
+      chunk.copy(doc, this._have, pos, pos + take)
+      this._have += take
+      pos += take
+      if (this._have < doc.length) return
+      this._pending = null
+      this._have = 0
+      this._emitSpan(doc, 0, doc.length, [0])
+    }
+    // 2. Walk the complete documents of the chunk, transcoding sub-batches of ~batchBytes.
+    const view = chunk
+    let start = pos
+    let starts = []
+    while (pos + 4 <= n) {
+      const len = view.readInt32LE(pos)
+      if (len < 5 || len > this._maxDoc) {
+        this._emitSpan(view, start, pos, starts)
+        this._checkLength(len) // throws with the global index/offset
+      }
+      if (pos + len > n) break
+      starts.push(pos - start)
+      pos += len
+      if (pos - start >= this._batchBytes) {
+        this._emitSpan(view, start, pos, starts)
+        start = pos
+        starts = []
+      }
+    }
+    this._emitSpan(view, start, pos, starts)
+    // 3. Keep the incomplete tail (a copy: the chunk is not retained).
+    const rest = n - pos
+    if (rest > 0) {
+      this._have = rest
+      if (rest < 4) {
+        view.copy(this._head, 0, pos, n)
+      } else {
+        const len = view.readInt32LE(pos)
+        this._pending = Buffer.allocUnsafe(len)
+        view.copy(this._pending, 0, pos, n)
+      }
+    }
+  }
+
+  /**
+   * Transcodes the documents `buf[start..end)` (their offsets relative to `start` in `starts`)
+   * and pushes the output. A bad document: the documents before it are pushed first, then it
+   * is skipped (`skipInvalid`) or the error is thrown with stream-global index and offset.
+   */
+  _emitSpan(buf, start, end, starts) {
+    while (start < end) {
+      const slice = buf.subarray(start, end)
+      let out
+      try {
+        out = ndjson(slice, this._opts)
+      } catch (e) {
+        if (typeof e.index !== 'number' || typeof e.offset !== 'number') throw e
+        const bad = e.index
+        if (bad > 0) this._emitSpan(buf, start, start + starts[bad], starts.slice(0, bad))
+        const badStart = starts[bad]
+        const badEnd = bad + 1 < starts.length ? starts[bad + 1] : end - start
+        // The documents before it are out: this._index / this._offset now point at the bad one.
+        rebase(e, this._index - bad, this._offset - badStart)
+        if (!this._skipInvalid) throw e
+        this._skipped++
+        this._index++
+        this._offset += badEnd - badStart
+        this.emit('skip', { index: e.index, offset: e.offset, error: e })
+        start += badEnd
+        starts = starts.slice(bad + 1).map((s) => s - badEnd)
+        continue
+      }
+      this._pushOutput(out, starts.length)
+      this._index += starts.length
+      this._written += starts.length
+      this._offset += end - start
+      return
+    }
+  }
+
+  _pushOutput(out, count) {
+    if (count === 0) return
+    let buf = Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength)
+    if (this._array) {
+      // NDJSON -> array elements: every '\n' becomes ',' (JSON text has no raw newlines),
+      // the last one is dropped, and a ',' separates this batch from the previous one.
+      for (let i = buf.indexOf(NL); i !== -1; i = buf.indexOf(NL, i + 1)) buf[i] = COMMA
+      buf = buf.subarray(0, buf.length - 1)
+      this.push(this._written === 0 ? OPEN : Buffer.from(','))
+    }
+    const size = this._chunkSize
+    if (size === 0 || buf.length <= size) {
+      this.push(buf)
+      return
+    }
+    for (let i = 0; i < buf.length; i += size) this.push(buf.subarray(i, i + size))
+  }
+}
+
+/**
+ * Creates a Transform stream: raw BSON documents in (any chunk boundaries), JSON text out.
+ * @param {import('../index').TranscodeStreamOptions} [options]
+ * @returns {TranscodeStream}
+ */
+function createTranscodeStream(options) {
+  return new TranscodeStream(options)
+}
+
+module.exports = { createTranscodeStream, TranscodeStream, DEFAULT_MAX_DOCUMENT_BYTES }
