@@ -416,3 +416,121 @@ export function mutate(r: Rng, src: Uint8Array): Uint8Array {
   }
   return Uint8Array.from(b)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round-trip-safe generator for the canonical Extended JSON oracle
+// ---------------------------------------------------------------------------------------------
+
+/** Decimal128 values whose canonical string form parses back to the same bits. */
+export const DECIMAL_STRINGS = [
+  '0', '-0', '1', '-1', '0.0060', '1.234567890123456789012345678901234', '9.999999999999999999999999999999999E+6144',
+  '1E-6176', '-1E-6176', 'NaN', 'Infinity', '-Infinity', '0E+3', '-0E-8', '1.0', '12345678901234567890', '1E+100', '0.001',
+]
+
+/**
+ * Documents that survive canonical EJSON -> EJSON.parse({relaxed:false}) -> BSON.serialize byte-exactly.
+ * Excluded on purpose (each is lossy through js-bson's EJSON/serializer, not a transcoder property):
+ * - deprecated types (undefined, symbol, DBPointer) and duplicate keys: no faithful EJSON.parse mapping;
+ * - array-index keys and '__proto__': a JS object reorders / swallows them;
+ * - '$'-prefixed keys: EJSON.parse interprets them ($ref/$id docs become DBRef with fields reordered);
+ * - invalid UTF-8 anywhere (keys/regex decode lossily to U+FFFD);
+ * - NaN payloads other than the default quiet NaN, non-canonical Decimal128 bits (they print as the canonical value);
+ * - dates beyond ±8.64e15 ms (EJSON.parse makes an Invalid Date) ;
+ * - regex options that are unsorted, duplicated or outside "ilmsux" (BSONRegExp sorts/rejects them);
+ * - binary subtype 2 with a wrong inner length, subtype 4 of length != 16 (EJSON.parse may reject it as a UUID),
+ *   subtype 9 (BSON.serialize validates vector payloads).
+ */
+export class EjsonGen {
+  r: Rng
+  decimals: number[][]
+  constructor(seed: number, decimalBytes: (s: string) => number[]) {
+    this.r = mulberry32(seed)
+    this.decimals = DECIMAL_STRINGS.map(decimalBytes)
+  }
+  str(maxLen = 10): number[] {
+    const r = this.r
+    let s = ''
+    const n = r.int(maxLen + 1)
+    for (let i = 0; i < n; i++) s += r.chance(0.3) ? r.pick(SPECIAL_CHARS) : ASCII[r.int(ASCII.length)]
+    return utf8(s)
+  }
+  keys(n: number): number[][] {
+    const pool = ['a', 'b', 'c', 'name', 'value', '_id', 'x y', '\u00e9', '\ud83d\ude00', '', 'k\u2028', 'q"\\', 'toJSON', 'a.b', 'a1', '-1', '01', '1.5']
+    const seen = new Set<string>()
+    const out: number[][] = []
+    while (out.length < n) {
+      const k = this.r.chance(0.7) ? this.r.pick(pool) : Buffer.from(this.str(6).filter((c) => c !== 0)).toString()
+      if (seen.has(k) || k.startsWith('$') || /^(0|[1-9]\d*)$/.test(k) || k === '__proto__') continue
+      seen.add(k)
+      out.push(utf8(k))
+    }
+    return out
+  }
+  document(depth: number): number[] {
+    const n = this.r.int(depth === 0 ? 8 : 5)
+    return doc(this.keys(n).map((k) => this.value(k, depth)))
+  }
+  array(depth: number): number[] {
+    const n = this.r.int(5)
+    const out: Elem[] = []
+    for (let i = 0; i < n; i++) out.push(this.value(utf8(String(i)), depth))
+    return doc(out)
+  }
+  value(key: number[], depth: number): Elem {
+    const r = this.r
+    const canNest = depth < 6
+    const x = r.int(20)
+    switch (x) {
+      case 0: return el(0x10, key, i32(r.chance(0.5) ? r.int(200) - 100 : (r.next() * 2 ** 32) | 0))
+      case 1: {
+        let v = r.chance(0.5) ? r.pick(DOUBLE_POOL) : (r.next() - 0.5) * 10 ** (r.int(40) - 20)
+        if (r.chance(0.3)) {
+          const b = Buffer.from(r.bytes(8))
+          v = b.readDoubleLE(0)
+        }
+        return el(0x01, key, f64(Number.isNaN(v) ? NaN : v))
+      }
+      case 2: return el(0x02, key, bstr(this.str()))
+      case 3: return canNest ? el(0x03, key, this.document(depth + 1)) : el(0x0a, key, [])
+      case 4: return canNest ? el(0x04, key, this.array(depth + 1)) : el(0x0a, key, [])
+      case 5: return el(0x08, key, [r.int(2)])
+      case 6: return el(0x0a, key, [])
+      case 7: {
+        const v = r.chance(0.6) ? r.pick(INT64_POOL) : BigInt.asIntN(64, (BigInt(r.int(2 ** 32)) << 32n) | BigInt(r.int(2 ** 32)))
+        return el(0x12, key, i64(v))
+      }
+      case 8: return el(0x07, key, r.bytes(12))
+      case 9: {
+        let v = r.chance(0.5) ? r.pick(DATE_POOL) : BigInt(Math.floor((r.next() - 0.5) * 2 * 10 ** (r.int(16) + 1)))
+        if (v > 8640000000000000n || v < -8640000000000000n) v = 0n
+        return el(0x09, key, i64(v))
+      }
+      case 10: {
+        const sub = r.pick([0, 1, 2, 3, 4, 5, 6, 7, 8, 0x80, 0xff])
+        const len = sub === 4 ? 16 : r.int(20)
+        const payload = r.bytes(len)
+        if (sub === 2) return el(0x05, key, [...i32(len + 4), 2, ...i32(len), ...payload])
+        return el(0x05, key, [...i32(len), sub, ...payload])
+      }
+      case 11: return el(0x0d, key, bstr(this.str(20)))
+      case 12: {
+        const code = bstr(this.str(10))
+        const scope = canNest ? this.document(depth + 1) : doc([])
+        return el(0x0f, key, [...i32(4 + code.length + scope.length), ...code, ...scope])
+      }
+      case 13: {
+        const flags = [...'ilmsux'].filter(() => r.chance(0.3)).join('')
+        const pattern = r.pick(['', 'abc', '(?i)a', '[', 'a\u00e9\u2028', '"\\\\d', '\u0001', '/'])
+        return el(0x0b, key, [...cstr(pattern), ...cstr(flags)])
+      }
+      case 14: return el(0x11, key, u64(BigInt(r.int(2 ** 32)) << 32n | BigInt(r.int(2 ** 32))))
+      case 15: return el(0x13, key, r.pick(this.decimals))
+      case 16: return el(0xff, key, [])
+      case 17: return el(0x7f, key, [])
+      default: return el(0x10, key, i32(r.int(100)))
+    }
+  }
+  root(): Uint8Array {
+    return Uint8Array.from(this.document(0))
+  }
+}
