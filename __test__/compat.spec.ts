@@ -153,3 +153,66 @@ describe('compat: named regressions (minimal repros)', () => {
     })
   }
 })
+
+describe('compat: targeted passes', () => {
+  it("utf8: 'replace' on documents with frequent invalid UTF-8 equals js-bson {validation: {utf8: false}}", () => {
+    const g = new Gen(SEED ^ 0x2545f491, { badStringRate: 0.08, ...GEN_OPTS })
+    const N = 20_000
+    const fails: string[] = []
+    let bothOk = 0
+    let bothThrow = 0
+    for (let i = 0; i < N; i++) {
+      const buf = g.root()
+      let o: string | null = null
+      let u: string | null = null
+      try {
+        o = JSON.stringify(BSON.deserialize(buf, { validation: { utf8: false } }))
+      } catch {}
+      try {
+        u = toJSON(buf, { utf8: 'replace' })
+      } catch {}
+      if (o === null && u === null) bothThrow++
+      else if (o === u) bothOk++
+      else if (fails.length < 5) fails.push(`hex ${hex(buf)}\n   expected ${o}\n   actual   ${u}`)
+    }
+    console.log(`[compat utf8 replace] docs=${N} bothOk=${bothOk} bothThrow=${bothThrow} mismatches=${N - bothOk - bothThrow}`)
+    expect(fails, fails.join('\n')).toEqual([])
+  })
+
+  it('long strings and keys over every character class (SWAR / Latin-1 / UTF-16 hand-off boundaries)', () => {
+    const r = mulberry32(SEED ^ 0x68e31da4)
+    const classes: string[][] = [
+      ['a', 'b', 'Z', '0', ' ', '~'],
+      ['\u00e9', '\u00ff', '\u0080', '\u00a0', 'a'],
+      ['\u0100', '\u2606', '\u4e2d', '\u2028', '\uffff', 'a'],
+      ['\ud83d\ude00', '\u{10ffff}', 'a', '\u00e9'],
+      ['"', '\\', '\n', '\u0000', '\u001f', '\u007f', '/', 'a'],
+    ]
+    const fails: string[] = []
+    let n = 0
+    for (let len = 0; len < 300; len++) {
+      for (let rep = 0; rep < 8; rep++) {
+        const mix = classes.filter(() => r.chance(0.5))
+        const pool = mix.length ? mix.flat() : classes[0]
+        let s = ''
+        for (let i = 0; i < len; i++) s += r.chance(0.9) ? 'x' : pool[r.int(pool.length)]
+        if (rep & 1) s = [...s].map(() => pool[r.int(pool.length)]).join('')
+        const key = s.replace(/\u0000/g, '')
+        const d = BSON.serialize({ [key || 'k']: s, a: [s, s.slice(1)], n: 1 })
+        n++
+        const o = JSON.stringify(BSON.deserialize(d))
+        let u: string
+        try {
+          u = toJSON(d)
+        } catch (e) {
+          u = `THROW ${e}`
+        }
+        if (o !== u && fails.length < 5) fails.push(`len ${len} hex ${hex(d)}\n   expected ${o}\n   actual   ${u}`)
+        const ub = require('../index.js').toJSONBuffer(d)
+        if (!ub.equals(Buffer.from(o)) && fails.length < 5) fails.push(`toJSONBuffer len ${len} hex ${hex(d)}`)
+      }
+    }
+    console.log(`[compat long strings] docs=${n}`)
+    expect(fails, fails.join('\n')).toEqual([])
+  })
+})
