@@ -7,7 +7,8 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
-import { Gen, hex, mulberry32, mutate } from './gen'
+import { Gen, bstr, doc, el, hex, i32, mulberry32, mutate } from './gen'
+import type { Elem } from './gen'
 
 const require = createRequire(import.meta.url)
 const { toJSON, isTranscodeError } = require('../index.js')
@@ -213,6 +214,41 @@ describe('compat: targeted passes', () => {
       }
     }
     console.log(`[compat long strings] docs=${n}`)
+    expect(fails, fails.join('\n')).toEqual([])
+  })
+})
+
+describe('compat: wide documents', () => {
+  it('many keys with duplicates, index keys and undefined (dedupe/ordering at scale)', () => {
+    const r = mulberry32(SEED ^ 0x1b873593)
+    const fails: string[] = []
+    let n = 0
+    for (const width of [8, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 1000, 3000]) {
+      for (let rep = 0; rep < 6; rep++) {
+        const pool = Math.max(2, Math.floor(width * [0.3, 0.9, 2][rep % 3]))
+        const elems: Elem[] = []
+        const dbref = rep >= 3
+        if (dbref) elems.push(el(0x02, '$ref', bstr('db.c')), el(0x10, '$id', i32(1)))
+        for (let i = 0; i < width; i++) {
+          const k = r.chance(0.2) ? String(r.int(pool)) : r.chance(0.05) ? '__proto__' : `k${r.int(pool)}`
+          const t = r.int(10)
+          if (t === 0) elems.push(el(0x06, k, []))
+          else if (t === 1) elems.push(el(0x02, k, bstr('v' + i)))
+          else elems.push(el(0x10, k, i32(i)))
+        }
+        const buf = Uint8Array.from(doc(elems))
+        n++
+        const o = JSON.stringify(BSON.deserialize(buf))
+        let u: string
+        try {
+          u = toJSON(buf)
+        } catch (e) {
+          u = `THROW ${e}`
+        }
+        if (o !== u && fails.length < 3) fails.push(`width ${width} rep ${rep} hex ${hex(buf)}\n   expected ${o}\n   actual   ${u}`)
+      }
+    }
+    console.log(`[compat wide] docs=${n}`)
     expect(fails, fails.join('\n')).toEqual([])
   })
 })
