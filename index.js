@@ -172,3 +172,7 @@ module.exports.DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
 module.exports.DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_MAX_OUTPUT_BYTES
 module.exports.backend = backend.name
 module.exports.createTranscodeStream = require('./lib/stream').createTranscodeStream
+module.exports.watch = require('./lib/change-stream').watch
+module.exports.ChangeStreamInvalidatedError = require('./lib/change-stream').ChangeStreamInvalidatedError
+module.exports.find = require('./lib/cursor').find
+module.exports.aggregate = require('./lib/cursor').aggregate

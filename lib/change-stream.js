@@ -1,0 +1,681 @@
+'use strict'
+
+/**
+ * `watch()`: a MongoDB change stream run on raw command replies, one native
+ * `transcodeChangeBatch` call per batch, with prefetch and spec-conformant resume.
+ *
+ * The stream runs the commands itself (the driver's `watch()` cannot return raw events):
+ *   aggregate {pipeline: [{$changeStream}, ...user], cursor: {batchSize}}   (raw, one session)
+ *   getMore  {getMore: id, collection, batchSize, maxTimeMS: maxAwaitTimeMS} (raw, same session)
+ * Resume rules, token cache and resumable-error classification follow the Change Streams spec
+ * (mongodb/specifications source/change-streams/change-streams.md); see docs/change-streams.md.
+ *
+ * Two token positions are kept:
+ *   - the fetch position (what the next resume starts after): the last token RECEIVED from the
+ *     server. Batches already received but not yet delivered stay buffered across a resume, so
+ *     resuming from here neither loses nor duplicates events.
+ *   - `stream.resumeToken`: the token of the last event / batch DELIVERED to the consumer; this is
+ *     what an application persists as its checkpoint.
+ */
+
+const { resolveOptions } = require('./options')
+const { loadBackend } = require('./backend')
+
+let native = null
+function binding() {
+  if (native === null) {
+    const b = loadBackend()
+    if (typeof b.binding.transcodeChangeBatch !== 'function') {
+      throw new Error('bson2json: watch() needs the native addon (transcodeChangeBatch is not available in the fallback)')
+    }
+    native = b.binding
+  }
+  return native
+}
+
+let EJSON = null
+function parseTokenEJSON(text) {
+  if (EJSON === null) EJSON = require('bson').EJSON
+  return EJSON.parse(text, { relaxed: false })
+}
+
+/** Server error codes that are resumable on servers with maxWireVersion < 9 (spec list). */
+const RESUMABLE_CODES = new Set([
+  6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 13388, 234, 133,
+])
+const CURSOR_NOT_FOUND = 43
+
+/** The change stream was invalidated (the watched collection/database was dropped or renamed). */
+class ChangeStreamInvalidatedError extends Error {
+  constructor(event) {
+    super('bson2json: change stream invalidated (the invalidate event was delivered; open a new stream with startAfter: its resumeToken to continue)')
+    this.name = 'ChangeStreamInvalidatedError'
+    this.event = event
+  }
+}
+
+/** A change stream protocol error (for example an event without `_id`). */
+class ChangeStreamError extends Error {
+  constructor(message, cause) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.name = 'ChangeStreamError'
+  }
+}
+
+function hasLabel(err, label) {
+  if (typeof err.hasErrorLabel === 'function') {
+    try {
+      return err.hasErrorLabel(label)
+    } catch {
+      // fall through to the plain array
+    }
+  }
+  return Array.isArray(err.errorLabels) && err.errorLabels.includes(label)
+}
+
+/**
+ * Spec "resumable error" for a getMore failure.
+ * @param {any} err
+ * @param {number | undefined} maxWireVersion
+ */
+function isResumableError(err, maxWireVersion) {
+  if (err === null || typeof err !== 'object') return false
+  const name = String(err.name || '')
+  // Non-server errors: network errors, pool cleared, server selection (no server reply).
+  if (name.startsWith('MongoNetwork') || name === 'MongoPoolClearedError' || name === 'MongoServerSelectionError') {
+    return true
+  }
+  if (err.code === CURSOR_NOT_FOUND) return true
+  if (maxWireVersion === undefined || maxWireVersion >= 9) {
+    return hasLabel(err, 'ResumableChangeStreamError')
+  }
+  return RESUMABLE_CODES.has(err.code) || hasLabel(err, 'ResumableChangeStreamError')
+}
+
+/**
+ * Resolves the watch target (driver MongoClient, Db or Collection, by duck typing).
+ * @returns {{ client: any, db: any, aggregate: string | 1, cluster: boolean }}
+ */
+function resolveTarget(target) {
+  if (target === null || typeof target !== 'object') {
+    throw new TypeError('bson2json: watch() target must be a MongoClient, Db or Collection')
+  }
+  if (typeof target.collectionName === 'string' && typeof target.dbName === 'string') {
+    const client = target.client
+    if (!client || typeof client.db !== 'function') throw new TypeError('bson2json: watch(): collection has no client')
+    return { client, db: client.db(target.dbName), aggregate: target.collectionName, cluster: false }
+  }
+  if (typeof target.databaseName === 'string' && typeof target.command === 'function') {
+    const client = target.client
+    if (!client || typeof client.startSession !== 'function') throw new TypeError('bson2json: watch(): db has no client')
+    return { client, db: target, aggregate: 1, cluster: false }
+  }
+  if (typeof target.db === 'function' && typeof target.startSession === 'function') {
+    return { client: target, db: target.db('admin'), aggregate: 1, cluster: true }
+  }
+  throw new TypeError('bson2json: watch() target must be a MongoClient, Db or Collection')
+}
+
+function maxWireVersionOf(client) {
+  try {
+    const d = client.topology && client.topology.description
+    const v = d && d.commonWireVersion
+    return typeof v === 'number' && v > 0 ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function positiveInt(name, v, min) {
+  if (v === undefined) return undefined
+  if (!Number.isInteger(v) || v < min) throw new RangeError(`bson2json: options.${name} must be an integer >= ${min}, got ${String(v)}`)
+  return v
+}
+
+/** Token as sent back to the server: `{_data}` as-is, otherwise parsed canonical EJSON. */
+function eventToken(ev) {
+  if (ev.resumeToken !== undefined && ev.resumeToken !== null) return ev.resumeToken
+  if (typeof ev.resumeTokenEJSON === 'string') return parseTokenEJSON(ev.resumeTokenEJSON)
+  return undefined
+}
+
+function batchPBRT(b) {
+  if (b.postBatchResumeToken) return b.postBatchResumeToken
+  if (typeof b.postBatchResumeTokenEJSON === 'string') return parseTokenEJSON(b.postBatchResumeTokenEJSON)
+  return null
+}
+
+// ---- split-event reassembly --------------------------------------------------------------
+
+function skipString(s, i) {
+  // s[i] === '"'
+  i++
+  for (;;) {
+    const q = s.indexOf('"', i)
+    if (q < 0) throw new ChangeStreamError('bson2json: malformed fragment JSON')
+    let bs = 0
+    for (let k = q - 1; k >= i && s.charCodeAt(k) === 92; k--) bs++
+    if ((bs & 1) === 0) return q + 1
+    i = q + 1
+  }
+}
+
+/** Top-level `"key":value` segments of compact JSON object text. */
+function topLevelFields(s) {
+  const out = []
+  const n = s.length - 1
+  let i = 1
+  while (i < n) {
+    const ks = i
+    i = skipString(s, i)
+    const key = JSON.parse(s.slice(ks, i))
+    i++ // ':'
+    let depth = 0
+    while (i < n) {
+      const c = s.charCodeAt(i)
+      if (c === 34) {
+        i = skipString(s, i)
+        continue
+      }
+      if (c === 123 || c === 91) depth++
+      else if (c === 125 || c === 93) depth--
+      else if (c === 44 && depth === 0) break
+      i++
+    }
+    out.push({ key, text: s.slice(ks, i) })
+    i++ // ','
+  }
+  return out
+}
+
+const MERGED_FIELDS = [
+  'operationType',
+  'clusterTime',
+  'wallTime',
+  'ns',
+  'documentKey',
+  'fullDocument',
+  'fullDocumentBeforeChange',
+  'updateDescription',
+]
+
+/** Reassembles fragments `{_id, splitEvent, ...fields}` into one event (spec: concatenate fields). */
+function mergeFragments(frags) {
+  const last = frags[frags.length - 1]
+  const ev = {}
+  ev.resumeToken = last.resumeToken
+  if (last.resumeTokenEJSON !== undefined) ev.resumeTokenEJSON = last.resumeTokenEJSON
+  for (const f of frags) {
+    for (const k of MERGED_FIELDS) if (f[k] !== undefined) ev[k] = f[k]
+    for (const k of Object.keys(f)) {
+      if (ev[k] === undefined && k !== 'splitEvent' && k !== 'json' && k !== 'resumeToken' && k !== 'resumeTokenEJSON') {
+        ev[k] = f[k]
+      }
+    }
+  }
+  if (last.json !== undefined) {
+    let id = null
+    const parts = []
+    for (const f of frags) {
+      for (const fld of topLevelFields(f.json)) {
+        if (fld.key === '_id') {
+          if (f === last) id = fld.text
+        } else if (fld.key !== 'splitEvent') parts.push(fld.text)
+      }
+    }
+    if (id !== null) parts.unshift(id)
+    ev.json = '{' + parts.join(',') + '}'
+  }
+  return ev
+}
+
+// ---- the stream ----------------------------------------------------------------------------
+
+const END = Object.freeze({ end: true })
+
+class ChangeStream {
+  /**
+   * @param {any} target MongoClient, Db or Collection
+   * @param {object[]} [pipeline]
+   * @param {object} [options]
+   */
+  constructor(target, pipeline = [], options = {}) {
+    if (!Array.isArray(pipeline)) throw new TypeError('bson2json: watch() pipeline must be an array')
+    if (options === null || typeof options !== 'object') throw new TypeError('bson2json: watch() options must be an object')
+    const t = resolveTarget(target)
+    this._client = t.client
+    this._db = t.db
+    this._aggregate = t.aggregate
+    this._o = resolveOptions(options)
+    this._whole = options.whole === true
+    this._batchSize = positiveInt('batchSize', options.batchSize, 0)
+    this._maxAwaitTimeMS = positiveInt('maxAwaitTimeMS', options.maxAwaitTimeMS, 0)
+    this._prefetch = options.prefetch === undefined ? 4 : positiveInt('prefetch', options.prefetch, 0)
+    this._split = options.splitLargeEvents === true
+
+    const stage = {}
+    if (t.cluster) stage.allChangesForCluster = true
+    for (const k of ['fullDocument', 'fullDocumentBeforeChange', 'showExpandedEvents', 'resumeAfter', 'startAfter', 'startAtOperationTime']) {
+      if (options[k] !== undefined) stage[k] = options[k]
+    }
+    this._stage = stage
+    this._userPipeline = this._split ? [...pipeline, { $changeStreamSplitLargeEvent: {} }] : pipeline.slice()
+
+    // Spec token cache (fetch position) and saved operation time.
+    this._position = options.startAfter !== undefined ? options.startAfter : options.resumeAfter
+    this._startedWithStartAfter = options.startAfter !== undefined
+    this._received = 0
+    this._operationTime = options.startAtOperationTime
+    this._checkpoint = this._position === undefined ? null : this._position
+
+    // Cursor state
+    this._cursorId = null // bigint once open; 0n when exhausted
+    this._getMoreColl = null
+    this._session = null
+    this._pending = [] // split fragments awaiting their last piece
+
+    // Queue between the fetch loop and the consumer.
+    this._queue = []
+    this._batchesQueued = 0
+    this._waiter = null
+    this._wake = null
+    this._demand = false
+    this._closed = false
+    this._closing = null
+    this._ac = new AbortController()
+    this._loop = null
+
+    // Consumer state
+    this._cur = null
+    this._idx = 0
+    this._resumeToken = this._checkpoint
+    this._terminal = null
+    this._resumes = 0
+
+    this._signal = options.signal
+    if (this._signal) {
+      if (this._signal.aborted) {
+        this._abortReason = abortError(this._signal)
+        this._closed = true
+        this._closing = Promise.resolve()
+      } else {
+        this._onAbort = () => {
+          this._abortReason = abortError(this._signal)
+          this.close().catch(() => {})
+        }
+        this._signal.addEventListener('abort', this._onAbort, { once: true })
+      }
+    }
+  }
+
+  /** Token of the last delivered event (or batch); persist it and pass it as `resumeAfter`. */
+  get resumeToken() {
+    return this._resumeToken
+  }
+
+  /** Number of resumes performed so far. */
+  get resumeCount() {
+    return this._resumes
+  }
+
+  get closed() {
+    return this._closed
+  }
+
+  // -- fetch loop --------------------------------------------------------------------------
+
+  _start() {
+    if (this._loop === null && !this._closed) {
+      this._session = this._client.startSession()
+      this._loop = this._run().catch((e) => this._push({ error: e }))
+    }
+  }
+
+  _wantMore() {
+    return this._batchesQueued < this._prefetch || (this._demand && this._queue.length === 0)
+  }
+
+  async _run() {
+    while (!this._closed) {
+      if (!this._wantMore()) {
+        await new Promise((resolve) => {
+          this._wake = resolve
+        })
+        this._wake = null
+        continue
+      }
+      let reply
+      const isGetMore = this._cursorId !== null
+      try {
+        reply = isGetMore ? await this._getMore() : await this._aggregateCmd()
+      } catch (err) {
+        if (this._closed) return
+        if (isGetMore && isResumableError(err, maxWireVersionOf(this._client))) {
+          await this._killCursor()
+          this._cursorId = null
+          this._resumes++
+          continue
+        }
+        this._push({ error: err })
+        return
+      }
+      if (this._closed) return
+      let b
+      try {
+        b = binding().transcodeChangeBatch(reply.cursor, this._whole, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+      } catch (err) {
+        this._push({ error: err })
+        return
+      }
+      if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
+        this._operationTime = reply.operationTime
+      }
+      this._cursorId = b.id
+      if (this._getMoreColl === null || !isGetMore) {
+        const ns = b.ns || ''
+        const dot = ns.indexOf('.')
+        this._getMoreColl = dot >= 0 ? ns.slice(dot + 1) : ns
+      }
+      const err = this._accept(b)
+      if (err) {
+        this._push({ error: err })
+        return
+      }
+      if (b.id === 0n) {
+        this._cursorId = 0n
+        this._push(END)
+        return
+      }
+    }
+  }
+
+  /** Processes one transcoded batch: token bookkeeping, reassembly, queueing. */
+  _accept(b) {
+    const events = b.events
+    const pbrt = batchPBRT(b)
+    const out = []
+    let invalidate = null
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]
+      const tok = eventToken(ev)
+      if (tok === undefined) {
+        return new ChangeStreamError('bson2json: a change event lacks a resume token (_id); a pipeline must not remove or modify _id')
+      }
+      if (ev.resumeToken === undefined) ev.resumeToken = tok
+      this._position = tok
+      this._received++
+      if (ev.splitEvent && this._split) {
+        this._pending.push(ev)
+        if (ev.splitEvent.fragment === ev.splitEvent.of) {
+          out.push(mergeFragments(this._pending))
+          this._pending = []
+        }
+        continue
+      }
+      out.push(ev)
+      if (ev.operationType === 'invalidate') invalidate = ev
+    }
+    if (pbrt) this._position = pbrt
+    // Checkpoint token for the consumer: never inside an unfinished split event.
+    let ck
+    if (this._pending.length > 0) ck = out.length ? out[out.length - 1].resumeToken : this._checkpoint
+    else ck = pbrt || (out.length ? out[out.length - 1].resumeToken : this._checkpoint)
+    this._checkpoint = ck
+    if (out.length === 0) {
+      // Coalesce consecutive empty batches: only the newest token matters.
+      const last = this._queue[this._queue.length - 1]
+      if (last && last.events && last.events.length === 0) {
+        last.resumeToken = ck
+        if (this._waiter) this._deliver()
+        return null
+      }
+    }
+    this._push({ events: out, resumeToken: ck })
+    if (invalidate) return new ChangeStreamInvalidatedError(invalidate)
+    return null
+  }
+
+  _aggregateCmd() {
+    const stage = { ...this._stage }
+    delete stage.resumeAfter
+    delete stage.startAfter
+    delete stage.startAtOperationTime
+    if (this._position !== undefined) {
+      if (this._startedWithStartAfter && this._received === 0) stage.startAfter = this._position
+      else stage.resumeAfter = this._position
+    } else if (this._operationTime !== undefined) {
+      stage.startAtOperationTime = this._operationTime
+    }
+    const cmd = {
+      aggregate: this._aggregate,
+      pipeline: [{ $changeStream: stage }, ...this._userPipeline],
+      cursor: this._batchSize === undefined ? {} : { batchSize: this._batchSize },
+    }
+    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+  }
+
+  _getMore() {
+    const cmd = { getMore: this._cursorId, collection: this._getMoreColl }
+    if (this._batchSize !== undefined) cmd.batchSize = this._batchSize
+    if (this._maxAwaitTimeMS !== undefined) cmd.maxTimeMS = this._maxAwaitTimeMS
+    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+  }
+
+  async _killCursor() {
+    const id = this._cursorId
+    if (id === null || id === 0n) return
+    this._cursorId = null
+    try {
+      await this._db.command({ killCursors: this._getMoreColl, cursors: [id] }, { session: this._session })
+    } catch {
+      // best effort (spec: errors suppressed)
+    }
+  }
+
+  // -- queue -------------------------------------------------------------------------------
+
+  _push(item) {
+    this._queue.push(item)
+    if (item.events) this._batchesQueued++
+    if (this._waiter) this._deliver()
+  }
+
+  _deliver() {
+    const w = this._waiter
+    this._waiter = null
+    this._demand = false
+    const item = this._queue.shift()
+    if (item.events) this._batchesQueued--
+    this._poke()
+    w(item)
+  }
+
+  _poke() {
+    if (this._wake) this._wake()
+  }
+
+  /** Next queued item (batch, error or end). */
+  _take() {
+    if (this._terminal) return Promise.resolve(this._terminal)
+    if (this._closed) return Promise.resolve(this._abortReason ? { error: this._abortReason } : END)
+    this._start()
+    if (this._queue.length > 0) {
+      const item = this._queue.shift()
+      if (item.events) this._batchesQueued--
+      this._poke()
+      return Promise.resolve(item)
+    }
+    return new Promise((resolve) => {
+      this._waiter = resolve
+      this._demand = true
+      this._poke()
+    })
+  }
+
+  async _terminate(item) {
+    this._terminal = item
+    await this.close()
+    if (item.error) throw item.error
+  }
+
+  // -- consumer API --------------------------------------------------------------------------
+
+  /** Next event: `{ value, done }`. Errors end the stream (after delivering buffered events). */
+  async next() {
+    for (;;) {
+      const cur = this._cur
+      if (cur !== null && this._idx < cur.events.length) {
+        const ev = cur.events[this._idx++]
+        this._resumeToken = this._idx === cur.events.length ? cur.resumeToken : ev.resumeToken
+        return { value: ev, done: false }
+      }
+      this._cur = null
+      const item = await this._take()
+      if (item.events) {
+        if (item.events.length === 0) {
+          this._resumeToken = item.resumeToken
+          continue
+        }
+        this._cur = item
+        this._idx = 0
+        continue
+      }
+      await this._terminate(item)
+      return { value: undefined, done: true }
+    }
+  }
+
+  /** Whole batches `{ events, resumeToken }` (empty batches too: their token still advances). */
+  async *batches() {
+    try {
+      if (this._cur !== null && this._idx < this._cur.events.length) {
+        const rest = { events: this._cur.events.slice(this._idx), resumeToken: this._cur.resumeToken }
+        this._cur = null
+        this._resumeToken = rest.resumeToken
+        yield rest
+      }
+      this._cur = null
+      for (;;) {
+        const item = await this._take()
+        if (item.events) {
+          this._resumeToken = item.resumeToken
+          yield item
+          continue
+        }
+        await this._terminate(item)
+        return
+      }
+    } finally {
+      await this.close()
+    }
+  }
+
+  [Symbol.asyncIterator]() {
+    return {
+      next: () => this.next(),
+      return: async () => {
+        await this.close()
+        return { value: undefined, done: true }
+      },
+      [Symbol.asyncIterator]() {
+        return this
+      },
+    }
+  }
+
+  /** A Node.js object-mode Readable of events, with backpressure; destroying it closes the stream. */
+  stream(options = {}) {
+    const { Readable } = require('node:stream')
+    const self = this
+    let reading = false
+    return new Readable({
+      objectMode: true,
+      highWaterMark: options.highWaterMark === undefined ? 16 : options.highWaterMark,
+      read() {
+        if (reading) return
+        reading = true
+        const pump = () => {
+          self.next().then(
+            (r) => {
+              if (r.done) {
+                reading = false
+                this.push(null)
+              } else if (this.push(r.value)) pump()
+              else reading = false
+            },
+            (e) => {
+              reading = false
+              this.destroy(e)
+            },
+          )
+        }
+        pump()
+      },
+      destroy(err, cb) {
+        self.close().then(
+          () => cb(err),
+          () => cb(err),
+        )
+      },
+    })
+  }
+
+  /** Stops fetching, kills the server cursor (killCursors, awaited) and ends the session. */
+  close() {
+    if (this._closing) return this._closing
+    this._closed = true
+    if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort)
+    this._closing = (async () => {
+      this._ac.abort()
+      this._poke()
+      if (this._loop) {
+        try {
+          await this._loop
+        } catch {
+          // already reported
+        }
+      }
+      await this._killCursor()
+      this._queue.length = 0
+      this._batchesQueued = 0
+      if (this._waiter) {
+        const w = this._waiter
+        this._waiter = null
+        w(this._abortReason ? { error: this._abortReason } : END)
+      }
+      if (this._session) {
+        try {
+          await this._session.endSession()
+        } catch {
+          // ignore
+        }
+      }
+    })()
+    return this._closing
+  }
+}
+
+function abortError(signal) {
+  const r = signal.reason
+  if (r instanceof Error) return r
+  const e = new Error('bson2json: change stream aborted')
+  e.name = 'AbortError'
+  return e
+}
+
+/**
+ * Opens a change stream on a driver MongoClient, Db or Collection. Nothing is sent until the
+ * first `next()` / iteration.
+ */
+function watch(target, pipeline = [], options = {}) {
+  return new ChangeStream(target, pipeline, options)
+}
+
+module.exports = {
+  watch,
+  ChangeStream,
+  ChangeStreamInvalidatedError,
+  ChangeStreamError,
+  isResumableError,
+  mergeFragments,
+}

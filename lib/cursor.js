@@ -1,0 +1,366 @@
+'use strict'
+
+/**
+ * `find()` / `aggregate()` cursors that stay raw: the commands run as
+ * `db.command({find|aggregate ...}, {raw: true, session})` + `getMore`, and every batch is
+ * transcoded by ONE native call (a string[] per batch, or one NDJSON Buffer per batch).
+ * The next getMore is in flight while the consumer handles the current batch (`prefetch`
+ * batches at most are buffered), and the server cursor is killed when the consumer stops early.
+ */
+
+const { resolveOptions } = require('./options')
+const { loadBackend } = require('./backend')
+
+const LAYOUT_NDJSON = 1
+const LAYOUT_LIST = 2
+
+let native = null
+function binding() {
+  if (native === null) {
+    const b = loadBackend()
+    if (typeof b.binding.transcodeCursor !== 'function') {
+      throw new Error('bson2json: find()/aggregate() need transcodeCursor from the native addon')
+    }
+    native = b.binding
+  }
+  return native
+}
+
+const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS', 'collation', 'comment', 'let', 'allowDiskUse', 'min', 'max', 'returnKey', 'showRecordId', 'readConcern']
+const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
+
+const END = Object.freeze({ end: true })
+
+function resolveCollection(coll) {
+  if (!coll || typeof coll.collectionName !== 'string' || typeof coll.dbName !== 'string' || !coll.client) {
+    throw new TypeError('bson2json: expected a driver Collection (collectionName, dbName, client)')
+  }
+  return { client: coll.client, db: coll.client.db(coll.dbName), name: coll.collectionName }
+}
+
+class JsonCursor {
+  constructor(collection, command, options) {
+    const c = resolveCollection(collection)
+    this._client = c.client
+    this._db = c.db
+    this._coll = c.name
+    this._cmd = command
+    this._o = resolveOptions(options)
+    this._batchSize = options.batchSize
+    this._maxAwaitTimeMS = options.maxAwaitTimeMS
+    const p = options.prefetch === undefined ? 1 : options.prefetch
+    if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${String(p)}`)
+    this._prefetch = p
+    this._userSession = options.session
+    this._session = null
+    this._layout = 0 // decided by the first consumer
+    this._cursorId = null
+    this._getMoreColl = c.name
+    this._queue = []
+    this._waiter = null
+    this._wake = null
+    this._demand = false
+    this._closed = false
+    this._closing = null
+    this._loop = null
+    this._ac = new AbortController()
+    this._terminal = null
+    this._signal = options.signal
+    if (this._signal) {
+      this._onAbort = () => this.close().catch(() => {})
+      if (this._signal.aborted) this._onAbort()
+      else this._signal.addEventListener('abort', this._onAbort, { once: true })
+    }
+  }
+
+  /** Server cursor id (bigint) once the first reply arrived; 0n when exhausted. */
+  get id() {
+    return this._cursorId
+  }
+
+  get closed() {
+    return this._closed
+  }
+
+  _use(layout) {
+    if (this._layout === 0) this._layout = layout
+    else if (this._layout !== layout) throw new Error('bson2json: a cursor is consumed either as strings or as NDJSON, not both')
+    if (this._loop === null && !this._closed) {
+      this._session = this._userSession || this._client.startSession()
+      this._loop = this._run().catch((e) => this._push({ error: e }))
+    }
+  }
+
+  async _run() {
+    let first = true
+    while (!this._closed) {
+      if (!first && !(this._queue.length < this._prefetch || (this._demand && this._queue.length === 0))) {
+        await new Promise((resolve) => {
+          this._wake = resolve
+        })
+        this._wake = null
+        continue
+      }
+      let reply
+      try {
+        if (first) {
+          reply = await this._db.command(this._cmd, { raw: true, session: this._session, signal: this._ac.signal })
+        } else {
+          const gm = { getMore: this._cursorId, collection: this._getMoreColl }
+          if (this._batchSize !== undefined) gm.batchSize = this._batchSize
+          if (this._maxAwaitTimeMS !== undefined) gm.maxTimeMS = this._maxAwaitTimeMS
+          reply = await this._db.command(gm, { raw: true, session: this._session, signal: this._ac.signal })
+        }
+      } catch (err) {
+        if (!this._closed) this._push({ error: err })
+        return
+      }
+      if (this._closed) return
+      let b
+      try {
+        b = binding().transcodeCursor(reply.cursor, this._layout, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+      } catch (err) {
+        this._push({ error: err })
+        return
+      }
+      this._cursorId = b.id
+      if (first && b.ns) {
+        const dot = b.ns.indexOf('.')
+        if (dot >= 0) this._getMoreColl = b.ns.slice(dot + 1)
+      }
+      first = false
+      if (b.count > 0) this._push({ docs: b.docs, count: b.count })
+      if (b.id === 0n) {
+        this._push(END)
+        return
+      }
+    }
+  }
+
+  _push(item) {
+    this._queue.push(item)
+    if (this._waiter) {
+      const w = this._waiter
+      this._waiter = null
+      this._demand = false
+      w(this._queue.shift())
+      if (this._wake) this._wake()
+    }
+  }
+
+  _take() {
+    if (this._terminal) return Promise.resolve(this._terminal)
+    if (this._queue.length > 0) {
+      const item = this._queue.shift()
+      if (this._wake) this._wake()
+      return Promise.resolve(item)
+    }
+    if (this._closed) return Promise.resolve(END)
+    return new Promise((resolve) => {
+      this._waiter = resolve
+      this._demand = true
+      if (this._wake) this._wake()
+    })
+  }
+
+  /** Next batch item of the chosen layout, or null at the end (errors are thrown after close). */
+  async _nextBatch(layout) {
+    this._use(layout)
+    const item = await this._take()
+    if (item.docs !== undefined) return item
+    this._terminal = item
+    await this.close()
+    if (item.error) throw item.error
+    return null
+  }
+
+  /** One `string[]` per server batch. */
+  async *batches() {
+    try {
+      for (;;) {
+        const b = await this._nextBatch(LAYOUT_LIST)
+        if (b === null) return
+        yield b.docs
+      }
+    } finally {
+      await this.close()
+    }
+  }
+
+  /** One NDJSON Buffer per server batch (every document followed by `\n`). */
+  async *ndjson() {
+    try {
+      for (;;) {
+        const b = await this._nextBatch(LAYOUT_NDJSON)
+        if (b === null) return
+        yield b.docs
+      }
+    } finally {
+      await this.close()
+    }
+  }
+
+  /** Async iterator of JSON strings, one per document. */
+  async *[Symbol.asyncIterator]() {
+    try {
+      for (;;) {
+        const b = await this._nextBatch(LAYOUT_LIST)
+        if (b === null) return
+        for (const s of b.docs) yield s
+      }
+    } finally {
+      await this.close()
+    }
+  }
+
+  /** All documents as JSON strings. */
+  async toArray() {
+    const out = []
+    for await (const docs of this.batches()) for (const s of docs) out.push(s)
+    return out
+  }
+
+  /**
+   * A byte Readable: NDJSON (default) or one JSON array. Destroying it (for example when the HTTP
+   * client goes away) closes the cursor (killCursors).
+   * @param {{ format?: 'ndjson' | 'array', highWaterMark?: number }} [options]
+   */
+  stream(options = {}) {
+    const { Readable } = require('node:stream')
+    const format = options.format === undefined ? 'ndjson' : options.format
+    if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: stream format must be 'ndjson' or 'array', got ${String(format)}`)
+    const self = this
+    const layout = format === 'ndjson' ? LAYOUT_NDJSON : LAYOUT_LIST
+    let started = false
+    let reading = false
+    let any = false
+    const readable = new Readable({
+      highWaterMark: options.highWaterMark,
+      read() {
+        if (reading) return
+        reading = true
+        const step = () => {
+          self._nextBatch(layout).then(
+            (b) => {
+              let more
+              if (b === null) {
+                if (format === 'array') this.push(started ? ']' : '[]')
+                reading = false
+                this.push(null)
+                return
+              }
+              if (format === 'ndjson') more = this.push(b.docs)
+              else {
+                const body = b.docs.join(',')
+                const head = started ? (any ? ',' : '') : '['
+                started = true
+                any = true
+                more = this.push(head + body)
+              }
+              if (more) step()
+              else reading = false
+            },
+            (e) => {
+              reading = false
+              this.destroy(e)
+            },
+          )
+        }
+        step()
+      },
+      destroy(err, cb) {
+        self.close().then(
+          () => cb(err),
+          () => cb(err),
+        )
+      },
+    })
+    readable.contentType = format === 'ndjson' ? 'application/x-ndjson' : 'application/json'
+    return readable
+  }
+
+  /**
+   * Pipes the cursor into a writable (an `http.ServerResponse`, a file, …). Sets `Content-Type`
+   * when the destination has `setHeader` and headers are not sent yet.
+   */
+  pipe(destination, options = {}) {
+    const s = this.stream(options)
+    if (destination && typeof destination.setHeader === 'function' && !destination.headersSent && typeof destination.getHeader === 'function' && destination.getHeader('content-type') === undefined) {
+      destination.setHeader('content-type', s.contentType)
+    }
+    if (destination && typeof destination.once === 'function') {
+      // client went away before the end: stop the cursor
+      destination.once('close', () => {
+        if (!s.readableEnded) s.destroy()
+      })
+    }
+    return s.pipe(destination, options.end === undefined ? undefined : { end: options.end })
+  }
+
+  /** Stops fetching and kills the server cursor if it is still open. Idempotent. */
+  close() {
+    if (this._closing) return this._closing
+    this._closed = true
+    if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort)
+    this._closing = (async () => {
+      this._ac.abort()
+      if (this._wake) this._wake()
+      if (this._loop) {
+        try {
+          await this._loop
+        } catch {
+          // reported through the queue
+        }
+      }
+      const id = this._cursorId
+      if (id !== null && id !== 0n) {
+        try {
+          await this._db.command({ killCursors: this._getMoreColl, cursors: [id] }, { session: this._session })
+        } catch {
+          // best effort
+        }
+      }
+      if (this._waiter) {
+        const w = this._waiter
+        this._waiter = null
+        w(END)
+      }
+      if (this._session && this._session !== this._userSession) {
+        try {
+          await this._session.endSession()
+        } catch {
+          // ignore
+        }
+      }
+    })()
+    return this._closing
+  }
+}
+
+function pick(target, options, keys) {
+  for (const k of keys) if (options[k] !== undefined) target[k] = options[k]
+  return target
+}
+
+/**
+ * `find` returning JSON text. `options`: dialect, utf8, maxDepth, maxOutputBytes, batchSize,
+ * prefetch (default 1), session, signal, and the find options sort, projection, limit, skip, …
+ */
+function find(collection, filter = {}, options = {}) {
+  const c = resolveCollection(collection)
+  const cmd = { find: c.name, filter }
+  if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
+  pick(cmd, options, FIND_OPTIONS)
+  return new JsonCursor(collection, cmd, options)
+}
+
+/** `aggregate` returning JSON text; same options as {@link find} plus allowDiskUse etc. */
+function aggregate(collection, pipeline = [], options = {}) {
+  if (!Array.isArray(pipeline)) throw new TypeError('bson2json: aggregate() pipeline must be an array')
+  const c = resolveCollection(collection)
+  const cmd = { aggregate: c.name, pipeline, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
+  pick(cmd, options, AGG_OPTIONS)
+  return new JsonCursor(collection, cmd, options)
+}
+
+module.exports = { find, aggregate, JsonCursor }
