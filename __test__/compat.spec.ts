@@ -11,7 +11,7 @@ import { Gen, bstr, doc, el, hex, i32, mulberry32, mutate } from './gen'
 import type { Elem } from './gen'
 
 const require = createRequire(import.meta.url)
-const { toJSON, isTranscodeError } = require('../index.js')
+const { toJSON, toJSONBuffer, isTranscodeError } = require('../index.js')
 
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261122) >>> 0
 const DOCS = Number(process.env.BSON2JSON_DOCS ?? 100_000)
