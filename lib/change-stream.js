@@ -624,6 +624,7 @@ class ChangeStream {
   close() {
     if (this._closing) return this._closing
     this._closed = true
+    this._cur = null
     if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort)
     this._closing = (async () => {
       this._ac.abort()
