@@ -233,3 +233,33 @@ describe('native panic hook', () => {
     expect(toJSON(GOOD)).toBe('{"a":1}')
   })
 })
+
+describe('worker threads', () => {
+  it('the addon loads and works in several worker threads at once (context-aware), panics stay contained', async () => {
+    const { Worker } = await import('node:worker_threads')
+    const entry = require.resolve('../index.js')
+    const bindingPath = require.resolve('../binding.js')
+    const code = `const { parentPort } = require('worker_threads')
+      const { toJSON } = require(${JSON.stringify(entry)})
+      let s = ''
+      for (let i = 0; i < 1000; i++) s = toJSON(Buffer.from('0c0000001061000100000000', 'hex'))
+      let e = ''
+      try { require(${JSON.stringify(bindingPath)}).__panicForTests() } catch (x) { e = x instanceof Error ? 'Error' : 'other' }
+      parentPort.postMessage(s + '|' + e)`
+    const results = await Promise.all(
+      [0, 1, 2, 3].map(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const w = new Worker(code, { eval: true })
+            w.on('message', (m) => {
+              resolve(m)
+              w.terminate()
+            })
+            w.on('error', reject)
+          }),
+      ),
+    )
+    expect(results).toEqual(Array(4).fill('{"a":1}|Error'))
+    expect(toJSON(GOOD)).toBe('{"a":1}')
+  })
+})
