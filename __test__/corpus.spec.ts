@@ -193,3 +193,13 @@ describe('bson corpus', () => {
     expect(totals.decodeErrors).toBe(75)
   })
 })
+
+describe('normJSON comparator self-test', () => {
+  it('ignores whitespace and escape spelling, keeps number text and key order', () => {
+    expect(normJSON('{ "a" : "\\u00e9\\/" , "b":[1, 2] }')).toBe('{"a":"é/","b":[1,2]}')
+    expect(normJSON('{"d" : 1.0}')).not.toBe(normJSON('{"d":1}'))
+    expect(normJSON('{"d":1E+3}')).not.toBe(normJSON('{"d":1e+3}'))
+    expect(normJSON('{"a":1,"b":2}')).not.toBe(normJSON('{"b":2,"a":1}'))
+    expect(() => normJSON('{"a":01x}')).toThrow()
+  })
+})
