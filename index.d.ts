@@ -195,3 +195,140 @@ export interface TranscodeStream {
  * (`zlib.createGunzip()`).
  */
 export declare function createTranscodeStream(options?: TranscodeStreamOptions): TranscodeStream
+
+// ---- change streams and JSON cursors (lib/change-stream.js, lib/cursor.js) ----------------
+// Structural types only: no dependency on @types/node or the mongodb typings.
+
+/** A driver `MongoClient` (cluster stream), `Db` (database stream) or `Collection`. */
+export type WatchTarget =
+  | { collectionName: string; dbName: string; client: object }
+  | { databaseName: string; command: (...args: any[]) => any; client: object }
+  | { db: (name?: string) => object; startSession: (...args: any[]) => object }
+  | object
+
+/** A driver `Collection` (`collectionName`, `dbName`, `client`). */
+export type CursorTarget = { collectionName: string; dbName: string; client: object } | object
+
+/** A resume token: usually `{ _data: string }`; other shapes come from canonical EJSON. */
+export type ResumeToken = { _data: string } | Record<string, unknown>
+
+/** Minimal AbortSignal shape. */
+export interface AbortSignalLike {
+  readonly aborted: boolean
+  readonly reason?: unknown
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: () => void): void
+}
+
+export interface WatchOptions extends TranscodeOptions {
+  /** Each event carries `json`: the whole event (in `compat`, `JSON.stringify` of the driver's event). */
+  whole?: boolean
+  batchSize?: number
+  /** getMore `maxTimeMS` (how long the server waits for new events). */
+  maxAwaitTimeMS?: number
+  fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
+  fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required'
+  showExpandedEvents?: boolean
+  resumeAfter?: unknown
+  startAfter?: unknown
+  /** A BSON Timestamp (driver `Timestamp`). */
+  startAtOperationTime?: unknown
+  /** Batches buffered ahead of the consumer (the next getMore runs while you process). Default 4. */
+  prefetch?: number
+  signal?: AbortSignalLike
+  /** Append `$changeStreamSplitLargeEvent` and reassemble fragments into one event. Default false. */
+  splitLargeEvents?: boolean
+}
+
+export interface ChangeEvent {
+  /** The event's `_id` (for the last event of a batch, `stream.resumeToken` is the batch's postBatchResumeToken). */
+  resumeToken?: { _data: string }
+  /** Canonical EJSON of `_id` when it is not the usual `{ _data }` shape. */
+  resumeTokenEJSON?: string
+  operationType?: string
+  clusterTime?: { t: number; i: number }
+  wallTime?: Date
+  ns?: { db: string; coll?: string }
+  /** JSON text. */
+  documentKey?: string
+  /** JSON text (not in `whole` mode). */
+  fullDocument?: string | null
+  fullDocumentBeforeChange?: string | null
+  updateDescription?: string | null
+  /** Only on unreassembled fragments (when `splitLargeEvents` is false). */
+  splitEvent?: { fragment: number; of: number }
+  /** The whole event as JSON text (`whole: true`). */
+  json?: string
+}
+
+export interface ChangeBatch {
+  events: ChangeEvent[]
+  /** Checkpoint after this batch: persist it once the batch is processed. */
+  resumeToken: ResumeToken | null
+}
+
+/** Minimal object-mode Readable (cast to `import('stream').Readable`). */
+export interface ObjectReadable<T> {
+  pipe<D>(destination: D, options?: { end?: boolean }): D
+  on(event: string, listener: (...args: any[]) => void): this
+  once(event: string, listener: (...args: any[]) => void): this
+  destroy(error?: Error): this
+  [Symbol.asyncIterator](): AsyncIterableIterator<T>
+}
+
+export interface ChangeStream extends AsyncIterable<ChangeEvent> {
+  /** Token of the last delivered event or batch (the spec's cached resume token). */
+  readonly resumeToken: ResumeToken | null
+  /** Resumes performed so far. */
+  readonly resumeCount: number
+  readonly closed: boolean
+  next(): Promise<IteratorResult<ChangeEvent, undefined>>
+  batches(): AsyncGenerator<ChangeBatch, void, unknown>
+  stream(options?: { highWaterMark?: number }): ObjectReadable<ChangeEvent>
+  /** Stops, sends killCursors (awaited) and ends the session. Idempotent. */
+  close(): Promise<void>
+}
+
+/** Raised after the `invalidate` event has been delivered. */
+export declare class ChangeStreamInvalidatedError extends Error {
+  readonly event: ChangeEvent
+}
+
+/** Opens a change stream run on raw replies (one native call per batch), resumed per the spec. */
+export declare function watch(target: WatchTarget, pipeline?: object[], options?: WatchOptions): ChangeStream
+
+export interface CursorOptions extends TranscodeOptions {
+  batchSize?: number
+  /** Batches fetched ahead of the consumer. Default 1. */
+  prefetch?: number
+  /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
+  session?: object
+  signal?: AbortSignalLike
+  sort?: object
+  projection?: object
+  limit?: number
+  skip?: number
+  hint?: object | string
+  maxTimeMS?: number
+  collation?: object
+  comment?: unknown
+  let?: object
+  allowDiskUse?: boolean
+}
+
+export interface JsonCursor extends AsyncIterable<string> {
+  /** Server cursor id once known (0n when exhausted). */
+  readonly id: bigint | null
+  readonly closed: boolean
+  batches(): AsyncGenerator<string[], void, unknown>
+  ndjson(): AsyncGenerator<Uint8Array, void, unknown>
+  toArray(): Promise<string[]>
+  stream(options?: { format?: 'ndjson' | 'array'; highWaterMark?: number }): ObjectReadable<Uint8Array | string>
+  /** Pipes into a writable such as an `http.ServerResponse` (sets Content-Type if unset). */
+  pipe<D>(destination: D, options?: { format?: 'ndjson' | 'array'; end?: boolean }): D
+  /** Kills the server cursor if still open and ends the session. Idempotent. */
+  close(): Promise<void>
+}
+
+export declare function find(collection: CursorTarget, filter?: object, options?: CursorOptions): JsonCursor
+export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: CursorOptions): JsonCursor
