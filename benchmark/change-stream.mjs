@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// Change-stream throughput: bson2json watch() vs the driver's coll.watch() + JSON.stringify.
+//
+//   node benchmark/change-stream.mjs [--events N] [--quick]
+//   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
+//
+// The test server runs in a CHILD process (test-server/cli.js) so process.cpuUsage() measures
+// the client only. Each case pre-writes N events, then drains them from the start
+// (startAtOperationTime) with each reader, in alternating order, best of 3.
+// The prefetch section uses an in-process test server with a 20 ms delay injected on every
+// change-stream getMore and a consumer spending ~15 ms per batch.
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import readline from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+const require = createRequire(import.meta.url)
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
+const { MongoClient } = require('mongodb')
+const b2j = require(root)
+const { startTestServer } = require(path.join(root, 'test-server'))
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const argN = args.includes('--events') ? Number(args[args.indexOf('--events') + 1]) : 0
+const BATCH = 1000
+const ROUNDS = quick ? 1 : 3
+
+async function startChild() {
+  const child = spawn(process.execPath, [path.join(root, 'test-server/cli.js'), '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const rl = readline.createInterface({ input: child.stdout })
+  const uri = await new Promise((resolve, reject) => {
+    rl.once('line', resolve)
+    child.once('exit', (c) => reject(new Error(`test server exited ${c}`)))
+  })
+  return { uri, stop: () => child.kill('SIGINT') }
+}
+
+async function opTime(client, db) {
+  const s = client.startSession()
+  await db.command({ ping: 1 }, { session: s })
+  const t = s.operationTime
+  await s.endSession()
+  return t
+}
+
+function payload(bytes, seed) {
+  // a mix of types: strings, numbers, nested docs, arrays, dates
+  const doc = { seed, at: new Date(1_700_000_000_000 + seed), n: seed * 1.5, tags: ['a', 'b', 'c'], nested: { k: seed, flag: true } }
+  const fields = Math.max(1, Math.floor(bytes / 100))
+  for (let f = 0; f < fields; f++) doc[`f${f}`] = f % 3 === 0 ? 'x'.repeat(80) : f % 3 === 1 ? { v: f, w: 'y'.repeat(60) } : [f, f + 1, 'z'.repeat(60)]
+  return doc
+}
+
+async function prepare(db, client, name, kind, bytes, n) {
+  const coll = db.collection(name)
+  await coll.drop().catch(() => {})
+  if (kind === 'update') {
+    for (let k = 0; k < n; k += 1000) await coll.insertMany(Array.from({ length: Math.min(1000, n - k) }, (_, j) => ({ _id: k + j })))
+  }
+  const T0 = await opTime(client, db)
+  if (kind === 'insert') {
+    for (let k = 0; k < n; k += 500) await coll.insertMany(Array.from({ length: Math.min(500, n - k) }, (_, j) => ({ _id: k + j, ...payload(bytes, k + j) })))
+  } else {
+    for (let k = 0; k < n; k++) await coll.updateOne({ _id: k }, { $set: payload(bytes, k) })
+  }
+  return { coll, T0 }
+}
+
+async function drainOurs(coll, T0, n) {
+  const cs = b2j.watch(coll, [], { whole: true, startAtOperationTime: T0, batchSize: BATCH, maxAwaitTimeMS: 200 })
+  let bytes = 0
+  let seen = 0
+  for await (const b of cs.batches()) {
+    for (const ev of b.events) bytes += ev.json.length
+    seen += b.events.length
+    if (seen >= n) break
+  }
+  return bytes
+}
+
+async function drainDriver(coll, T0, n) {
+  const ds = coll.watch([], { startAtOperationTime: T0, batchSize: BATCH, maxAwaitTimeMS: 200 })
+  let bytes = 0
+  let seen = 0
+  for await (const ev of ds) {
+    bytes += JSON.stringify(ev).length
+    if (++seen >= n) break
+  }
+  await ds.close()
+  return bytes
+}
+
+async function measure(fn) {
+  const c0 = process.cpuUsage()
+  const t0 = process.hrtime.bigint()
+  const bytes = await fn()
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  const cpu = process.cpuUsage(c0)
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, bytes }
+}
+
+async function throughput() {
+  let stop = () => {}
+  let uri = process.env.MONGODB_URI
+  if (!uri) ({ uri, stop } = await startChild())
+  const client = await MongoClient.connect(uri)
+  const db = client.db('b2j_bench_cs')
+  const rows = []
+  try {
+    for (const [label, bytes, n0] of [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]]) {
+      for (const kind of ['insert', 'update']) {
+        const n = argN || (quick ? n0 / 4 : n0)
+        const { coll, T0 } = await prepare(db, client, `c_${kind}_${bytes}`, kind, bytes, n)
+        const best = { ours: null, driver: null }
+        for (let r = 0; r < ROUNDS; r++) {
+          for (const who of r % 2 ? ['driver', 'ours'] : ['ours', 'driver']) {
+            const m = await measure(() => (who === 'ours' ? drainOurs(coll, T0, n) : drainDriver(coll, T0, n)))
+            if (!best[who] || m.ms < best[who].ms) best[who] = m
+          }
+        }
+        if (best.ours.bytes !== best.driver.bytes) console.error(`note: output sizes differ (${best.ours.bytes} vs ${best.driver.bytes})`)
+        const mb = best.ours.bytes / 1e6
+        const row = { label, kind, n, mb }
+        for (const who of ['ours', 'driver']) {
+          row[who] = { evs: n / (best[who].ms / 1000), cpuPerMB: best[who].cpuMs / mb, ms: best[who].ms }
+        }
+        rows.push(row)
+        console.error(`${label} ${kind}: done`)
+      }
+    }
+  } finally {
+    await db.dropDatabase().catch(() => {})
+    await client.close()
+    stop()
+  }
+  return rows
+}
+
+async function prefetchGain() {
+  const server = await startTestServer({ port: 0 })
+  const client = await MongoClient.connect(server.uri)
+  const db = client.db('b2j_bench_pf')
+  const coll = db.collection('pf')
+  const n = quick ? 2000 : 5000
+  const T0 = await opTime(client, db)
+  for (let k = 0; k < n; k += 500) await coll.insertMany(Array.from({ length: 500 }, (_, j) => ({ _id: k + j, ...payload(512, k + j) })))
+  server.injectFault({ command: 'getMore', kind: 'delay', delayMs: 20, count: Infinity, changeStreamOnly: true })
+  const rows = []
+  for (const prefetch of [0, 1, 4]) {
+    const t0 = Date.now()
+    const cs = b2j.watch(coll, [], { startAtOperationTime: T0, batchSize: 100, maxAwaitTimeMS: 200, prefetch })
+    let seen = 0
+    for await (const b of cs.batches()) {
+      const until = Date.now() + 15 // consumer work per batch
+      while (Date.now() < until);
+      seen += b.events.length
+      if (seen >= n) break
+    }
+    const ms = Date.now() - t0
+    rows.push({ prefetch, ms, evs: n / (ms / 1000) })
+  }
+  server.clearFaults()
+  await client.close()
+  await server.close()
+  return { n, rows }
+}
+
+const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
+
+const rows = await throughput()
+console.log(`\n### watch() vs driver watch() + JSON.stringify (${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, best of ${ROUNDS})\n`)
+console.log('| events | type | N | JSON MB | bson2json events/s | driver events/s | speed-up | bson2json CPU ms/MB | driver CPU ms/MB | CPU ratio |')
+console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+for (const r of rows) {
+  console.log(
+    `| ${r.label} | ${r.kind} | ${r.n} | ${fmt(r.mb, 1)} | ${fmt(r.ours.evs)} | ${fmt(r.driver.evs)} | ${fmt(r.ours.evs / r.driver.evs, 2)}x | ${fmt(r.ours.cpuPerMB, 1)} | ${fmt(r.driver.cpuPerMB, 1)} | ${fmt(r.driver.cpuPerMB / r.ours.cpuPerMB, 2)}x |`,
+  )
+}
+const pf = await prefetchGain()
+console.log(`\n### prefetch with a slow server (20 ms per getMore) and a 15 ms/batch consumer, ${pf.n} events, batchSize 100\n`)
+console.log('| prefetch | time ms | events/s |')
+console.log('| ---: | ---: | ---: |')
+for (const r of pf.rows) console.log(`| ${r.prefetch} | ${r.ms} | ${fmt(r.evs)} |`)
