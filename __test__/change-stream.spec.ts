@@ -289,11 +289,10 @@ describe('watch(): resume', () => {
     await batches.return(undefined)
   })
 
-  it.skipIf(!!URI)('uses startAtOperationTime from the initial aggregate when no token is cached', async () => {
+  it.skipIf(!!URI)('resumes after a getMore error with resumeAfter the cached postBatchResumeToken, on the same session', async () => {
     const coll = fresh()
     const cs = b2j.watch(coll, [], { maxAwaitTimeMS: 30 })
-    // The first getMore fails before any batch with a token has arrived... except the initial
-    // aggregate's PBRT, which the spec caches, so the resume uses resumeAfter.
+    // The first getMore fails; the initial aggregate's PBRT is cached, so the resume uses resumeAfter.
     server!.injectFault({ command: 'getMore', kind: 'resumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
     const p = take(cs, 1)
     await sleep(50)
