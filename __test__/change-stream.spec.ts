@@ -369,6 +369,16 @@ describe('watch(): errors and invalidation', () => {
     expect(cs.resumeToken).toEqual(error.event.resumeToken)
   })
 
+  it('an event without _id (removed by the pipeline) is an error and closes the stream', async () => {
+    const coll = fresh()
+    const T0 = await now()
+    await coll.insertOne({ i: 0 })
+    const cs = b2j.watch(coll, [{ $project: { _id: 0 } }], { startAtOperationTime: T0, maxAwaitTimeMS: 50 })
+    // The server refuses this itself (ChangeStreamFatalError, 280); bson2json also checks every event.
+    await expect(take(cs, 1)).rejects.toThrow(/_id/)
+    expect(cs.closed).toBe(true)
+  })
+
   it('isResumableError follows the spec', () => {
     const net = Object.assign(new Error('x'), { name: 'MongoNetworkError' })
     expect(isResumableError(net, 21)).toBe(true)
