@@ -28,16 +28,12 @@ const DEFAULTS = Object.freeze({
   utf8: 'strict',
 })
 
-let lastOptions = null
-let lastResolved = DEFAULTS
-
 /**
  * @param {unknown} options
  * @returns {Resolved}
  */
 function resolveOptions(options) {
   if (options === undefined || options === null) return DEFAULTS
-  if (options === lastOptions) return lastResolved
   if (typeof options !== 'object') {
     throw new TypeError('bson2json: options must be an object')
   }
@@ -76,10 +72,7 @@ function resolveOptions(options) {
       )
     }
   }
-  const resolved = { flags, maxDepth, maxOutputBytes, dialect, utf8 }
-  lastOptions = options
-  lastResolved = resolved
-  return resolved
+  return { flags, maxDepth, maxOutputBytes, dialect, utf8 }
 }
 
 /**

@@ -25,6 +25,9 @@ pub(crate) const F_LOSSY: u8 = 16;
 /// Too many keys for the linear duplicate check: check at close.
 pub(crate) const F_MANY: u8 = 32;
 
+/// The object is a code-with-scope scope, which js-bson never promotes to a DBRef.
+pub(crate) const F_NO_DBREF: u8 = 64;
+
 /// Members beyond which a Bloom hit no longer triggers a linear scan for duplicates.
 pub(crate) const LINEAR_DUP_LIMIT: usize = 64;
 
@@ -52,7 +55,7 @@ pub(crate) struct Member {
 #[inline(always)]
 pub(crate) fn needs_fixup(flags: u8) -> bool {
     flags & (F_INDEX | F_DUP | F_LOSSY | F_MANY) != 0
-        || (flags & F_DBREF_KEY != 0 && flags & F_DOLLAR_OTHER == 0)
+        || (flags & F_DBREF_KEY != 0 && flags & (F_DOLLAR_OTHER | F_NO_DBREF) == 0)
 }
 
 /// The value of `key` as a V8 array index: canonical decimal (no sign, no leading zeros other
@@ -185,7 +188,7 @@ pub(crate) fn fixup(
 
     // DBRef promotion (js-bson `isDBRefLike`), judged on the final values.
     let mut dbref = None;
-    if f.flags & F_DBREF_KEY != 0 && f.flags & F_DOLLAR_OTHER == 0 {
+    if f.flags & F_DBREF_KEY != 0 && f.flags & (F_DOLLAR_OTHER | F_NO_DBREF) == 0 {
         let r = value_of(b"$ref");
         let id = value_of(b"$id");
         let db = value_of(b"$db");

@@ -66,11 +66,13 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 }
 
 /// Appends the escaped contents of `s` (no surrounding quotes). SWAR fast path.
+/// Returns true if `s` is pure ASCII (then it is valid UTF-8 and needs no further check).
 #[inline]
-pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
+pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) -> bool {
     out.reserve(s.len());
     let mut start = 0; // start of the pending clean run
     let mut i = 0;
+    let mut high = 0u64; // OR of every byte seen: bit 7 of a lane set ⇔ some byte ≥ 0x80
     while i + 8 <= s.len() {
         let word = u64::from_le_bytes([
             s[i],
@@ -82,6 +84,7 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
             s[i + 6],
             s[i + 7],
         ]);
+        high |= word;
         let m = escape_lanes(word);
         if m == 0 {
             i += 8;
@@ -93,8 +96,23 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
         i = j + 1;
         start = i;
     }
+    // Fewer than 8 bytes left: check them as one word when possible (two overlapping 4-byte
+    // loads), and fall back to bytes only if something needs escaping.
+    let rest = s.len() - i;
+    if rest >= 4 {
+        let a = u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
+        let e = s.len();
+        let b = u32::from_le_bytes([s[e - 4], s[e - 3], s[e - 2], s[e - 1]]);
+        let word = u64::from(a) | (u64::from(b) << 32);
+        high |= word;
+        if escape_lanes(word) == 0 {
+            out.extend_from_slice(&s[start..]);
+            return high & HI == 0;
+        }
+    }
     while i < s.len() {
         let b = s[i];
+        high |= u64::from(b);
         if ESCAPE[b as usize] != 0 {
             out.extend_from_slice(&s[start..i]);
             write_escape(out, b);
@@ -103,6 +121,7 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
         i += 1;
     }
     out.extend_from_slice(&s[start..]);
+    high & HI == 0
 }
 
 /// Appends the escaped contents of `s`: the plain byte-by-byte twin of [`write_escaped`].
@@ -116,12 +135,13 @@ pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
-/// Appends `"` + escaped `s` + `"`.
+/// Appends `"` + escaped `s` + `"`; returns true if `s` is pure ASCII.
 #[inline]
-pub fn write_quoted(out: &mut Vec<u8>, s: &[u8]) {
+pub fn write_quoted(out: &mut Vec<u8>, s: &[u8]) -> bool {
     out.push(b'"');
-    write_escaped(out, s);
+    let ascii = write_escaped(out, s);
     out.push(b'"');
+    ascii
 }
 
 #[cfg(test)]
@@ -130,7 +150,8 @@ mod tests {
 
     fn both(s: &[u8]) -> Vec<u8> {
         let mut a = Vec::new();
-        write_escaped(&mut a, s);
+        let ascii = write_escaped(&mut a, s);
+        assert_eq!(ascii, s.is_ascii(), "ascii flag for {s:?}");
         let mut b = Vec::new();
         write_escaped_plain(&mut b, s);
         assert_eq!(a, b, "input {s:?}");

@@ -132,11 +132,12 @@ fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Er
 }
 
 /// Validates `s` as UTF-8 and appends it quoted and escaped; in replace mode invalid sequences
-/// become U+FFFD. `at` is the input offset of `s` (for the error offset).
+/// become U+FFFD. `at` is the input offset of `s` (for the error offset). ASCII strings are
+/// recognised while escaping, so only strings with non-ASCII bytes are validated separately.
 #[inline(always)]
 fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Result<(), Error> {
-    if simdutf8::basic::from_utf8(s).is_ok() {
-        write_quoted(out, s);
+    let mark = out.len();
+    if write_quoted(out, s) || simdutf8::basic::from_utf8(s).is_ok() {
         return Ok(());
     }
     match mode {
@@ -149,6 +150,7 @@ fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Re
             ))
         }
         Utf8Mode::Replace => {
+            out.truncate(mark);
             write_quoted(out, String::from_utf8_lossy(s).as_bytes());
             Ok(())
         }
@@ -159,10 +161,11 @@ fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Re
 /// replacement happened.
 #[inline(always)]
 fn write_lossy(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    if simdutf8::basic::from_utf8(s).is_ok() {
-        write_quoted(out, s);
+    let mark = out.len();
+    if write_quoted(out, s) || simdutf8::basic::from_utf8(s).is_ok() {
         true
     } else {
+        out.truncate(mark);
         write_quoted(out, String::from_utf8_lossy(s).as_bytes());
         false
     }
@@ -321,15 +324,15 @@ impl Transcoder {
                     out.push(b'}');
                 }
                 pos = end + 1;
-                if self.stack.is_empty() {
-                    break;
-                }
                 if out.len() > max_out {
                     return Err(err(
                         ErrorKind::OutputTooLarge,
-                        pos,
+                        end,
                         "JSON output exceeds maxOutputBytes",
                     ));
+                }
+                if self.stack.is_empty() {
+                    break;
                 }
                 continue;
             }
@@ -787,7 +790,9 @@ impl Transcoder {
                         members_start: self.members.len(),
                         count: 0,
                         bloom: 0,
-                        flags: 0,
+                        // js-bson builds the Code from the scope object as is: the scope
+                        // itself is never promoted to a DBRef (documents inside it are).
+                        flags: compat::F_NO_DBREF,
                         is_array: false,
                         extra_close: 1,
                     });

@@ -1,0 +1,43 @@
+//! Transcodes every document of a concatenated `.bson` file repeatedly and prints MB/s of BSON
+//! input; for profiling (`perf record`, `valgrind --tool=callgrind`).
+//!
+//! `cargo run --release -p bson2json-core --example throughput -- FILE [dialect] [seconds]`
+use std::time::Instant;
+
+use bson2json_core::batch::split_concatenated;
+use bson2json_core::{Dialect, Options, Transcoder};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args
+        .get(1)
+        .expect("usage: throughput FILE [compat|relaxed|canonical] [seconds]");
+    let dialect =
+        Dialect::from_name(args.get(2).map_or("compat", String::as_str)).expect("dialect");
+    let secs: f64 = args.get(3).map_or(3.0, |s| s.parse().expect("seconds"));
+    let data = std::fs::read(path).expect("read");
+    let mut ranges = Vec::new();
+    split_concatenated(&data, &mut ranges).expect("framing");
+    let opts = Options::with_dialect(dialect);
+    let mut tc = Transcoder::new();
+    let mut out = Vec::new();
+    let start = Instant::now();
+    let (mut bytes, mut docs, mut out_bytes) = (0usize, 0usize, 0usize);
+    while start.elapsed().as_secs_f64() < secs {
+        for &(s, e) in &ranges {
+            out.clear();
+            tc.transcode(&data[s..e], &opts, &mut out)
+                .expect("transcode");
+            bytes += e - s;
+            out_bytes += out.len();
+            docs += 1;
+        }
+    }
+    let t = start.elapsed().as_secs_f64();
+    println!(
+        "{path}: {:.0} MB/s, {:.0} docs/s, out/in {:.2}",
+        bytes as f64 / t / 1e6,
+        docs as f64 / t,
+        out_bytes as f64 / bytes as f64
+    );
+}
