@@ -1,0 +1,167 @@
+//! Batch helpers against their single-document equivalents:
+//! - `split_concatenated` vs a naive length-prefix splitter;
+//! - `transcode_docs` (all layouts) vs per-document `transcode`;
+//! - `transcode_docs_parallel` vs `transcode_docs` (identical result or identical error);
+//!   the docs are repeated to pass the 256 KiB-per-thread threshold on some inputs;
+//! - `top_level_elements` vs full transcode acceptance, element ranges tiling the document;
+//! - `cursor_parts` vs a reference built from `top_level_elements`.
+#![no_main]
+use bson2json_core::batch::*;
+use bson2json_core::{Dialect, Options, Transcoder, Utf8Mode};
+use bson2json_fuzz::*;
+use libfuzzer_sys::fuzz_target;
+
+fn naive_split(input: &[u8]) -> (Vec<(usize, usize)>, bool) {
+    let mut v = Vec::new();
+    let mut pos = 0;
+    while pos < input.len() {
+        if input.len() - pos < 4 {
+            return (v, false);
+        }
+        let len = i32::from_le_bytes(input[pos..pos + 4].try_into().unwrap());
+        if len < 5 || len as usize > input.len() - pos {
+            return (v, false);
+        }
+        v.push((pos, pos + len as usize));
+        pos += len as usize;
+    }
+    (v, true)
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.is_empty() {
+        return;
+    }
+    let sel = data[0];
+    let input = &data[1..];
+    let mut ranges = Vec::new();
+    let r = split_concatenated(input, &mut ranges);
+    let (want, ok) = naive_split(input);
+    assert_eq!(r.is_ok(), ok);
+    assert_eq!(ranges, want);
+    let docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &input[s..e]).collect();
+
+    let dialect = [Dialect::Compat, Dialect::Relaxed, Dialect::Canonical][(sel % 3) as usize];
+    let utf8 = if sel & 4 != 0 { Utf8Mode::Replace } else { Utf8Mode::Strict };
+    let opts = Options { dialect, utf8, ..Options::default() };
+    let mut tc = Transcoder::new();
+
+    // transcode_docs vs per-document transcode.
+    let mut lines = BatchOutput::default();
+    let rl = transcode_docs(&mut tc, &docs, 0, &opts, Layout::Lines, &mut lines);
+    let mut expect = Vec::new();
+    let mut first_err = None;
+    for (i, d) in docs.iter().enumerate() {
+        match checked_transcode(&mut tc, d, &opts) {
+            Ok(j) => {
+                expect.extend_from_slice(&j);
+                expect.push(b'\n');
+            }
+            Err(e) => {
+                first_err = Some((i, e));
+                break;
+            }
+        }
+    }
+    match (&rl, &first_err) {
+        (Ok(()), None) => assert_eq!(lines.out, expect),
+        (Err(be), Some((i, e))) => assert_eq!((be.index, &be.error), (*i, e)),
+        _ => panic!("transcode_docs {rl:?} vs per-doc {first_err:?}"),
+    }
+    if rl.is_ok() {
+        let mut arr = BatchOutput::default();
+        transcode_docs(&mut tc, &docs, 0, &opts, Layout::Array, &mut arr).unwrap();
+        assert_json(&arr.out, input, &opts);
+    }
+
+    // Parallel vs sequential; repeat the docs past the threshold on 1/8 of the inputs
+    // (selector bits 3-5 all set), then with a single layout to keep the fuzzer fast.
+    let mut many: Vec<&[u8]> = docs.clone();
+    let total: usize = docs.iter().map(|d| d.len()).sum();
+    let repeat = sel & 0x38 == 0x38 && total > 0;
+    if repeat {
+        let mut sum = total;
+        while sum < 600 * 1024 {
+            many.extend_from_slice(&docs);
+            sum += total;
+        }
+    }
+    let cap_opts = if sel & 0xC0 == 0xC0 {
+        // A cap that bites somewhere in the middle of the batch.
+        Options { max_output_bytes: input.len() * many.len().max(1) / 2, ..opts }
+    } else {
+        opts
+    };
+    let layouts: &[Layout] = if repeat {
+        &[[Layout::Array, Layout::Lines, Layout::Bare][(sel as usize >> 6) % 3]]
+    } else {
+        &[Layout::Array, Layout::Lines, Layout::Bare]
+    };
+    for &layout in layouts {
+        let mut s = BatchOutput::default();
+        let mut p = BatchOutput::default();
+        let rs = transcode_docs(&mut Transcoder::new(), &many, 0, &cap_opts, layout, &mut s);
+        let rp = transcode_docs_parallel(&mut Transcoder::new(), &many, &cap_opts, layout, 2, &mut p);
+        match (&rs, &rp) {
+            (Ok(()), Ok(())) => {
+                assert_eq!(s.out, p.out, "{layout:?}");
+                assert_eq!(s.offsets, p.offsets, "{layout:?}");
+                assert_eq!(s.regexes, p.regexes, "{layout:?}");
+            }
+            (Err(a), Err(b)) => assert_eq!((a.index, a.error.kind()), (b.index, b.error.kind()), "{layout:?}"),
+            _ => panic!("sequential {rs:?} vs parallel {rp:?} ({layout:?}, cap {})", cap_opts.max_output_bytes),
+        }
+    }
+
+    // top_level_elements vs full transcode, on the first document (or the whole input).
+    let doc = docs.first().copied().unwrap_or(input);
+    let mut els = Vec::new();
+    let rt = top_level_elements(doc, &mut els);
+    let relaxed = Options { dialect: Dialect::Relaxed, utf8: Utf8Mode::Replace, max_depth: u32::MAX, ..Options::default() };
+    let full = checked_transcode(&mut tc, doc, &relaxed);
+    if full.is_ok() {
+        assert!(rt.is_ok(), "transcode Ok but top_level_elements {rt:?}: {}", hex(doc));
+    }
+    if rt.is_ok() {
+        let mut pos = 4;
+        for e in &els {
+            assert_eq!(e.value_start, pos + 1 + e.key.len() + 1);
+            assert!(e.value_end <= doc.len() - 1);
+            if full.is_ok() && (e.element_type == 3 || e.element_type == 4) {
+                checked_transcode(&mut tc, &doc[e.value_start..e.value_end], &relaxed)
+                    .unwrap_or_else(|er| panic!("embedded doc of a valid doc rejected: {er} {}", hex(doc)));
+            }
+            pos = e.value_end;
+        }
+        assert_eq!(pos, doc.len() - 1);
+
+        // cursor_parts vs a reference from top_level_elements.
+        let mut parts = CursorParts::default();
+        let rc = cursor_parts(doc, &mut parts);
+        let mut ref_docs = Vec::new();
+        let mut ref_ok = true;
+        let mut inner = Vec::new();
+        for e in &els {
+            if e.element_type == 4 && (e.key == b"firstBatch" || e.key == b"nextBatch") {
+                match top_level_elements(&doc[e.value_start..e.value_end], &mut inner) {
+                    Ok(()) => {
+                        for x in &inner {
+                            if x.element_type != 3 {
+                                ref_ok = false;
+                            }
+                            ref_docs.push((e.value_start + x.value_start, e.value_start + x.value_end));
+                        }
+                    }
+                    Err(_) => ref_ok = false,
+                }
+                if !ref_ok {
+                    break;
+                }
+            }
+        }
+        assert_eq!(rc.is_ok(), ref_ok, "cursor_parts {rc:?}: {}", hex(doc));
+        if ref_ok {
+            assert_eq!(parts.docs, ref_docs);
+        }
+    }
+});
