@@ -2,7 +2,7 @@
 // bson2json benchmark runner. See benchmark/README.md.
 //
 //   node benchmark/run.mjs [--quick] [--workloads a,b] [--methods m1,m2] [--runs N] [--time ms]
-//                          [--warmup ms] [--seed N] [--rss | --rss-only] [--build-peers] [--no-write]
+//                          [--warmup ms] [--seed N] [--rss] [--build-peers] [--no-write]
 //
 // Honesty rules implemented here:
 //  * Before any timing, every compared method's output is checked against its baseline for
@@ -17,10 +17,17 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { BSON, EJSON } from 'bson';
 import { loadBson2json, loadBsonExt, loadBsonToJson, loadPowerSync } from './peers.mjs';
 import { DEFAULT_SEED, WORKLOAD_NAMES, WORKLOADS, loadWorkload } from './workloads.mjs';
 import { renderChart } from './chart.mjs';
+
+// A collectable heap between samples: garbage left by one method must not be collected
+// during the next method's sample (young generation before each sample, full between workloads).
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(HERE, 'results');
@@ -35,7 +42,6 @@ const { values: args } = parseArgs({
     warmup: { type: 'string' },
     seed: { type: 'string', default: String(DEFAULT_SEED) },
     rss: { type: 'boolean', default: false },
-    'rss-only': { type: 'boolean', default: false },
     'rss-child': { type: 'boolean', default: false },
     'build-peers': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
@@ -54,7 +60,7 @@ const CONFIG = {
   mode: QUICK ? 'quick' : 'full',
   seed: Number(args.seed),
   runs: Number(args.runs ?? (QUICK ? 3 : 8)),
-  timeMs: Number(args.time ?? (QUICK ? 60 : 250)),
+  timeMs: Number(args.time ?? (QUICK ? 60 : 200)),
   warmupMs: Number(args.warmup ?? (QUICK ? 60 : 400)),
 };
 const OUT = args.out ?? (QUICK ? 'quick' : 'latest');
@@ -318,6 +324,7 @@ function makeRunner() {
 const hr = process.hrtime.bigint;
 
 function sample(m, ms, block) {
+  gc({ type: 'minor' });
   const deadline = hr() + BigInt(Math.round(ms * 1e6));
   return m.loop(m.fn, m.units, m.state, block, deadline, hr);
 }
@@ -372,6 +379,21 @@ function benchWorkload(w, methods) {
 // ---------------------------------------------------------------------------------------
 // Peak RSS, one child process per (workload, method)
 
+/**
+ * Peak RSS of this process. On Linux VmHWM of /proc/self/status: getrusage's ru_maxrss (what
+ * process.resourceUsage().maxRSS reports) carries the parent's high-water mark across
+ * fork + exec, so a child spawned by a big parent would report the parent's peak.
+ */
+function peakRssKiB() {
+  try {
+    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]);
+  } catch {
+    // not linux
+  }
+  return process.resourceUsage().maxRSS;
+}
+
 function rssChild(w, method) {
   const batches = makeBatches(w);
   const units = method.kind === 'doc' ? w.docs : batches;
@@ -381,8 +403,8 @@ function rssChild(w, method) {
   do {
     for (const u of units) sink = (sink + method.fn(u).length) | 0;
     passes++;
-  } while (performance.now() - t0 < 300 && passes < 50);
-  return { maxRSSKiB: process.resourceUsage().maxRSS, passes, sink };
+  } while (performance.now() - t0 < 150 && passes < 50);
+  return { maxRSSKiB: peakRssKiB(), passes, sink };
 }
 
 function measureRss(workloadName, methodId) {
@@ -602,10 +624,12 @@ async function main() {
       if (c.ok) timed.push(m);
       else console.log(`  !!! ${c.status}: ${m.id} excluded on ${name}: ${c.reason}`);
     }
+    for (const k of Object.keys(expected)) delete expected[k];
+    gc();
     const res = benchWorkload(w, timed);
     for (const m of timed) Object.assign(entry.methods[m.id], res[m.id]);
 
-    if (args.rss || args['rss-only']) {
+    if (args.rss) {
       entry.rssNone = measureRss(name, 'none');
       for (const m of timed) entry.methods[m.id].rss = measureRss(name, m.id);
     }
@@ -616,10 +640,14 @@ async function main() {
         `  ${m.id.padEnd(17)} ${f(r.mbps).padStart(7)} MB/s  ${fDocs(r.docsps).padStart(7)} docs/s  ${r.ratio ? `${fRatio(r.ratio).padStart(7)} vs ${m.ref} (${fSpread(r.ratio)})` : ''}${rss}`,
       );
     }
+    const mu = process.memoryUsage();
+    entry.memory = { rssMB: mu.rss / 1048576, heapUsedMB: mu.heapUsed / 1048576, externalMB: mu.external / 1048576, peakRssMB: peakRssKiB() / 1024 };
+    console.log(`  (runner memory: rss ${f(entry.memory.rssMB)} MB, heap ${f(entry.memory.heapUsedMB)} MB, external ${f(entry.memory.externalMB)} MB, peak ${f(entry.memory.peakRssMB)} MB)`);
     report.workloads.push(entry);
+    gc();
   }
   report.totalSeconds = (performance.now() - tStart) / 1000;
-  report.maxRSSKiB = process.resourceUsage().maxRSS;
+  report.maxRSSKiB = peakRssKiB();
 
   const md = renderMarkdown(report);
   console.log(`\n${md}`);
