@@ -465,8 +465,8 @@ describe('watch(): prefetch, close, abort', () => {
       maxAhead = Math.max(maxAhead, ahead)
       expect(ahead).toBeLessThanOrEqual(prefetch + 1)
       expect((cs as any)._batchesQueued).toBeLessThanOrEqual(prefetch)
+      expect(b.events.length).toBeLessThanOrEqual(10)
       if (consumed === 12) break
-      expect(b.events.length).toBe(consumed === 1 ? 10 : 10)
     }
     expect(maxAhead).toBeGreaterThanOrEqual(prefetch) // it does prefetch
     client.removeAllListeners('commandStarted')
