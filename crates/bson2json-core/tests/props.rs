@@ -1,0 +1,320 @@
+//! Property tests (proptest):
+//! - `find_nul` == `find_nul_plain` and `write_escaped` == `write_escaped_plain` on arbitrary
+//!   bytes (biased towards NUL, control characters, quotes, backslashes and high bytes);
+//! - random valid documents (a tree generated with `prop_recursive`, serialized by hand)
+//!   always transcode `Ok` in every dialect and mode, and the output parses as JSON;
+//! - strict `relaxed`/`canonical` accept/reject agrees with the `bson` crate on random byte
+//!   mutations of valid documents. Documented exceptions: (1) depth: the crate has no limit,
+//!   so we use `max_depth: u32::MAX`; (2) array element names: bson2json ignores them and so
+//!   never validates their UTF-8, while the crate's keys are `&str`; when we accept and the
+//!   crate rejects, the crate's error must be a UTF-8 error.
+
+use bson2json_core::escape::{write_escaped, write_escaped_plain};
+use bson2json_core::scan::{find_nul, find_nul_plain};
+use bson2json_core::{transcode, Dialect, Options, Utf8Mode};
+use proptest::prelude::*;
+
+fn byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        3 => any::<u8>(),
+        1 => Just(0u8),
+        1 => 0x01u8..0x20,
+        1 => prop::sample::select(vec![b'"', b'\\', 0x7F, 0x80, 0xFF, 0x20, 0x21]),
+    ]
+}
+
+fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(byte(), 0..max)
+}
+
+#[derive(Debug, Clone)]
+enum V {
+    Double(f64),
+    Str(String),
+    Doc(Vec<(String, V)>),
+    Arr(Vec<V>),
+    Bin(u8, Vec<u8>),
+    Undefined,
+    Oid([u8; 12]),
+    Bool(bool),
+    Date(i64),
+    Null,
+    Regex(String, String),
+    DbPtr(String),
+    Code(String),
+    Symbol(String),
+    Cws(String, Vec<(String, V)>),
+    Int32(i32),
+    Ts(u64),
+    Int64(i64),
+    Dec([u8; 16]),
+    Min,
+    Max,
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z$._0-9]{0,6}",
+        any::<String>(),
+        "[\\x00-\\x20\"\\\\\u{80}-\u{7FF}\u{2028}\u{10000}]{0,8}",
+    ]
+}
+
+fn cstr() -> impl Strategy<Value = String> {
+    text().prop_map(|s| s.replace('\0', "_"))
+}
+
+fn leaf() -> impl Strategy<Value = V> {
+    prop_oneof![
+        any::<f64>().prop_map(V::Double),
+        prop::sample::select(vec![f64::NAN, f64::INFINITY, -0.0, 1e300, 5e-324, 0.1]).prop_map(V::Double),
+        text().prop_map(V::Str),
+        (any::<u8>(), bytes(20)).prop_map(|(s, b)| V::Bin(s, b)),
+        (Just(4u8), prop::collection::vec(any::<u8>(), 16)).prop_map(|(s, b)| V::Bin(s, b)),
+        Just(V::Undefined),
+        any::<[u8; 12]>().prop_map(V::Oid),
+        any::<bool>().prop_map(V::Bool),
+        any::<i64>().prop_map(V::Date),
+        (0i64..253_402_300_800_000).prop_map(V::Date),
+        Just(V::Null),
+        (cstr(), cstr()).prop_map(|(p, f)| V::Regex(p, f)),
+        text().prop_map(V::DbPtr),
+        text().prop_map(V::Code),
+        text().prop_map(V::Symbol),
+        any::<i32>().prop_map(V::Int32),
+        any::<u64>().prop_map(V::Ts),
+        any::<i64>().prop_map(V::Int64),
+        any::<[u8; 16]>().prop_map(V::Dec),
+        Just(V::Min),
+        Just(V::Max),
+    ]
+}
+
+fn value() -> impl Strategy<Value = V> {
+    leaf().prop_recursive(6, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec((cstr(), inner.clone()), 0..6).prop_map(V::Doc),
+            prop::collection::vec(inner.clone(), 0..6).prop_map(V::Arr),
+            (text(), prop::collection::vec((cstr(), inner), 0..4)).prop_map(|(c, s)| V::Cws(c, s)),
+        ]
+    })
+}
+
+fn document() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec((cstr(), value()), 0..6).prop_map(|els| {
+        let mut b = Vec::new();
+        write_doc(&mut b, els.iter().map(|(k, v)| (k.as_bytes().to_vec(), v)));
+        b
+    })
+}
+
+fn write_string(b: &mut Vec<u8>, s: &[u8]) {
+    b.extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
+    b.extend_from_slice(s);
+    b.push(0);
+}
+
+fn patch(b: &mut [u8], at: usize) {
+    let n = (b.len() - at) as i32;
+    b[at..at + 4].copy_from_slice(&n.to_le_bytes());
+}
+
+fn write_doc<'a>(b: &mut Vec<u8>, els: impl Iterator<Item = (Vec<u8>, &'a V)>) {
+    let at = b.len();
+    b.extend_from_slice(&[0; 4]);
+    for (k, v) in els {
+        write_el(b, &k, v);
+    }
+    b.push(0);
+    patch(b, at);
+}
+
+fn write_el(b: &mut Vec<u8>, k: &[u8], v: &V) {
+    let t: u8 = match v {
+        V::Double(_) => 1,
+        V::Str(_) => 2,
+        V::Doc(_) => 3,
+        V::Arr(_) => 4,
+        V::Bin(..) => 5,
+        V::Undefined => 6,
+        V::Oid(_) => 7,
+        V::Bool(_) => 8,
+        V::Date(_) => 9,
+        V::Null => 0x0A,
+        V::Regex(..) => 0x0B,
+        V::DbPtr(_) => 0x0C,
+        V::Code(_) => 0x0D,
+        V::Symbol(_) => 0x0E,
+        V::Cws(..) => 0x0F,
+        V::Int32(_) => 0x10,
+        V::Ts(_) => 0x11,
+        V::Int64(_) => 0x12,
+        V::Dec(_) => 0x13,
+        V::Min => 0xFF,
+        V::Max => 0x7F,
+    };
+    b.push(t);
+    b.extend_from_slice(k);
+    b.push(0);
+    match v {
+        V::Double(x) => b.extend_from_slice(&x.to_le_bytes()),
+        V::Str(s) | V::Code(s) | V::Symbol(s) => write_string(b, s.as_bytes()),
+        V::Doc(els) => write_doc(b, els.iter().map(|(k, v)| (k.as_bytes().to_vec(), v))),
+        V::Arr(items) => write_doc(b, items.iter().enumerate().map(|(i, v)| (i.to_string().into_bytes(), v))),
+        V::Bin(sub, data) => {
+            let old = *sub == 2;
+            let n = data.len() + if old { 4 } else { 0 };
+            b.extend_from_slice(&(n as i32).to_le_bytes());
+            b.push(*sub);
+            if old {
+                b.extend_from_slice(&(data.len() as i32).to_le_bytes());
+            }
+            b.extend_from_slice(data);
+        }
+        V::Undefined | V::Null | V::Min | V::Max => {}
+        V::Oid(o) => b.extend_from_slice(o),
+        V::Bool(x) => b.push(u8::from(*x)),
+        V::Date(x) | V::Int64(x) => b.extend_from_slice(&x.to_le_bytes()),
+        V::Regex(p, f) => {
+            b.extend_from_slice(p.as_bytes());
+            b.push(0);
+            b.extend_from_slice(f.as_bytes());
+            b.push(0);
+        }
+        V::DbPtr(ns) => {
+            write_string(b, ns.as_bytes());
+            b.extend_from_slice(&[9; 12]);
+        }
+        V::Cws(code, scope) => {
+            let at = b.len();
+            b.extend_from_slice(&[0; 4]);
+            write_string(b, code.as_bytes());
+            write_doc(b, scope.iter().map(|(k, v)| (k.as_bytes().to_vec(), v)));
+            patch(b, at);
+        }
+        V::Int32(x) => b.extend_from_slice(&x.to_le_bytes()),
+        V::Ts(x) => b.extend_from_slice(&x.to_le_bytes()),
+        V::Dec(d) => b.extend_from_slice(d),
+    }
+}
+
+fn bson_crate_accepts(input: &[u8]) -> Result<(), bson::error::Error> {
+    use bson::raw::{RawBsonRef, RawDocument};
+    let mut stack = vec![RawDocument::from_bytes(input)?];
+    while let Some(doc) = stack.pop() {
+        for item in doc.iter() {
+            match item?.1 {
+                RawBsonRef::Document(d) => stack.push(d),
+                RawBsonRef::Array(a) => stack.push(RawDocument::from_bytes(a.as_bytes())?),
+                RawBsonRef::JavaScriptCodeWithScope(c) => stack.push(c.scope),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn opts(dialect: Dialect, utf8: Utf8Mode) -> Options {
+    Options {
+        dialect,
+        utf8,
+        max_depth: u32::MAX,
+        ..Options::default()
+    }
+}
+
+const DIALECTS: [Dialect; 3] = [Dialect::Compat, Dialect::Relaxed, Dialect::Canonical];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn find_nul_matches_plain(v in bytes(80), skip in 0usize..8) {
+        let s = &v[skip.min(v.len())..];
+        prop_assert_eq!(find_nul(s), find_nul_plain(s));
+    }
+
+    #[test]
+    fn find_nul_no_nul_long(v in prop::collection::vec(1u8..=255, 0..100), nul in any::<prop::sample::Index>()) {
+        prop_assert_eq!(find_nul(&v), None);
+        let mut w = v.clone();
+        if !w.is_empty() {
+            let i = nul.index(w.len());
+            w[i] = 0;
+            prop_assert_eq!(find_nul(&w), Some(i));
+        }
+    }
+
+    #[test]
+    fn write_escaped_matches_plain(v in bytes(80), skip in 0usize..8) {
+        let s = &v[skip.min(v.len())..];
+        let (mut a, mut b) = (b"x".to_vec(), b"x".to_vec());
+        write_escaped(&mut a, s);
+        write_escaped_plain(&mut b, s);
+        prop_assert_eq!(&a, &b);
+        if let Ok(text) = std::str::from_utf8(s) {
+            let quoted = [b"\"".as_slice(), &a[1..], b"\""].concat();
+            let back: String = serde_json::from_slice(&quoted).unwrap();
+            prop_assert_eq!(back, text);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn valid_documents_always_transcode(doc in document()) {
+        prop_assert!(bson_crate_accepts(&doc).is_ok(), "generator wrote invalid BSON");
+        for d in DIALECTS {
+            for u in [Utf8Mode::Strict, Utf8Mode::Replace] {
+                let mut out = Vec::new();
+                transcode(&doc, &opts(d, u), &mut out).unwrap_or_else(|e| panic!("{d:?}/{u:?}: {e}"));
+                if let Err(e) = serde_json::from_slice::<serde_json::Value>(&out) {
+                    panic!("invalid JSON ({e}): {}", String::from_utf8_lossy(&out));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mutations_agree_with_bson_crate(
+        doc in document(),
+        muts in prop::collection::vec((any::<prop::sample::Index>(), byte()), 1..4),
+        cut in any::<Option<prop::sample::Index>>(),
+    ) {
+        let mut bad = doc.clone();
+        for (i, b) in &muts {
+            let i = i.index(bad.len());
+            bad[i] = *b;
+        }
+        if let Some(c) = cut {
+            bad.truncate(c.index(bad.len() + 1));
+        }
+        let oracle = bson_crate_accepts(&bad);
+        for d in [Dialect::Relaxed, Dialect::Canonical] {
+            let mut out = Vec::new();
+            let ours = transcode(&bad, &opts(d, Utf8Mode::Strict), &mut out);
+            match (&oracle, &ours) {
+                (Ok(()), Err(e)) => panic!("bson crate accepts, {d:?} rejects ({e}): {:02X?}", bad),
+                (Err(e), Ok(())) => prop_assert!(
+                    matches!(e.kind, bson::error::ErrorKind::Utf8Encoding { .. }),
+                    "{d:?} accepts, bson crate rejects ({e}): {:02X?}", bad
+                ),
+                (Ok(()), Ok(())) => {
+                    serde_json::from_slice::<serde_json::Value>(&out).unwrap();
+                }
+                (Err(_), Err(_)) => {}
+            }
+        }
+        // Never a panic in the other modes; Ok output is JSON.
+        for d in DIALECTS {
+            let mut out = Vec::new();
+            if transcode(&bad, &opts(d, Utf8Mode::Replace), &mut out).is_ok() {
+                serde_json::from_slice::<serde_json::Value>(&out).unwrap();
+            } else {
+                prop_assert!(out.is_empty());
+            }
+        }
+    }
+}
