@@ -1,7 +1,8 @@
 //! Transcodes every document of a concatenated `.bson` file repeatedly and prints MB/s of BSON
 //! input; for profiling (`perf record`, `valgrind --tool=callgrind`).
 //!
-//! `cargo run --release -p bson2json-core --example throughput -- FILE [dialect] [seconds]`
+//! `cargo run --release -p bson2json-core --example throughput -- FILE [dialect] [seconds|xPASSES]`
+//! (`x1` makes exactly one pass, for instruction counts under callgrind).
 use std::time::Instant;
 
 use bson2json_core::batch::split_concatenated;
@@ -14,7 +15,11 @@ fn main() {
         .expect("usage: throughput FILE [compat|relaxed|canonical] [seconds]");
     let dialect =
         Dialect::from_name(args.get(2).map_or("compat", String::as_str)).expect("dialect");
-    let secs: f64 = args.get(3).map_or(3.0, |s| s.parse().expect("seconds"));
+    let arg = args.get(3).map_or("3", String::as_str);
+    let (secs, passes) = match arg.strip_prefix('x') {
+        Some(n) => (f64::INFINITY, n.parse::<usize>().expect("passes")),
+        None => (arg.parse::<f64>().expect("seconds"), usize::MAX),
+    };
     let data = std::fs::read(path).expect("read");
     let mut ranges = Vec::new();
     split_concatenated(&data, &mut ranges).expect("framing");
@@ -23,7 +28,9 @@ fn main() {
     let mut out = Vec::new();
     let start = Instant::now();
     let (mut bytes, mut docs, mut out_bytes) = (0usize, 0usize, 0usize);
-    while start.elapsed().as_secs_f64() < secs {
+    let mut pass = 0;
+    while pass < passes && start.elapsed().as_secs_f64() < secs {
+        pass += 1;
         for &(s, e) in &ranges {
             out.clear();
             tc.transcode(&data[s..e], &opts, &mut out)

@@ -11,8 +11,76 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
         out.push(b'0');
         return;
     }
+    if !write_short_decimal(out, x) {
+        write_js_number_plain(out, x);
+    }
+}
+
+/// The plain twin of [`write_js_number`]: always the full shortest-round-trip algorithm.
+#[inline]
+pub fn write_js_number_plain(out: &mut Vec<u8>, x: f64) {
+    if x == 0.0 {
+        out.push(b'0');
+        return;
+    }
     let mut buf = ryu_js::Buffer::new();
     out.extend_from_slice(buf.format_finite(x).as_bytes());
+}
+
+const POW10: [f64; 7] = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6];
+
+/// Fast path for the doubles real documents are full of: integers and values with at most six
+/// decimals (prices, measurements). Finds the smallest `k <= 6` with `y = x * 10^k` an integer
+/// below 2^52 and `y / 10^k == x` (IEEE division is correctly rounded, so the decimal
+/// `y / 10^k` reads back as `x`). Below 2^52 the rounding interval of `x` is narrower than
+/// `10^-k`, so that decimal is the only one with at most `k` decimals that reads back as `x`,
+/// and therefore exactly the digits ECMAScript's shortest round-trip rule prints. Values
+/// that don't qualify return false and go through Ryū. Tests and a fuzz target hold this
+/// equal to [`write_js_number_plain`].
+#[inline]
+fn write_short_decimal(out: &mut Vec<u8>, x: f64) -> bool {
+    const LIMIT: f64 = 4_503_599_627_370_496.0; // 2^52
+    let a = x.abs();
+    if !(1e-6..LIMIT).contains(&a) {
+        return false;
+    }
+    for (k, &p) in POW10.iter().enumerate() {
+        let y = a * p;
+        if y >= LIMIT {
+            return false;
+        }
+        // `y < 2^52`, so the integer conversion is exact when `y` is integral (and avoids
+        // `f64::trunc`, a libm call on baseline x86-64).
+        if (y as u64) as f64 == y && y / p == a {
+            let y = y as u64;
+            if x < 0.0 {
+                out.push(b'-');
+            }
+            let mut b = itoa::Buffer::new();
+            if k == 0 {
+                out.extend_from_slice(b.format(y).as_bytes());
+                return true;
+            }
+            let scale = 10u64.pow(k as u32);
+            let (int, mut frac) = (y / scale, y % scale);
+            out.extend_from_slice(b.format(int).as_bytes());
+            out.push(b'.');
+            let mut digits = [b'0'; 6];
+            for d in (0..k).rev() {
+                digits[d] = b'0' + (frac % 10) as u8;
+                frac /= 10;
+            }
+            // The product can miss an integer at a smaller k by rounding and hit one at a
+            // larger k: the trailing zeros that leaves are not significant.
+            let mut n = k;
+            while n > 1 && digits[n - 1] == b'0' {
+                n -= 1;
+            }
+            out.extend_from_slice(&digits[..n]);
+            return true;
+        }
+    }
+    false
 }
 
 /// Appends a JSON number for a compat double: JS text for finite values, `null` otherwise
@@ -227,6 +295,41 @@ mod tests {
         assert_eq!(js(5e-324), "5e-324");
         assert_eq!(js(0.1 + 0.2), "0.30000000000000004");
         assert_eq!(js(-1.5e300), "-1.5e+300");
+    }
+
+    #[test]
+    fn short_decimal_fast_path_matches_ryu() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut check = |x: f64| {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_js_number(&mut a, x);
+            write_js_number_plain(&mut b, x);
+            assert_eq!(a, b, "{x:e}");
+        };
+        for _ in 0..200_000 {
+            let r = next();
+            let cents = (r % 100_000_000) as f64;
+            for k in [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7] {
+                check(cents / k);
+                check(-cents / k);
+            }
+            let bits = f64::from_bits(r);
+            if bits.is_finite() {
+                check(bits);
+            }
+            check((r >> 11) as f64);
+            check((r >> 11) as f64 + 0.5);
+        }
+        for x in [0.1, 0.2, 0.3, 0.1 + 0.2, 1e-6, 1.5e-6, 1e-7, 4503599627370495.5, 4503599627370496.0, 9007199254740993.0, 123.456, 0.07, 1e15, 1e16, 1e21] {
+            check(x);
+            check(-x);
+        }
     }
 
     #[test]
