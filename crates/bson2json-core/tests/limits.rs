@@ -192,3 +192,41 @@ impl Itoa {
 fn itoa_buf() -> Itoa {
     Itoa(String::new())
 }
+
+/// `transcode_docs_parallel` promises output identical to `transcode_docs`; with an output cap
+/// that bites mid-batch both must fail, and with the same document index.
+#[test]
+fn batch_output_cap_parallel_matches_sequential() {
+    use bson2json_core::batch::{transcode_docs, transcode_docs_parallel, BatchOutput, Layout};
+    use bson2json_core::Transcoder;
+    // 64 documents of ~16 KiB each ({"s": "xxxx…"}): 1 MiB in total, enough for 2 threads.
+    let doc = {
+        let n = 16 * 1024;
+        let mut b = Vec::new();
+        b.extend_from_slice(&((n + 4 + 3 + 4 + 1 + 1) as i32).to_le_bytes());
+        b.extend_from_slice(&[2, b's', 0]);
+        b.extend_from_slice(&((n + 1) as i32).to_le_bytes());
+        b.resize(b.len() + n, b'x');
+        b.extend_from_slice(&[0, 0]);
+        b
+    };
+    let docs: Vec<&[u8]> = vec![&doc[..]; 64];
+    for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
+        for cap in [100_000usize, 500_000, 600_000] {
+            let opts = Options { max_output_bytes: cap, ..Options::default() };
+            let mut s = BatchOutput::default();
+            let mut p = BatchOutput::default();
+            let rs = transcode_docs(&mut Transcoder::new(), &docs, 0, &opts, layout, &mut s);
+            let rp = transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 2, &mut p);
+            let es = rs.expect_err("sequential must hit the cap");
+            let ep = rp.expect_err("parallel must hit the cap");
+            assert_eq!(es.error.kind(), ErrorKind::OutputTooLarge);
+            assert_eq!(ep.error.kind(), ErrorKind::OutputTooLarge);
+            assert_eq!(
+                es.index, ep.index,
+                "{layout:?} cap {cap}: sequential fails at document {}, parallel at {}",
+                es.index, ep.index
+            );
+        }
+    }
+}
