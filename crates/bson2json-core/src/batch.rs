@@ -437,37 +437,49 @@ pub fn transcode_docs_parallel(
             })
             .collect()
     });
-    // Stitch the chunks together in order, adding the layout's separators.
+    // Any failure: redo the batch on this thread, which reports exactly the error (and the
+    // document index) the sequential path reports. Errors are the rare path.
+    if results.iter().any(Result::is_err) {
+        result.out.clear();
+        result.offsets.clear();
+        result.regexes.clear();
+        return transcode_docs(tc, docs, 0, options, layout, result);
+    }
+    // Stitch the chunks together in order, adding the layout's separators and checking the
+    // output cap at the same points as the sequential path.
     let out = &mut result.out;
     if layout == Layout::Array {
         out.push(b'[');
     }
     let mut n = 0usize;
-    for r in results {
-        let r = r?;
+    let cap_error = |index| BatchError {
+        index,
+        doc_offset: 0,
+        error: Error::new(
+            ErrorKind::OutputTooLarge,
+            0,
+            "JSON output exceeds maxOutputBytes",
+        ),
+    };
+    for r in results.into_iter().flatten() {
         for w in 0..r.offsets.len() - 1 {
             if layout == Layout::Array && n > 0 {
                 out.push(b',');
             }
             result.offsets.push(out.len());
             out.extend_from_slice(&r.out[r.offsets[w]..r.offsets[w + 1]]);
+            if out.len() > options.max_output_bytes {
+                return Err(cap_error(n));
+            }
             if layout == Layout::Lines {
                 out.push(b'\n');
+                if out.len() > options.max_output_bytes {
+                    return Err(cap_error(n));
+                }
             }
             n += 1;
         }
         result.regexes.extend(r.regexes);
-        if out.len() > options.max_output_bytes {
-            return Err(BatchError {
-                index: n.saturating_sub(1),
-                doc_offset: 0,
-                error: Error::new(
-                    ErrorKind::OutputTooLarge,
-                    0,
-                    "JSON output exceeds maxOutputBytes",
-                ),
-            });
-        }
     }
     let last = if layout == Layout::Lines {
         out.len().saturating_sub(usize::from(n > 0))

@@ -22,14 +22,14 @@ pub(crate) const F_DOLLAR_OTHER: u8 = 8;
 /// A key had invalid UTF-8 and was decoded with U+FFFD: duplicates must be judged on the
 /// decoded text.
 pub(crate) const F_LOSSY: u8 = 16;
-/// Too many keys for the linear duplicate check: check at close.
-pub(crate) const F_MANY: u8 = 32;
+/// Two keys share a Bloom filter bit: check for duplicates exactly when the object closes.
+pub(crate) const F_MAYBE_DUP: u8 = 32;
 
 /// The object is a code-with-scope scope, which js-bson never promotes to a DBRef.
 pub(crate) const F_NO_DBREF: u8 = 64;
 
-/// Members beyond which a Bloom hit no longer triggers a linear scan for duplicates.
-pub(crate) const LINEAR_DUP_LIMIT: usize = 64;
+/// Objects with fewer members check a Bloom hit by scanning their hashes right away.
+pub(crate) const SCAN_LIMIT: usize = 32;
 
 /// `out_key` of a member whose value is `undefined` (nothing was written).
 pub(crate) const NONE: usize = usize::MAX;
@@ -54,8 +54,38 @@ pub(crate) struct Member {
 /// Whether an object with these flags must be rewritten when it closes.
 #[inline(always)]
 pub(crate) fn needs_fixup(flags: u8) -> bool {
-    flags & (F_INDEX | F_DUP | F_LOSSY | F_MANY) != 0
+    flags & (F_INDEX | F_DUP | F_LOSSY) != 0
         || (flags & F_DBREF_KEY != 0 && flags & (F_DOLLAR_OTHER | F_NO_DBREF) == 0)
+}
+
+/// Exact duplicate check over the raw keys of one object's members, with an open-addressing
+/// table of member indices (`table` is reusable scratch). O(n); no allocation once warm.
+pub(crate) fn has_duplicate(input: &[u8], members: &[Member], table: &mut Vec<u32>) -> bool {
+    let n = members.len();
+    if n < 2 {
+        return false;
+    }
+    let size = (n * 2).next_power_of_two();
+    table.clear();
+    table.resize(size, u32::MAX);
+    let mask = size - 1;
+    for (i, m) in members.iter().enumerate() {
+        let key = &input[m.key_start..m.key_end];
+        let mut slot = (m.hash >> 32) as usize & mask;
+        loop {
+            let e = table[slot];
+            if e == u32::MAX {
+                table[slot] = i as u32;
+                break;
+            }
+            let o = &members[e as usize];
+            if o.hash == m.hash && &input[o.key_start..o.key_end] == key {
+                return true;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+    false
 }
 
 /// The value of `key` as a V8 array index: canonical decimal (no sign, no leading zeros other

@@ -39,7 +39,7 @@ const HI: u64 = 0x8080_8080_8080_8080;
 ///   lane that already matched, so the lowest flagged lane is exact);
 /// - `x == '"'` / `x == '\\'`: the same zero test on `x ^ 0x22..` / `x ^ 0x5c..`.
 #[inline(always)]
-fn escape_lanes(x: u64) -> u64 {
+pub(crate) fn escape_lanes(x: u64) -> u64 {
     let ctl = x.wrapping_sub(LO * 0x20) & !x;
     let q = x ^ (LO * b'"' as u64);
     let q = q.wrapping_sub(LO) & !q;
@@ -65,15 +65,47 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
     }
 }
 
+/// Copies `src[from..to]` to the end of `out`, whose spare capacity must hold `to - from + 16`
+/// bytes. Runs of up to 16 bytes are copied as one fixed 16-byte block when `src` has 16
+/// readable bytes from `from` (no `memcpy` call for the short keys and strings that dominate
+/// documents); only `to - from` bytes are kept.
+#[inline(always)]
+pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
+    let n = to - from;
+    let len = out.len();
+    assert!(out.capacity() - len >= n + 16 && to <= src.len());
+    if n <= 16 && from + 16 <= src.len() {
+        let mut block = [0u8; 16];
+        block.copy_from_slice(&src[from..from + 16]);
+        // SAFETY: the assert above guarantees 16 bytes of spare capacity at `len`; the
+        // block is a local array, so the regions do not overlap; after the write the first
+        // `n` bytes past `len` are initialised, which is all `set_len` exposes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len), 16);
+            out.set_len(len + n);
+        }
+    } else {
+        out.extend_from_slice(&src[from..to]);
+    }
+}
+
 /// Appends the escaped contents of `s` (no surrounding quotes). SWAR fast path.
 /// Returns true if `s` is pure ASCII (then it is valid UTF-8 and needs no further check).
 #[inline]
 pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    out.reserve(s.len());
-    let mut start = 0; // start of the pending clean run
-    let mut i = 0;
+    write_escaped_in(out, s, 0, s.len())
+}
+
+/// [`write_escaped`] of `buf[from..to]`, where `buf` may extend past `to` (the bytes after it
+/// let short runs be copied as whole 16-byte blocks).
+#[inline]
+pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    out.reserve(to - from + 18);
+    let s = &buf[..to];
+    let mut start = from; // start of the pending clean run
+    let mut i = from;
     let mut high = 0u64; // OR of every byte seen: bit 7 of a lane set ⇔ some byte ≥ 0x80
-    while i + 8 <= s.len() {
+    while i + 8 <= to {
         let word = u64::from_le_bytes([
             s[i],
             s[i + 1],
@@ -93,34 +125,34 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) -> bool {
         let j = i + (m.trailing_zeros() / 8) as usize;
         out.extend_from_slice(&s[start..j]);
         write_escape(out, s[j]);
+        out.reserve(to - j + 18);
         i = j + 1;
         start = i;
     }
     // Fewer than 8 bytes left: check them as one word when possible (two overlapping 4-byte
     // loads), and fall back to bytes only if something needs escaping.
-    let rest = s.len() - i;
-    if rest >= 4 {
+    if to - i >= 4 {
         let a = u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
-        let e = s.len();
-        let b = u32::from_le_bytes([s[e - 4], s[e - 3], s[e - 2], s[e - 1]]);
+        let b = u32::from_le_bytes([s[to - 4], s[to - 3], s[to - 2], s[to - 1]]);
         let word = u64::from(a) | (u64::from(b) << 32);
         high |= word;
         if escape_lanes(word) == 0 {
-            out.extend_from_slice(&s[start..]);
+            copy_run(out, buf, start, to);
             return high & HI == 0;
         }
     }
-    while i < s.len() {
+    while i < to {
         let b = s[i];
         high |= u64::from(b);
         if ESCAPE[b as usize] != 0 {
             out.extend_from_slice(&s[start..i]);
             write_escape(out, b);
+            out.reserve(to - i + 18);
             start = i + 1;
         }
         i += 1;
     }
-    out.extend_from_slice(&s[start..]);
+    copy_run(out, buf, start, to);
     high & HI == 0
 }
 
@@ -133,6 +165,16 @@ pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
             out.push(b);
         }
     }
+}
+
+/// Appends `"` + escaped `buf[from..to]` + `"`; returns true if it is pure ASCII. Bytes of
+/// `buf` after `to` may be read (not written) to copy short runs in whole blocks.
+#[inline]
+pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    out.push(b'"');
+    let ascii = write_escaped_in(out, buf, from, to);
+    out.push(b'"');
+    ascii
 }
 
 /// Appends `"` + escaped `s` + `"`; returns true if `s` is pure ASCII.

@@ -306,7 +306,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let mut check = |x: f64| {
+        let check = |x: f64| {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             write_js_number(&mut a, x);
             write_js_number_plain(&mut b, x);
@@ -326,7 +326,23 @@ mod tests {
             check((r >> 11) as f64);
             check((r >> 11) as f64 + 0.5);
         }
-        for x in [0.1, 0.2, 0.3, 0.1 + 0.2, 1e-6, 1.5e-6, 1e-7, 4503599627370495.5, 4503599627370496.0, 9007199254740993.0, 123.456, 0.07, 1e15, 1e16, 1e21] {
+        for x in [
+            0.1,
+            0.2,
+            0.3,
+            0.1 + 0.2,
+            1e-6,
+            1.5e-6,
+            1e-7,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            123.456,
+            0.07,
+            1e15,
+            1e16,
+            1e21,
+        ] {
             check(x);
             check(-x);
         }

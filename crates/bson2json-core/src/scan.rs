@@ -39,6 +39,58 @@ pub fn find_nul(bytes: &[u8]) -> Option<usize> {
         .map(|p| i + p)
 }
 
+/// A key (cstring) of at most 15 bytes read in one go: two little-endian words from its first
+/// byte, with the lanes at and after the NUL cleared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShortKey {
+    /// Key length in bytes (0..=15).
+    pub len: usize,
+    /// Bytes 0..8 of the key (zero past its end).
+    pub lo: u64,
+    /// Bytes 8..16 of the key (zero past its end).
+    pub hi: u64,
+    /// True if no byte of the key needs JSON escaping or is non-ASCII: then the key's JSON
+    /// text is the raw bytes between quotes, and it is valid UTF-8.
+    pub plain: bool,
+}
+
+/// Reads the cstring starting at `at` when its NUL lies among the 16 bytes `at..at + 16`
+/// (which must be in bounds): one pass finds the NUL, checks for bytes that need escaping or
+/// are non-ASCII, and keeps the key's bytes for hashing. `None` for longer keys. Held equal to
+/// [`find_nul_plain`] and the escape table by tests and the `swar` fuzz target.
+#[inline(always)]
+pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
+    let w = &bytes[at..at + 16];
+    let w0 = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+    let w1 = u64::from_le_bytes([w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]]);
+    let z0 = zero_lanes(w0);
+    let len = if z0 != 0 {
+        (z0.trailing_zeros() / 8) as usize
+    } else {
+        let z1 = zero_lanes(w1);
+        if z1 == 0 {
+            return None;
+        }
+        8 + (z1.trailing_zeros() / 8) as usize
+    };
+    // Masks keeping the lanes before the NUL. A flag in a lane above a flagged lane may be a
+    // borrow artefact, but the NUL lane itself is always flagged (0 < 0x20), so lanes below
+    // the NUL are exact.
+    let (m0, m1) = if len >= 8 {
+        (u64::MAX, (1u64 << (8 * (len - 8))) - 1)
+    } else {
+        ((1u64 << (8 * len)) - 1, 0)
+    };
+    let special = ((crate::escape::escape_lanes(w0) | (w0 & HI)) & m0)
+        | ((crate::escape::escape_lanes(w1) | (w1 & HI)) & m1);
+    Some(ShortKey {
+        len,
+        lo: w0 & m0,
+        hi: w1 & m1,
+        plain: special == 0,
+    })
+}
+
 /// Index of the first NUL byte, or `None`: the plain byte-by-byte twin of [`find_nul`].
 #[inline]
 pub fn find_nul_plain(bytes: &[u8]) -> Option<usize> {
@@ -58,6 +110,51 @@ mod tests {
                     v[nul] = 0;
                 }
                 assert_eq!(find_nul(&v), find_nul_plain(&v), "len {len} nul {nul}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_key_agrees_with_plain_scans() {
+        let specials = [
+            0u8, 1, 0x1f, b'"', b'\\', 0x7f, 0x80, 0xc3, 0xff, b'a', b'0',
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut buf = [b'k'; 16];
+            for (i, b) in buf.iter_mut().enumerate() {
+                let r = (seed >> (i * 4)) & 15;
+                if r < specials.len() as u64 {
+                    *b = specials[r as usize];
+                }
+            }
+            let plain = find_nul_plain(&buf);
+            match short_key(&buf, 0) {
+                None => assert_eq!(plain, None, "{buf:?}"),
+                Some(k) => {
+                    assert_eq!(Some(k.len), plain, "{buf:?}");
+                    let key = &buf[..k.len];
+                    let want_plain = key
+                        .iter()
+                        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
+                    assert_eq!(k.plain, want_plain, "{buf:?}");
+                    let mut lo = [0u8; 8];
+                    let mut hi = [0u8; 8];
+                    for (i, &b) in key.iter().enumerate() {
+                        if i < 8 {
+                            lo[i] = b
+                        } else {
+                            hi[i - 8] = b
+                        }
+                    }
+                    assert_eq!(
+                        (k.lo, k.hi),
+                        (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+                    );
+                }
             }
         }
     }

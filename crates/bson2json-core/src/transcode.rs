@@ -7,9 +7,9 @@
 use crate::compat::{self, Member};
 use crate::decimal128::{write_decimal128, Decimal128Style};
 use crate::error::{Error, ErrorKind};
-use crate::escape::write_quoted;
+use crate::escape::{write_quoted, write_quoted_in};
 use crate::number::{write_ejson_double, write_iso_date, write_js_double, JS_DATE_MAX_MS};
-use crate::scan::find_nul;
+use crate::scan::{find_nul, short_key, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
 use crate::{Dialect, Options, Utf8Mode};
 
@@ -27,8 +27,8 @@ pub(crate) struct Frame {
     pub members_start: usize,
     /// Elements written so far (decides the comma).
     pub count: u32,
-    /// `compat` objects: 64-bit Bloom filter over key hashes, to spot possible duplicates.
-    pub bloom: u64,
+    /// `compat` objects: 128-bit Bloom filter over key hashes, to spot possible duplicates.
+    pub bloom: u128,
     /// `compat` objects: `compat::F_*` bits saying whether the object needs reordering.
     pub flags: u8,
     /// True for arrays (element names are ignored).
@@ -58,6 +58,7 @@ pub struct Transcoder {
     members: Vec<Member>,
     regexes: Vec<RegexRecord>,
     scratch: Vec<u8>,
+    table: Vec<u32>,
 }
 
 #[inline(always)]
@@ -131,13 +132,20 @@ fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Er
     Ok((&input[start..stop], stop + 1))
 }
 
-/// Validates `s` as UTF-8 and appends it quoted and escaped; in replace mode invalid sequences
-/// become U+FFFD. `at` is the input offset of `s` (for the error offset). ASCII strings are
-/// recognised while escaping, so only strings with non-ASCII bytes are validated separately.
+/// Validates `input[from..to]` as UTF-8 and appends it quoted and escaped; in replace mode
+/// invalid sequences become U+FFFD. ASCII strings are recognised while escaping, so only
+/// strings with non-ASCII bytes are validated separately.
 #[inline(always)]
-fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Result<(), Error> {
+fn write_str_value(
+    out: &mut Vec<u8>,
+    input: &[u8],
+    from: usize,
+    to: usize,
+    mode: Utf8Mode,
+) -> Result<(), Error> {
     let mark = out.len();
-    if write_quoted(out, s) || simdutf8::basic::from_utf8(s).is_ok() {
+    let s = &input[from..to];
+    if write_quoted_in(out, input, from, to) || simdutf8::basic::from_utf8(s).is_ok() {
         return Ok(());
     }
     match mode {
@@ -145,7 +153,7 @@ fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Re
             let bad = std::str::from_utf8(s).err().map_or(0, |e| e.valid_up_to());
             Err(err(
                 ErrorKind::InvalidUtf8,
-                at + bad,
+                from + bad,
                 "string is not valid UTF-8",
             ))
         }
@@ -157,12 +165,13 @@ fn write_str_value(out: &mut Vec<u8>, s: &[u8], at: usize, mode: Utf8Mode) -> Re
     }
 }
 
-/// Appends `s` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns false if a
-/// replacement happened.
+/// Appends `input[from..to]` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns
+/// false if a replacement happened.
 #[inline(always)]
-fn write_lossy(out: &mut Vec<u8>, s: &[u8]) -> bool {
+fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
     let mark = out.len();
-    if write_quoted(out, s) || simdutf8::basic::from_utf8(s).is_ok() {
+    let s = &input[from..to];
+    if write_quoted_in(out, input, from, to) || simdutf8::basic::from_utf8(s).is_ok() {
         true
     } else {
         out.truncate(mark);
@@ -171,26 +180,38 @@ fn write_lossy(out: &mut Vec<u8>, s: &[u8]) -> bool {
     }
 }
 
-/// A cheap 64-bit hash of a key: its first and last eight bytes and its length, mixed by a
-/// multiply so the top bits depend on all of them. Equal keys hash equal; collisions are
-/// resolved by comparing bytes.
+/// Appends `"key"` for a short key that needs no escaping (`input` has 16 bytes from `ks`).
 #[inline(always)]
+fn write_plain_key(out: &mut Vec<u8>, input: &[u8], ks: usize, klen: usize) {
+    out.reserve(klen + 20);
+    out.push(b'"');
+    crate::escape::copy_run(out, input, ks, ks + klen);
+    out.push(b'"');
+}
+
+/// A cheap 64-bit hash of a key from its first sixteen bytes (zero-padded), its last eight
+/// when longer, and its length, mixed by a multiply so the top bits depend on all of them.
+/// Equal keys hash equal; collisions are resolved by comparing bytes. [`ShortKey`] carries the
+/// same first-sixteen-byte words, so both paths agree.
+#[inline(always)]
+fn mix_key_hash(lo: u64, mid: u64, tail: u64, n: usize) -> u64 {
+    (lo ^ mid.rotate_left(23) ^ tail.rotate_left(47) ^ ((n as u64) << 56))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// [`mix_key_hash`] of `input[ks..ks + n]`, reading byte by byte where needed.
 fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
-    let lo = if ks + 8 <= input.len() {
-        let m = if n >= 8 {
-            u64::MAX
-        } else {
-            (1u64 << (8 * n)) - 1
-        };
-        rd_u64(input, ks) & m
-    } else {
-        let mut a = [0u8; 8];
-        let k = n.min(8);
-        a[..k].copy_from_slice(&input[ks..ks + k]);
-        u64::from_le_bytes(a)
-    };
-    let hi = if n > 8 { rd_u64(input, ks + n - 8) } else { 0 };
-    (lo ^ hi.rotate_left(23) ^ ((n as u64) << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    let mut words = [0u8; 16];
+    let k = n.min(16);
+    words[..k].copy_from_slice(&input[ks..ks + k]);
+    let lo = u64::from_le_bytes([
+        words[0], words[1], words[2], words[3], words[4], words[5], words[6], words[7],
+    ]);
+    let mid = u64::from_le_bytes([
+        words[8], words[9], words[10], words[11], words[12], words[13], words[14], words[15],
+    ]);
+    let tail = if n > 16 { rd_u64(input, ks + n - 8) } else { 0 };
+    mix_key_hash(lo, mid, tail, n)
 }
 
 impl Transcoder {
@@ -306,7 +327,18 @@ impl Transcoder {
             if pos >= end {
                 // pos == end: every value is checked to end at or before `end`.
                 let f = self.stack.pop().unwrap_or_else(|| unreachable!());
-                if compat && !f.is_array && compat::needs_fixup(f.flags) {
+                let mut flags = f.flags;
+                if compat
+                    && flags & compat::F_MAYBE_DUP != 0
+                    && compat::has_duplicate(
+                        input,
+                        &self.members[f.members_start..],
+                        &mut self.table,
+                    )
+                {
+                    flags |= compat::F_DUP;
+                }
+                if compat && !f.is_array && compat::needs_fixup(flags) {
                     compat::fixup(
                         out,
                         input,
@@ -346,22 +378,31 @@ impl Transcoder {
                 ));
             }
             let ks = pos + 1;
-            let klen = match find_nul(&input[ks..end]) {
-                Some(n) => n,
-                None => {
-                    return Err(err(
-                        ErrorKind::Truncated,
-                        ks,
-                        "key has no NUL terminator inside its document",
-                    ))
-                }
+            // Short keys (nearly all of them) are found, checked and hashed in one read of
+            // 16 bytes; the NUL must still lie inside the document.
+            let short = if ks + 16 <= end {
+                short_key(input, ks)
+            } else {
+                None
+            };
+            let klen = match short {
+                Some(k) => k.len,
+                None => match find_nul(&input[ks..end]) {
+                    Some(n) => n,
+                    None => {
+                        return Err(err(
+                            ErrorKind::Truncated,
+                            ks,
+                            "key has no NUL terminator inside its document",
+                        ))
+                    }
+                },
             };
             let ke = ks + klen;
             let v = ke + 1;
 
             // Comma, key and member bookkeeping.
             {
-                let members_len = self.members.len();
                 let f = &mut self.stack[top];
                 if f.is_array {
                     if f.count > 0 {
@@ -384,13 +425,18 @@ impl Transcoder {
                                 };
                             }
                         }
-                        let h = key_hash(input, ks, klen);
-                        let bit = 1u64 << (h >> 58);
+                        let h = match short {
+                            Some(ShortKey { lo, hi, len, .. }) => mix_key_hash(lo, hi, 0, len),
+                            None => key_hash(input, ks, klen),
+                        };
+                        let bit = 1u128 << (h >> 57);
                         if f.bloom & bit != 0 {
-                            let n = members_len - f.members_start;
-                            if n >= compat::LINEAR_DUP_LIMIT {
-                                flags |= compat::F_MANY;
-                            } else if self.members[f.members_start..]
+                            // Small objects: settle it now with a short scan of the hashes;
+                            // larger ones get one exact O(n) check when they close.
+                            let mine = &self.members[f.members_start..];
+                            if mine.len() >= compat::SCAN_LIMIT {
+                                flags |= compat::F_MAYBE_DUP;
+                            } else if mine
                                 .iter()
                                 .any(|m| m.hash == h && &input[m.key_start..m.key_end] == key)
                             {
@@ -408,8 +454,12 @@ impl Transcoder {
                             f.count += 1;
                             out.len()
                         };
-                        if !undefined && !write_lossy(out, key) {
-                            flags |= compat::F_LOSSY;
+                        if !undefined {
+                            if let Some(ShortKey { plain: true, .. }) = short {
+                                write_plain_key(out, input, ks, klen);
+                            } else if !write_lossy(out, input, ks, ke) {
+                                flags |= compat::F_LOSSY;
+                            }
                         }
                         f.flags |= flags;
                         self.members.push(Member {
@@ -431,7 +481,11 @@ impl Transcoder {
                             out.push(b',');
                         }
                         f.count += 1;
-                        write_str_value(out, key, ks, utf8)?;
+                        if let Some(ShortKey { plain: true, .. }) = short {
+                            write_plain_key(out, input, ks, klen);
+                        } else {
+                            write_str_value(out, input, ks, ke, utf8)?;
+                        }
                         out.push(b':');
                     }
                 }
@@ -462,16 +516,16 @@ impl Transcoder {
                     }
                 }
                 0x02 | 0x0D | 0x0E => {
-                    let (s, next) = read_string(input, v, end)?;
+                    let (_, next) = read_string(input, v, end)?;
                     pos = next;
                     if compat {
                         match t {
                             0x0D => {
                                 out.extend_from_slice(b"{\"code\":");
-                                write_str_value(out, s, v + 4, utf8)?;
+                                write_str_value(out, input, v + 4, next - 1, utf8)?;
                                 out.push(b'}');
                             }
-                            _ => write_str_value(out, s, v + 4, utf8)?,
+                            _ => write_str_value(out, input, v + 4, next - 1, utf8)?,
                         }
                     } else {
                         match t {
@@ -479,7 +533,7 @@ impl Transcoder {
                             0x0E => out.extend_from_slice(b"{\"$symbol\":"),
                             _ => {}
                         }
-                        write_str_value(out, s, v + 4, utf8)?;
+                        write_str_value(out, input, v + 4, next - 1, utf8)?;
                         if t != 0x02 {
                             out.push(b'}');
                         }
@@ -667,7 +721,7 @@ impl Transcoder {
                         });
                     } else {
                         out.extend_from_slice(b"{\"$regularExpression\":{\"pattern\":");
-                        write_str_value(out, pattern, v, utf8)?;
+                        write_str_value(out, input, v, v + plen, utf8)?;
                         out.extend_from_slice(b",\"options\":");
                         if simdutf8::basic::from_utf8(flags).is_err() && utf8 == Utf8Mode::Strict {
                             return Err(err(
@@ -680,11 +734,11 @@ impl Transcoder {
                         if flen <= sorted.len() {
                             sorted[..flen].copy_from_slice(flags);
                             sorted[..flen].sort_unstable();
-                            write_lossy(out, &sorted[..flen]);
+                            write_lossy(out, &sorted, 0, flen);
                         } else {
                             let mut v = flags.to_vec();
                             v.sort_unstable();
-                            write_lossy(out, &v);
+                            write_lossy(out, &v, 0, v.len());
                         }
                         out.extend_from_slice(b"}}");
                     }
@@ -723,7 +777,7 @@ impl Transcoder {
                         out.push(b'}');
                     } else {
                         out.extend_from_slice(b"{\"$dbPointer\":{\"$ref\":");
-                        write_str_value(out, ns, v + 4, utf8)?;
+                        write_str_value(out, input, v + 4, next - 1, utf8)?;
                         out.extend_from_slice(b",\"$id\":{\"$oid\":\"");
                         write_hex(out, oid);
                         out.extend_from_slice(b"\"}}}");
@@ -748,7 +802,7 @@ impl Transcoder {
                         ));
                     }
                     let cws_end = v + total; // exclusive
-                    let (code, scope_at) = read_string(input, v + 4, cws_end)?;
+                    let (_, scope_at) = read_string(input, v + 4, cws_end)?;
                     need(scope_at, 4, cws_end)?;
                     let slen = rd_i32(input, scope_at);
                     if slen < 5 || scope_at + slen as usize != cws_end {
@@ -778,7 +832,7 @@ impl Transcoder {
                     } else {
                         b"{\"$code\":"
                     });
-                    write_str_value(out, code, v + 8, utf8)?;
+                    write_str_value(out, input, v + 8, scope_at - 1, utf8)?;
                     out.extend_from_slice(if compat {
                         b",\"scope\":{"
                     } else {
