@@ -40,14 +40,15 @@ export function renderChart(report) {
     for (const id of ids) {
       const r = w.methods[id]?.ratio;
       if (r) {
-        maxR = Math.max(maxR, r.max);
-        minR = Math.min(minR, r.min);
+        // axis from the medians (whiskers of outlier runs are clipped at the edges)
+        maxR = Math.max(maxR, r.median * 1.5);
+        minR = Math.min(minR, r.median / 1.5);
       }
     }
   }
   const lo = Math.log10(minR);
   const hi = Math.log10(maxR) + 0.05;
-  const x = (v) => left + ((Math.log10(Math.max(v, minR)) - lo) / (hi - lo)) * plotW;
+  const x = (v) => left + ((Math.log10(Math.min(Math.max(v, minR), 10 ** hi)) - lo) / (hi - lo)) * plotW;
   const color = (id, i) => COLORS[id] ?? FALLBACK[i % FALLBACK.length];
 
   const o = [];
