@@ -25,7 +25,7 @@ export declare function transcodeBatch(input: unknown, layout: number, flags: nu
 export declare function transcodeBatchAsync(input: unknown, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<unknown>
 
 /** `toJSONBuffer` core: BSON bytes → UTF-8 JSON in a new `Buffer`. */
-export declare function transcodeBuffer(bson: unknown, flags: number, maxDepth: number, maxOutputBytes: number): Buffer
+export declare function transcodeBuffer(bson: unknown, flags: number, maxDepth: number, maxOutputBytes: number): unknown
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,

@@ -61,23 +61,7 @@ fn batch_value(
     wide: &mut Vec<u16>,
 ) -> Result<sys::napi_value> {
     match layout {
-        NDJSON_BUFFER => {
-            let mut value = ptr::null_mut();
-            let mut data = ptr::null_mut();
-            // SAFETY: napi allocates `r.out.len()` bytes at `data`, which we fill completely.
-            unsafe {
-                check(sys::napi_create_buffer(
-                    env.raw(),
-                    r.out.len(),
-                    &mut data,
-                    &mut value,
-                ))?;
-                if !r.out.is_empty() {
-                    ptr::copy_nonoverlapping(r.out.as_ptr(), data.cast::<u8>(), r.out.len());
-                }
-            }
-            Ok(value)
-        }
+        NDJSON_BUFFER => crate::make_buffer(env, &r.out),
         LIST => {
             let n = r.offsets.len().saturating_sub(1);
             let mut arr = ptr::null_mut();

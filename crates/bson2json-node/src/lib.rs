@@ -371,16 +371,38 @@ pub fn transcode<'env>(
 
 /// `toJSONBuffer` core: BSON bytes → UTF-8 JSON in a new `Buffer`.
 #[napi(js_name = "transcodeBuffer", catch_unwind)]
-pub fn transcode_buffer(
-    env: &Env,
-    bson: Unknown<'_>,
+pub fn transcode_buffer<'env>(
+    env: &'env Env,
+    bson: Unknown<'env>,
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
-) -> Result<Buffer> {
+) -> Result<Unknown<'env>> {
     let bytes = bytes_of(env, &bson)?;
     let opts = options(flags, max_depth, max_output_bytes);
-    with_output(env, bytes, &opts, |out, _| Ok(Buffer::from(out.to_vec())))
+    let value = with_output(env, bytes, &opts, |out, _| make_buffer(env, out))?;
+    // SAFETY: `value` is a live napi_value created in this call's handle scope.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+}
+
+/// A new V8-managed `Buffer` holding a copy of `bytes` (cheaper than an external buffer with a
+/// finalizer for the sizes JSON documents have, and never tied to Rust memory).
+pub(crate) fn make_buffer(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    let mut data = ptr::null_mut();
+    // SAFETY: napi allocates `bytes.len()` bytes at `data`, which are filled completely.
+    unsafe {
+        check(sys::napi_create_buffer(
+            env.raw(),
+            bytes.len(),
+            &mut data,
+            &mut value,
+        ))?;
+        if !bytes.is_empty() {
+            ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len());
+        }
+    }
+    Ok(value)
 }
 
 /// Test-only hook (used by the test suite to prove that a panic inside the addon becomes a
