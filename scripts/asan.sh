@@ -1,11 +1,75 @@
 #!/usr/bin/env bash
-# Runs the bson2json-core test suite (unit + integration tests, not doctests) under
-# AddressSanitizer on nightly. The core is `#![forbid(unsafe_code)]`, so this mainly guards the
-# dependencies (simdutf8's SIMD paths, ryu-js, itoa) and std against out-of-bounds reads.
-# Usage: scripts/asan.sh [extra cargo test args, e.g. -- --skip depth_2m]
-# Env: ASAN_SKIP_SLOW=1 skips the 16 MB / 96 MB limit tests.
+# Memory-error checks.
+#
+#   scripts/asan.sh [cargo test args]   bson2json-core's tests (unit + integration, not doctests)
+#                                       under AddressSanitizer on nightly. The core is
+#                                       `#![forbid(unsafe_code)]`, so this mainly guards the
+#                                       dependencies (simdutf8's SIMD paths, ryu-js, itoa) and std.
+#                                       ASAN_SKIP_SLOW=1 skips the 16 MB / 96 MB limit tests.
+#   scripts/asan.sh --valgrind          valgrind memcheck of the Node addon (the prebuilt
+#                                       bson2json.*.node at the repo root) on ~460 varied documents
+#                                       through toJSON/toJSONBuffer/toJSONArray/toNDJSON/toJSONList/
+#                                       cursorBatch/toJSONAsync/toJSONListAsync, every dialect.
+# Exit status is non-zero on any sanitizer or memcheck report, or any failing test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+
+if [ "${1:-}" = "--valgrind" ]; then
+  script="$(mktemp /tmp/bson2json-memcheck.XXXXXX.js)"
+  trap 'rm -f "$script"' EXIT
+  cat >"$script" <<'JS'
+const path = require('path');
+const fs = require('fs');
+const root = process.argv[2];
+const b2j = require(root);
+const BSON = require(path.join(root, 'node_modules/bson'));
+const docs = [];
+const dir = path.join(root, 'spec/bson-corpus/tests');
+for (const f of fs.readdirSync(dir)) {
+  if (!f.endsWith('.json')) continue;
+  const j = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+  for (const c of j.valid || []) docs.push(Buffer.from(c.canonical_bson, 'hex'));
+  for (const c of j.decodeErrors || []) docs.push(Buffer.from(c.bson, 'hex'));
+}
+const sample = docs.filter((_, i) => i % 3 === 0); // keep the run short under valgrind
+for (let i = 0; i < 40; i++) {
+  sample.push(BSON.serialize({ i, s: 'x\u0001é'.repeat(i), a: Array.from({ length: i }, (_, k) => k),
+    d: { e: { f: [null, true, 1.5, new BSON.Long(i, i)] } }, b: new BSON.Binary(Buffer.alloc(i, 7)),
+    dt: new Date(i * 1e9), r: /a+b/i, dec: BSON.Decimal128.fromString(String(i) + '.5') }));
+}
+const n0 = sample.length;
+for (let i = 0; i < n0; i += 4) {
+  const d = sample[i];
+  sample.push(d.subarray(0, d.length >> 1));
+  const f = Buffer.from(d); f[i % f.length] ^= 0xff; sample.push(f);
+}
+let ok = 0, err = 0;
+for (const d of sample) {
+  for (const dialect of ['compat', 'relaxed', 'canonical']) {
+    for (const utf8 of ['strict', 'replace']) {
+      try { JSON.parse(b2j.toJSON(d, { dialect, utf8 })); b2j.toJSONBuffer(d, { dialect, utf8 }); ok++; }
+      catch (e) { if (!b2j.isTranscodeError(e)) throw e; err++; }
+    }
+  }
+}
+const valid = sample.filter((d) => { try { b2j.toJSON(d); b2j.toJSON(d, { dialect: 'relaxed' }); return true; } catch { return false; } });
+JSON.parse(b2j.toJSONArray(valid));
+b2j.toNDJSON(valid);
+b2j.toJSONList(valid, { dialect: 'relaxed' });
+const cursor = BSON.serialize({ cursor: { id: BSON.Long.fromNumber(0), ns: 'db.c', firstBatch: valid.slice(0, 20).map((d) => BSON.deserialize(d, { promoteValues: false })) } });
+try { b2j.cursorBatch(cursor); } catch (e) { if (!b2j.isTranscodeError(e)) throw e; }
+(async () => {
+  for (const d of sample.slice(0, 50)) { try { await b2j.toJSONAsync(d); } catch (e) { if (!b2j.isTranscodeError(e)) throw e; } }
+  await b2j.toJSONListAsync(valid.slice(0, 50));
+  console.log(`memcheck workload: ${sample.length} documents, ${ok} ok + ${err} coded errors`);
+})().catch((e) => { console.error(e); process.exit(2); });
+JS
+  valgrind --tool=memcheck --error-exitcode=1 --leak-check=no node "$script" "$ROOT"
+  echo "valgrind: 0 memcheck errors"
+  exit 0
+fi
+
 export RUSTFLAGS="-Zsanitizer=address ${RUSTFLAGS:-}"
 export RUSTDOCFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}"
@@ -14,5 +78,5 @@ skip=()
 if [ "${ASAN_SKIP_SLOW:-0}" = 1 ]; then
   skip=(--skip depth_2m_16mb --skip output_cap_16mb_of_control_chars --skip two_million_element_arrays)
 fi
-cargo +nightly test -j1 -p bson2json-core --target x86_64-unknown-linux-gnu --tests "$@" -- "${skip[@]}"
+cargo +nightly test -j1 --no-fail-fast -p bson2json-core --target x86_64-unknown-linux-gnu --tests "$@" -- "${skip[@]}"
 echo "asan: bson2json-core tests passed under AddressSanitizer"

@@ -1,7 +1,12 @@
-//! SWAR vs plain twins on arbitrary bytes, at every alignment of the first eight offsets.
+//! SWAR vs plain twins on arbitrary bytes, at every alignment of the first eight offsets:
+//! - `scan::find_nul` vs `find_nul_plain` (whole and bounded slices);
+//! - `scan::short_key` vs `find_nul_plain` + the escape table (length, `plain` flag, lane bytes);
+//! - `escape::write_escaped` / `write_escaped_in` (a sub-range of a longer buffer, so the
+//!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
+//!   value, and a JSON round trip for valid UTF-8.
 #![no_main]
-use bson2json_core::escape::{write_escaped, write_escaped_plain};
-use bson2json_core::scan::{find_nul, find_nul_plain};
+use bson2json_core::escape::{write_escaped, write_escaped_in, write_escaped_plain};
+use bson2json_core::scan::{find_nul, find_nul_plain, short_key};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -13,11 +18,38 @@ fuzz_target!(|data: &[u8]| {
             let t = &s[..s.len() - 1];
             assert_eq!(find_nul(t), find_nul_plain(t));
         }
+        if s.len() >= 16 {
+            let w = &s[..16];
+            match short_key(s, 0) {
+                None => assert_eq!(find_nul_plain(w), None),
+                Some(k) => {
+                    assert_eq!(Some(k.len), find_nul_plain(w));
+                    let key = &w[..k.len];
+                    let plain = key.iter().all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
+                    assert_eq!(k.plain, plain, "short_key plain flag for {key:02X?}");
+                    let mut lo = [0u8; 8];
+                    let mut hi = [0u8; 8];
+                    for (i, &b) in key.iter().enumerate() {
+                        if i < 8 { lo[i] = b } else { hi[i - 8] = b }
+                    }
+                    assert_eq!((k.lo, k.hi), (u64::from_le_bytes(lo), u64::from_le_bytes(hi)));
+                }
+            }
+        }
+        let ascii = s.is_ascii();
         let mut a = b"pre".to_vec();
         let mut b = b"pre".to_vec();
-        write_escaped(&mut a, s);
+        assert_eq!(write_escaped(&mut a, s), ascii, "write_escaped ASCII flag");
         write_escaped_plain(&mut b, s);
         assert_eq!(a, b, "write_escaped at skip {skip}");
+        // A sub-range [from, to) of the whole input: bytes after `to` may be read, never copied.
+        let from = skip.min(data.len());
+        let to = data.len().saturating_sub((data.first().copied().unwrap_or(0) % 24) as usize).max(from);
+        let mut c = Vec::with_capacity(skip); // small capacities exercise the reserve logic
+        let mut d = Vec::new();
+        assert_eq!(write_escaped_in(&mut c, data, from, to), data[from..to].is_ascii());
+        write_escaped_plain(&mut d, &data[from..to]);
+        assert_eq!(c, d, "write_escaped_in({from}, {to})");
         if std::str::from_utf8(s).is_ok() {
             let mut q = b"\"".to_vec();
             q.extend_from_slice(&a[3..]);

@@ -23,7 +23,10 @@ fn nested(levels: usize, t: u8) -> Vec<u8> {
     }
     b.extend_from_slice(&[5, 0, 0, 0, 0]);
     b.resize(total, 0);
-    assert_eq!(i32::from_le_bytes(b[0..4].try_into().unwrap()) as usize, b.len());
+    assert_eq!(
+        i32::from_le_bytes(b[0..4].try_into().unwrap()) as usize,
+        b.len()
+    );
     b
 }
 
@@ -37,7 +40,9 @@ fn unlimited() -> Options {
 fn check_nested_output(out: &[u8], levels: usize) {
     let open = b"{\"a\":";
     assert_eq!(out.len(), 1 + levels * (open.len() + 1) + 1);
-    assert!(out[..levels * open.len()].chunks(open.len()).all(|c| c == open));
+    assert!(out[..levels * open.len()]
+        .chunks(open.len())
+        .all(|c| c == open));
     assert_eq!(&out[levels * open.len()..levels * open.len() + 2], b"{}");
     assert!(out[levels * open.len() + 2..].iter().all(|&c| c == b'}'));
 }
@@ -86,27 +91,54 @@ fn depth_2m_16mb() {
 fn depth_limit_is_exact() {
     for t in [3u8, 4] {
         for max in [1u32, 2, 7, 200, DEFAULT_MAX_DEPTH] {
-            let opts = Options { max_depth: max, ..Options::default() };
+            let opts = Options {
+                max_depth: max,
+                ..Options::default()
+            };
             // depth = levels + 1
             let ok = nested(max as usize - 1, t);
-            transcode(&ok, &opts, &mut Vec::new()).unwrap_or_else(|e| panic!("depth {max} with max {max}: {e}"));
+            transcode(&ok, &opts, &mut Vec::new())
+                .unwrap_or_else(|e| panic!("depth {max} with max {max}: {e}"));
             let bad = nested(max as usize, t);
             let e = transcode(&bad, &opts, &mut Vec::new()).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::TooDeep, "depth {} with max {max}", max + 1);
+            assert_eq!(
+                e.kind(),
+                ErrorKind::TooDeep,
+                "depth {} with max {max}",
+                max + 1
+            );
         }
     }
     // max_depth 0 rejects even the top-level document.
-    let opts = Options { max_depth: 0, ..Options::default() };
-    assert_eq!(transcode(&[5, 0, 0, 0, 0], &opts, &mut Vec::new()).unwrap_err().kind(), ErrorKind::TooDeep);
+    let opts = Options {
+        max_depth: 0,
+        ..Options::default()
+    };
+    assert_eq!(
+        transcode(&[5, 0, 0, 0, 0], &opts, &mut Vec::new())
+            .unwrap_err()
+            .kind(),
+        ErrorKind::TooDeep
+    );
     // A code-with-scope scope counts as one level: {c: cws("", {})} is depth 2.
     let mut good = Vec::new();
     // Build it properly: total(4) + string(4+1) + scope(5) = 14.
-    let inner: Vec<u8> = [14i32.to_le_bytes().to_vec(), 1i32.to_le_bytes().to_vec(), vec![0], vec![5, 0, 0, 0, 0]].concat();
+    let inner: Vec<u8> = [
+        14i32.to_le_bytes().to_vec(),
+        1i32.to_le_bytes().to_vec(),
+        vec![0],
+        vec![5, 0, 0, 0, 0],
+    ]
+    .concat();
     let body: Vec<u8> = [vec![0x0F, b'c', 0], inner, vec![0]].concat();
     good.extend_from_slice(&((body.len() + 4) as i32).to_le_bytes());
     good.extend_from_slice(&body);
     for (max, ok) in [(1u32, false), (2, true)] {
-        let opts = Options { max_depth: max, dialect: Dialect::Relaxed, ..Options::default() };
+        let opts = Options {
+            max_depth: max,
+            dialect: Dialect::Relaxed,
+            ..Options::default()
+        };
         let mut out = Vec::new();
         let r = transcode(&good, &opts, &mut out);
         assert_eq!(r.is_ok(), ok, "cws max_depth {max}: {r:?}");
@@ -134,7 +166,11 @@ fn output_cap_16mb_of_control_chars() {
     let n = 16 * 1024 * 1024 - 32;
     let doc = control_string(n);
     for dialect in [Dialect::Compat, Dialect::Relaxed] {
-        let opts = Options { max_output_bytes: 64 * 1024 * 1024, dialect, ..Options::default() };
+        let opts = Options {
+            max_output_bytes: 64 * 1024 * 1024,
+            dialect,
+            ..Options::default()
+        };
         let mut out = Vec::new();
         let e = transcode(&doc, &opts, &mut out).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::OutputTooLarge);
@@ -144,14 +180,20 @@ fn output_cap_16mb_of_control_chars() {
         assert_eq!(out.len(), 6 * n + br#"{"s":""}"#.len());
         assert!(out.len() <= bson2json_core::DEFAULT_MAX_OUTPUT_BYTES);
         assert_eq!(&out[..12], br#"{"s":"\u0001"#);
-        println!("16 MB of 0x01: {} bytes of JSON ({dialect:?}); OutputTooLarge at a 64 MiB cap", out.len());
+        println!(
+            "16 MB of 0x01: {} bytes of JSON ({dialect:?}); OutputTooLarge at a 64 MiB cap",
+            out.len()
+        );
     }
 }
 
 #[test]
 fn two_million_element_arrays() {
     let n = 2_000_000usize;
-    for (t, value, json) in [(0x0Au8, &[][..], &b"null"[..]), (0x10, &[7, 0, 0, 0][..], &b"7"[..])] {
+    for (t, value, json) in [
+        (0x0Au8, &[][..], &b"null"[..]),
+        (0x10, &[7, 0, 0, 0][..], &b"7"[..]),
+    ] {
         let mut arr = vec![0u8; 4];
         let mut key = itoa_buf();
         for i in 0..n {
@@ -176,7 +218,10 @@ fn two_million_element_arrays() {
             let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
             assert_eq!(v["a"].as_array().unwrap().len(), n);
         }
-        println!("2M-element array of type {t:#04x}: {} bytes of BSON, Ok", doc.len());
+        println!(
+            "2M-element array of type {t:#04x}: {} bytes of BSON, Ok",
+            doc.len()
+        );
     }
 }
 
@@ -213,11 +258,15 @@ fn batch_output_cap_parallel_matches_sequential() {
     let docs: Vec<&[u8]> = vec![&doc[..]; 64];
     for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
         for cap in [100_000usize, 500_000, 600_000] {
-            let opts = Options { max_output_bytes: cap, ..Options::default() };
+            let opts = Options {
+                max_output_bytes: cap,
+                ..Options::default()
+            };
             let mut s = BatchOutput::default();
             let mut p = BatchOutput::default();
             let rs = transcode_docs(&mut Transcoder::new(), &docs, 0, &opts, layout, &mut s);
-            let rp = transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 2, &mut p);
+            let rp =
+                transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 2, &mut p);
             let es = rs.expect_err("sequential must hit the cap");
             let ep = rp.expect_err("parallel must hit the cap");
             assert_eq!(es.error.kind(), ErrorKind::OutputTooLarge);

@@ -66,7 +66,8 @@ impl W {
     }
     fn string(&mut self, s: &[u8]) -> &mut Self {
         self.lengths.push(self.buf.len());
-        self.buf.extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
         self.buf.extend_from_slice(s);
         self.buf.push(0);
         self
@@ -99,7 +100,8 @@ impl W {
         self.buf.push(sub);
         if old {
             self.lengths.push(self.buf.len());
-            self.buf.extend_from_slice(&(data.len() as i32).to_le_bytes());
+            self.buf
+                .extend_from_slice(&(data.len() as i32).to_le_bytes());
         }
         self.raw(data)
     }
@@ -135,100 +137,166 @@ fn dec(hi: u64, lo: u64) -> [u8; 16] {
 fn seeds() -> Vec<(&'static str, W)> {
     vec![
         ("empty", W::doc(|_| {})),
-        ("int32", W::doc(|w| {
-            w.i32_el(b"a", 1);
-        })),
-        ("string", W::doc(|w| {
-            w.str_el(b"s", b"hello");
-        })),
-        ("numbers", W::doc(|w| {
-            w.key(0x01, b"d").raw(&1.5f64.to_le_bytes());
-            w.key(0x12, b"l").raw(&(-7i64).to_le_bytes());
-            w.key(0x11, b"t").raw(&((5u64 << 32) | 9).to_le_bytes());
-            w.key(0x09, b"dt").raw(&1_700_000_000_000i64.to_le_bytes());
-        })),
-        ("scalars", W::doc(|w| {
-            w.key(0x07, b"o").raw(&[0xAB; 12]);
-            w.bool_el(b"b", true);
-            w.key(0x0A, b"n");
-            w.key(0x06, b"u");
-            w.key(0xFF, b"mi");
-            w.key(0x7F, b"ma");
-        })),
-        ("binary", W::doc(|w| {
-            w.binary(b"bin", 0, b"abc");
-        })),
-        ("binary-old", W::doc(|w| {
-            w.binary(b"bin2", 2, b"abcd");
-        })),
-        ("uuid", W::doc(|w| {
-            w.binary(b"u", 4, &[0x11; 16]);
-        })),
-        ("regex", W::doc(|w| {
-            w.regex(b"r", b"ab+c", b"im");
-        })),
-        ("dbpointer", W::doc(|w| {
-            w.dbpointer(b"p", b"db.coll");
-        })),
-        ("code", W::doc(|w| {
-            w.key(0x0D, b"c").string(b"x = 1");
-        })),
-        ("symbol", W::doc(|w| {
-            w.key(0x0E, b"sym").string(b"s");
-        })),
-        ("cws", W::doc(|w| {
-            w.cws(b"c", b"f()", |s| {
-                s.i32_el(b"x", 1);
-            });
-        })),
-        ("decimal", W::doc(|w| {
-            w.key(0x13, b"d").raw(&dec(0x3040_0000_0000_0000, 10));
-        })),
-        ("nested", W::doc(|w| {
-            w.sub(3, b"a", |w| {
-                w.sub(3, b"b", |w| {
-                    w.sub(4, b"c", |w| {
-                        w.i32_el(b"0", 1).str_el(b"1", b"x").sub(3, b"2", |w| {
-                            w.key(0x0A, b"d");
+        (
+            "int32",
+            W::doc(|w| {
+                w.i32_el(b"a", 1);
+            }),
+        ),
+        (
+            "string",
+            W::doc(|w| {
+                w.str_el(b"s", b"hello");
+            }),
+        ),
+        (
+            "numbers",
+            W::doc(|w| {
+                w.key(0x01, b"d").raw(&1.5f64.to_le_bytes());
+                w.key(0x12, b"l").raw(&(-7i64).to_le_bytes());
+                w.key(0x11, b"t").raw(&((5u64 << 32) | 9).to_le_bytes());
+                w.key(0x09, b"dt").raw(&1_700_000_000_000i64.to_le_bytes());
+            }),
+        ),
+        (
+            "scalars",
+            W::doc(|w| {
+                w.key(0x07, b"o").raw(&[0xAB; 12]);
+                w.bool_el(b"b", true);
+                w.key(0x0A, b"n");
+                w.key(0x06, b"u");
+                w.key(0xFF, b"mi");
+                w.key(0x7F, b"ma");
+            }),
+        ),
+        (
+            "binary",
+            W::doc(|w| {
+                w.binary(b"bin", 0, b"abc");
+            }),
+        ),
+        (
+            "binary-old",
+            W::doc(|w| {
+                w.binary(b"bin2", 2, b"abcd");
+            }),
+        ),
+        (
+            "uuid",
+            W::doc(|w| {
+                w.binary(b"u", 4, &[0x11; 16]);
+            }),
+        ),
+        (
+            "regex",
+            W::doc(|w| {
+                w.regex(b"r", b"ab+c", b"im");
+            }),
+        ),
+        (
+            "dbpointer",
+            W::doc(|w| {
+                w.dbpointer(b"p", b"db.coll");
+            }),
+        ),
+        (
+            "code",
+            W::doc(|w| {
+                w.key(0x0D, b"c").string(b"x = 1");
+            }),
+        ),
+        (
+            "symbol",
+            W::doc(|w| {
+                w.key(0x0E, b"sym").string(b"s");
+            }),
+        ),
+        (
+            "cws",
+            W::doc(|w| {
+                w.cws(b"c", b"f()", |s| {
+                    s.i32_el(b"x", 1);
+                });
+            }),
+        ),
+        (
+            "decimal",
+            W::doc(|w| {
+                w.key(0x13, b"d").raw(&dec(0x3040_0000_0000_0000, 10));
+            }),
+        ),
+        (
+            "nested",
+            W::doc(|w| {
+                w.sub(3, b"a", |w| {
+                    w.sub(3, b"b", |w| {
+                        w.sub(4, b"c", |w| {
+                            w.i32_el(b"0", 1).str_el(b"1", b"x").sub(3, b"2", |w| {
+                                w.key(0x0A, b"d");
+                            });
                         });
                     });
                 });
-            });
-        })),
-        ("arrays", W::doc(|w| {
-            w.sub(4, b"a", |w| {
-                w.sub(4, b"0", |w| {
-                    w.sub(4, b"0", |_| {});
+            }),
+        ),
+        (
+            "arrays",
+            W::doc(|w| {
+                w.sub(4, b"a", |w| {
+                    w.sub(4, b"0", |w| {
+                        w.sub(4, b"0", |_| {});
+                    });
+                    w.bool_el(b"1", false);
                 });
-                w.bool_el(b"1", false);
-            });
-        })),
-        ("cws-nested", W::doc(|w| {
-            w.cws(b"c", b"function(){return y}", |s| {
-                s.sub(3, b"y", |w| {
-                    w.str_el(b"z", b"s").cws(b"in", b"g", |_| {});
+            }),
+        ),
+        (
+            "cws-nested",
+            W::doc(|w| {
+                w.cws(b"c", b"function(){return y}", |s| {
+                    s.sub(3, b"y", |w| {
+                        w.str_el(b"z", b"s").cws(b"in", b"g", |_| {});
+                    });
                 });
-            });
-        })),
-        ("escapes", W::doc(|w| {
-            w.str_el("k\u{1}\"\\é".as_bytes(), "é\u{1}\"\\\u{2028}\0end".as_bytes());
-        })),
-        ("dup-keys", W::doc(|w| {
-            w.i32_el(b"a", 1).i32_el(b"a", 2).str_el(b"", b"").i32_el(b"0", 3).str_el(b"$ref", b"c");
-        })),
-        ("multi", W::doc(|w| {
-            w.key(0x01, b"d").raw(&f64::NAN.to_le_bytes());
-            w.str_el(b"s", b"str").sub(3, b"doc", |w| {
-                w.binary(b"b", 2, b"");
-            });
-            w.sub(4, b"arr", |w| {
-                w.regex(b"0", b"", b"").dbpointer(b"1", b"x");
-            });
-            w.bool_el(b"b", false).key(0x09, b"dt").raw(&i64::MIN.to_le_bytes());
-            w.key(0x0D, b"c").string(b"").cws(b"cws", b"", |_| {});
-            w.key(0x12, b"big").raw(&i64::MAX.to_le_bytes());
-            w.key(0x13, b"dec").raw(&dec(0x7C00_0000_0000_0000, 0));
-        })),
+            }),
+        ),
+        (
+            "escapes",
+            W::doc(|w| {
+                w.str_el(
+                    "k\u{1}\"\\é".as_bytes(),
+                    "é\u{1}\"\\\u{2028}\0end".as_bytes(),
+                );
+            }),
+        ),
+        (
+            "dup-keys",
+            W::doc(|w| {
+                w.i32_el(b"a", 1)
+                    .i32_el(b"a", 2)
+                    .str_el(b"", b"")
+                    .i32_el(b"0", 3)
+                    .str_el(b"$ref", b"c");
+            }),
+        ),
+        (
+            "multi",
+            W::doc(|w| {
+                w.key(0x01, b"d").raw(&f64::NAN.to_le_bytes());
+                w.str_el(b"s", b"str").sub(3, b"doc", |w| {
+                    w.binary(b"b", 2, b"");
+                });
+                w.sub(4, b"arr", |w| {
+                    w.regex(b"0", b"", b"").dbpointer(b"1", b"x");
+                });
+                w.bool_el(b"b", false)
+                    .key(0x09, b"dt")
+                    .raw(&i64::MIN.to_le_bytes());
+                w.key(0x0D, b"c").string(b"").cws(b"cws", b"", |_| {});
+                w.key(0x12, b"big").raw(&i64::MAX.to_le_bytes());
+                w.key(0x13, b"dec").raw(&dec(0x7C00_0000_0000_0000, 0));
+            }),
+        ),
         ("deep", {
             let mut w = W::default();
             w.begin();
@@ -371,7 +439,10 @@ fn malformed_inputs_never_panic_and_fail_with_codes() {
                     let r = check(&mut tc, &mut st, &bad);
                     // Growing or shrinking the outer length can never be accepted.
                     if at == 0 {
-                        assert!(r.iter().all(|x| x.is_err()), "{name}: outer length {v} accepted");
+                        assert!(
+                            r.iter().all(|x| x.is_err()),
+                            "{name}: outer length {v} accepted"
+                        );
                     }
                 }
             }
@@ -397,7 +468,10 @@ fn malformed_inputs_never_panic_and_fail_with_codes() {
                 let r = check(&mut tc, &mut st, &b);
                 let defined = matches!(t, 0x01..=0x13 | 0x7F | 0xFF);
                 if !defined {
-                    assert!(r.iter().all(|x| x.is_err()), "{name}: type {t:#04x} accepted");
+                    assert!(
+                        r.iter().all(|x| x.is_err()),
+                        "{name}: type {t:#04x} accepted"
+                    );
                     for e in r.iter().filter_map(|x| x.as_ref().err()) {
                         if t != 0 {
                             assert_eq!(e.kind(), ErrorKind::UnknownType, "{name} type {t:#x}");
@@ -465,40 +539,80 @@ fn utf8_table_in_every_string_slot() {
         let s = wrap(bad);
         // (slot, document, compat strict must reject)
         let cases: Vec<(&str, W, bool)> = vec![
-            ("string", W::doc(|w| {
-                w.str_el(b"k", &s);
-            }), true),
-            ("key", W::doc(|w| {
-                w.i32_el(&s, 1);
-            }), false),
-            ("nested key", W::doc(|w| {
-                w.sub(3, b"d", |w| {
+            (
+                "string",
+                W::doc(|w| {
+                    w.str_el(b"k", &s);
+                }),
+                true,
+            ),
+            (
+                "key",
+                W::doc(|w| {
                     w.i32_el(&s, 1);
-                });
-            }), false),
-            ("regex pattern", W::doc(|w| {
-                w.regex(b"r", &s, b"i");
-            }), false),
-            ("regex options", W::doc(|w| {
-                w.regex(b"r", b"a", &s);
-            }), false),
-            ("code", W::doc(|w| {
-                w.key(0x0D, b"c").string(&s);
-            }), true),
-            ("symbol", W::doc(|w| {
-                w.key(0x0E, b"c").string(&s);
-            }), true),
-            ("cws code", W::doc(|w| {
-                w.cws(b"c", &s, |_| {});
-            }), true),
-            ("cws scope string", W::doc(|w| {
-                w.cws(b"c", b"f", |w| {
-                    w.str_el(b"v", &s);
-                });
-            }), true),
-            ("dbpointer ns", W::doc(|w| {
-                w.dbpointer(b"p", &s);
-            }), true),
+                }),
+                false,
+            ),
+            (
+                "nested key",
+                W::doc(|w| {
+                    w.sub(3, b"d", |w| {
+                        w.i32_el(&s, 1);
+                    });
+                }),
+                false,
+            ),
+            (
+                "regex pattern",
+                W::doc(|w| {
+                    w.regex(b"r", &s, b"i");
+                }),
+                false,
+            ),
+            (
+                "regex options",
+                W::doc(|w| {
+                    w.regex(b"r", b"a", &s);
+                }),
+                false,
+            ),
+            (
+                "code",
+                W::doc(|w| {
+                    w.key(0x0D, b"c").string(&s);
+                }),
+                true,
+            ),
+            (
+                "symbol",
+                W::doc(|w| {
+                    w.key(0x0E, b"c").string(&s);
+                }),
+                true,
+            ),
+            (
+                "cws code",
+                W::doc(|w| {
+                    w.cws(b"c", &s, |_| {});
+                }),
+                true,
+            ),
+            (
+                "cws scope string",
+                W::doc(|w| {
+                    w.cws(b"c", b"f", |w| {
+                        w.str_el(b"v", &s);
+                    });
+                }),
+                true,
+            ),
+            (
+                "dbpointer ns",
+                W::doc(|w| {
+                    w.dbpointer(b"p", &s);
+                }),
+                true,
+            ),
         ];
         for (slot, w, compat_rejects) in cases {
             let r = check(&mut tc, &mut st, &w.buf);
@@ -516,17 +630,31 @@ fn utf8_table_in_every_string_slot() {
                     // compat writes a RegExp as `{}` (JSON.stringify of a RegExp).
                     continue;
                 }
-                let out = r[i].as_ref().unwrap_or_else(|e| panic!("replace mode: {e}, {what}"));
+                let out = r[i]
+                    .as_ref()
+                    .unwrap_or_else(|e| panic!("replace mode: {e}, {what}"));
                 let text = std::str::from_utf8(out).unwrap();
                 assert!(text.contains('\u{FFFD}'), "no U+FFFD: {text} ({what})");
             }
             if !compat_rejects && !is_regex {
-                assert!(std::str::from_utf8(r[0].as_ref().unwrap()).unwrap().contains('\u{FFFD}'));
+                assert!(std::str::from_utf8(r[0].as_ref().unwrap())
+                    .unwrap()
+                    .contains('\u{FFFD}'));
             }
         }
     }
     // Valid edge characters are accepted verbatim everywhere.
-    for ok in ["\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}", "\u{10FFFF}", "\u{2028}\u{2029}", "\0"] {
+    for ok in [
+        "\u{7F}",
+        "\u{80}",
+        "\u{7FF}",
+        "\u{800}",
+        "\u{FFFF}",
+        "\u{10000}",
+        "\u{10FFFF}",
+        "\u{2028}\u{2029}",
+        "\0",
+    ] {
         let w = W::doc(|w| {
             w.str_el(ok.trim_end_matches('\0').as_bytes(), ok.as_bytes());
         });
@@ -534,7 +662,10 @@ fn utf8_table_in_every_string_slot() {
         for r in check(&mut tc, &mut st, &w.buf) {
             let out = r.unwrap();
             let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-            assert_eq!(v.as_object().unwrap().get(key).and_then(|x| x.as_str()), Some(ok));
+            assert_eq!(
+                v.as_object().unwrap().get(key).and_then(|x| x.as_str()),
+                Some(ok)
+            );
         }
     }
     println!("utf8 table: {} inputs, {} calls", st.inputs, st.calls);
@@ -546,26 +677,26 @@ fn decimal128_edges_are_json() {
     let mut st = Stats::default();
     let max_coeff: u128 = 10u128.pow(34) - 1;
     let mut vals: Vec<[u8; 16]> = vec![
-        dec(0x7C00_0000_0000_0000, 0),          // NaN
-        dec(0xFC00_0000_0000_0000, 0),          // -NaN
-        dec(0x7E00_0000_0000_0000, 0),          // sNaN
-        dec(0x7C00_0000_0000_0000, 12),         // NaN with payload
-        dec(0x7800_0000_0000_0000, 0),          // +Inf
-        dec(0xF800_0000_0000_0000, 0),          // -Inf
-        dec(0x7800_0000_0000_0000, u64::MAX),   // Inf with junk
-        dec(0x3040_0000_0000_0000, 0),          // 0
-        dec(0xB040_0000_0000_0000, 0),          // -0
-        dec(0, 0),                              // 0E-6176
-        dec(0x5FFE_0000_0000_0000, 0),          // 0E+6111
-        dec(0x0000_0000_0000_0000, 1),          // 1E-6176
-        dec(0x5FFE_0000_0000_0000, 1),          // 1E+6111
+        dec(0x7C00_0000_0000_0000, 0),        // NaN
+        dec(0xFC00_0000_0000_0000, 0),        // -NaN
+        dec(0x7E00_0000_0000_0000, 0),        // sNaN
+        dec(0x7C00_0000_0000_0000, 12),       // NaN with payload
+        dec(0x7800_0000_0000_0000, 0),        // +Inf
+        dec(0xF800_0000_0000_0000, 0),        // -Inf
+        dec(0x7800_0000_0000_0000, u64::MAX), // Inf with junk
+        dec(0x3040_0000_0000_0000, 0),        // 0
+        dec(0xB040_0000_0000_0000, 0),        // -0
+        dec(0, 0),                            // 0E-6176
+        dec(0x5FFE_0000_0000_0000, 0),        // 0E+6111
+        dec(0x0000_0000_0000_0000, 1),        // 1E-6176
+        dec(0x5FFE_0000_0000_0000, 1),        // 1E+6111
         dec(u64::MAX, u64::MAX),
-        dec(0x6000_0000_0000_0000, 0),          // 11-prefix combination field
-        dec(0x6C10_0000_0000_0000, 0),          // non-canonical coefficient
-        dec(0x77FF_FFFF_FFFF_FFFF, u64::MAX),   // 11-prefix, max bits
+        dec(0x6000_0000_0000_0000, 0), // 11-prefix combination field
+        dec(0x6C10_0000_0000_0000, 0), // non-canonical coefficient
+        dec(0x77FF_FFFF_FFFF_FFFF, u64::MAX), // 11-prefix, max bits
         dec(0x3041_ED09_BEAD_87C0, 0x378D_8E63_FFFF_FFFF), // 10^34-1 (exp +0)
         dec(0x3041_ED09_BEAD_87C0, 0x378D_8E64_0000_0000), // 10^34: non-canonical → 0
-        dec(0x0001_FFFF_FFFF_FFFF, u64::MAX),   // max 113-bit coefficient: non-canonical
+        dec(0x0001_FFFF_FFFF_FFFF, u64::MAX), // max 113-bit coefficient: non-canonical
     ];
     for e in [0u64, 1, 6143, 6144, 6176, 6177, 12287] {
         let c = max_coeff;
@@ -580,7 +711,9 @@ fn decimal128_edges_are_json() {
         for (i, r) in check(&mut tc, &mut st, &w.buf).into_iter().enumerate() {
             let out = r.unwrap_or_else(|e| panic!("decimal {} rejected: {e}", hex(d)));
             let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-            let s = v["d"]["$numberDecimal"].as_str().unwrap_or_else(|| panic!("{i}: {v}"));
+            let s = v["d"]["$numberDecimal"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{i}: {v}"));
             assert!(!s.is_empty() && s.is_ascii(), "{s}");
         }
     }

@@ -1,5 +1,6 @@
 //! Property tests (proptest):
-//! - `find_nul` == `find_nul_plain` and `write_escaped` == `write_escaped_plain` on arbitrary
+//! - `find_nul` == `find_nul_plain`, `short_key` == plain scan + escape table, and
+//!   `write_escaped`/`write_escaped_in` == `write_escaped_plain` on arbitrary
 //!   bytes (biased towards NUL, control characters, quotes, backslashes and high bytes);
 //! - random valid documents (a tree generated with `prop_recursive`, serialized by hand)
 //!   always transcode `Ok` in every dialect and mode, and the output parses as JSON;
@@ -9,8 +10,8 @@
 //!   never validates their UTF-8, while the crate's keys are `&str`; when we accept and the
 //!   crate rejects, the crate's error must be a UTF-8 error.
 
-use bson2json_core::escape::{write_escaped, write_escaped_plain};
-use bson2json_core::scan::{find_nul, find_nul_plain};
+use bson2json_core::escape::{write_escaped, write_escaped_in, write_escaped_plain};
+use bson2json_core::scan::{find_nul, find_nul_plain, short_key};
 use bson2json_core::{transcode, Dialect, Options, Utf8Mode};
 use proptest::prelude::*;
 
@@ -67,7 +68,8 @@ fn cstr() -> impl Strategy<Value = String> {
 fn leaf() -> impl Strategy<Value = V> {
     prop_oneof![
         any::<f64>().prop_map(V::Double),
-        prop::sample::select(vec![f64::NAN, f64::INFINITY, -0.0, 1e300, 5e-324, 0.1]).prop_map(V::Double),
+        prop::sample::select(vec![f64::NAN, f64::INFINITY, -0.0, 1e300, 5e-324, 0.1])
+            .prop_map(V::Double),
         text().prop_map(V::Str),
         (any::<u8>(), bytes(20)).prop_map(|(s, b)| V::Bin(s, b)),
         (Just(4u8), prop::collection::vec(any::<u8>(), 16)).prop_map(|(s, b)| V::Bin(s, b)),
@@ -160,7 +162,13 @@ fn write_el(b: &mut Vec<u8>, k: &[u8], v: &V) {
         V::Double(x) => b.extend_from_slice(&x.to_le_bytes()),
         V::Str(s) | V::Code(s) | V::Symbol(s) => write_string(b, s.as_bytes()),
         V::Doc(els) => write_doc(b, els.iter().map(|(k, v)| (k.as_bytes().to_vec(), v))),
-        V::Arr(items) => write_doc(b, items.iter().enumerate().map(|(i, v)| (i.to_string().into_bytes(), v))),
+        V::Arr(items) => write_doc(
+            b,
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i.to_string().into_bytes(), v)),
+        ),
         V::Bin(sub, data) => {
             let old = *sub == 2;
             let n = data.len() + if old { 4 } else { 0 };
@@ -246,10 +254,44 @@ proptest! {
     }
 
     #[test]
+    fn short_key_matches_plain(v in prop::collection::vec(byte(), 16..40), at in 0usize..24) {
+        let at = at.min(v.len() - 16);
+        let w = &v[at..at + 16];
+        match short_key(&v, at) {
+            None => prop_assert_eq!(find_nul_plain(w), None),
+            Some(k) => {
+                prop_assert_eq!(Some(k.len), find_nul_plain(w));
+                let key = &w[..k.len];
+                let plain = key.iter().all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
+                prop_assert_eq!(k.plain, plain);
+                let mut buf = [0u8; 16];
+                buf[..k.len].copy_from_slice(key);
+                prop_assert_eq!(k.lo, u64::from_le_bytes(buf[..8].try_into().unwrap()));
+                prop_assert_eq!(k.hi, u64::from_le_bytes(buf[8..].try_into().unwrap()));
+            }
+        }
+    }
+
+    #[test]
+    fn write_escaped_in_matches_plain(v in bytes(80), a in any::<prop::sample::Index>(), b in any::<prop::sample::Index>(), cap in 0usize..40) {
+        let (mut from, mut to) = (a.index(v.len() + 1), b.index(v.len() + 1));
+        if from > to {
+            std::mem::swap(&mut from, &mut to);
+        }
+        let mut x = Vec::with_capacity(cap);
+        x.resize(cap / 2, b'#');
+        let mut y = x.clone();
+        let ascii = write_escaped_in(&mut x, &v, from, to);
+        write_escaped_plain(&mut y, &v[from..to]);
+        prop_assert_eq!(&x, &y);
+        prop_assert_eq!(ascii, v[from..to].is_ascii());
+    }
+
+    #[test]
     fn write_escaped_matches_plain(v in bytes(80), skip in 0usize..8) {
         let s = &v[skip.min(v.len())..];
         let (mut a, mut b) = (b"x".to_vec(), b"x".to_vec());
-        write_escaped(&mut a, s);
+        prop_assert_eq!(write_escaped(&mut a, s), s.is_ascii());
         write_escaped_plain(&mut b, s);
         prop_assert_eq!(&a, &b);
         if let Ok(text) = std::str::from_utf8(s) {
