@@ -167,10 +167,33 @@ pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
+/// True if `buf[from..from + len]` (with `len <= 16` and 16 readable bytes at `from`) is pure
+/// ASCII and needs no escaping, decided from two word loads. Lanes past `len` are ignored.
+#[inline(always)]
+pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
+    let w = &buf[from..from + 16];
+    let w0 = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+    let w1 = u64::from_le_bytes([w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]]);
+    let lanes = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+    let (m0, m1) = (lanes(len), lanes(len.saturating_sub(8)));
+    let m1 = if len > 8 { m1 } else { 0 };
+    // A borrow artefact can only flag a lane above a truly flagged lane, so a flag below
+    // `len` always means a real special byte below `len`.
+    (((escape_lanes(w0) | (w0 & HI)) & m0) | ((escape_lanes(w1) | (w1 & HI)) & m1)) == 0
+}
+
 /// Appends `"` + escaped `buf[from..to]` + `"`; returns true if it is pure ASCII. Bytes of
 /// `buf` after `to` may be read (not written) to copy short runs in whole blocks.
 #[inline]
 pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    let len = to - from;
+    if len <= 16 && from + 16 <= buf.len() && short_run_is_plain(buf, from, len) {
+        out.reserve(len + 18);
+        out.push(b'"');
+        copy_run(out, buf, from, to);
+        out.push(b'"');
+        return true;
+    }
     out.push(b'"');
     let ascii = write_escaped_in(out, buf, from, to);
     out.push(b'"');
@@ -216,6 +239,29 @@ mod tests {
                 let mut s = vec![b'x'; 17];
                 s[pos] = b;
                 both(&s);
+            }
+        }
+    }
+
+    #[test]
+    fn short_plain_runs_agree_with_the_table() {
+        for b in 0..=255u8 {
+            for len in 0..=16 {
+                for pos in 0..16 {
+                    let mut buf = [b'x'; 24];
+                    buf[pos] = b;
+                    let plain = buf[..len]
+                        .iter()
+                        .all(|&c| c < 0x80 && ESCAPE[c as usize] == 0);
+                    assert_eq!(short_run_is_plain(&buf, 0, len), plain, "byte {b} at {pos}, len {len}");
+                    let mut a = Vec::new();
+                    let mut p = Vec::new();
+                    write_quoted_in(&mut a, &buf, 0, len);
+                    p.push(b'"');
+                    write_escaped_plain(&mut p, &buf[..len]);
+                    p.push(b'"');
+                    assert_eq!(a, p);
+                }
             }
         }
     }

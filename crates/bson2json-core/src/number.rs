@@ -56,14 +56,13 @@ fn write_short_decimal(out: &mut Vec<u8>, x: f64) -> bool {
             if x < 0.0 {
                 out.push(b'-');
             }
-            let mut b = itoa::Buffer::new();
             if k == 0 {
-                out.extend_from_slice(b.format(y).as_bytes());
+                write_u64(out, y);
                 return true;
             }
             let scale = 10u64.pow(k as u32);
             let (int, mut frac) = (y / scale, y % scale);
-            out.extend_from_slice(b.format(int).as_bytes());
+            write_u64(out, int);
             out.push(b'.');
             let mut digits = [b'0'; 6];
             for d in (0..k).rev() {
@@ -199,6 +198,47 @@ pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
         let mut b = itoa::Buffer::new();
         out.extend_from_slice(b.format(e.unsigned_abs()).as_bytes());
     }
+}
+
+static DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends the decimal digits of `v`. Formats into a stack buffer and copies it as one block
+/// (no `memcpy` call for the usual short numbers).
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    let n = v.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let mut buf = [0u8; 32];
+    let mut i = n;
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i] = DIGIT_PAIRS[r];
+        buf[i + 1] = DIGIT_PAIRS[r + 1];
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        buf[i - 2] = DIGIT_PAIRS[r];
+        buf[i - 1] = DIGIT_PAIRS[r + 1];
+    } else {
+        buf[i - 1] = b'0' + v as u8;
+    }
+    out.reserve(n + 16);
+    crate::escape::copy_run(out, &buf, 0, n);
+}
+
+/// Appends the decimal text of `v` (with a `-` when negative).
+#[inline]
+pub fn write_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    write_u64(out, v.unsigned_abs());
 }
 
 /// Milliseconds in ±100,000,000 days: the range of a valid ECMAScript `Date`.
@@ -345,6 +385,24 @@ mod tests {
         ] {
             check(x);
             check(-x);
+        }
+    }
+
+    #[test]
+    fn integers_match_itoa() {
+        let mut seed = 1u64;
+        let mut vals = vec![0i64, 1, -1, 9, 10, 99, 100, i64::MAX, i64::MIN, i32::MAX as i64, i32::MIN as i64];
+        for _ in 0..100_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            vals.push((seed as i64) >> (seed % 64));
+        }
+        for v in vals {
+            let mut a = Vec::new();
+            write_i64(&mut a, v);
+            assert_eq!(a, itoa::Buffer::new().format(v).as_bytes());
+            let mut b = Vec::new();
+            write_u64(&mut b, v as u64);
+            assert_eq!(b, itoa::Buffer::new().format(v as u64).as_bytes());
         }
     }
 

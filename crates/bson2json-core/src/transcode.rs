@@ -8,7 +8,9 @@ use crate::compat::{self, Member};
 use crate::decimal128::{write_decimal128, Decimal128Style};
 use crate::error::{Error, ErrorKind};
 use crate::escape::{write_quoted, write_quoted_in};
-use crate::number::{write_ejson_double, write_iso_date, write_js_double, JS_DATE_MAX_MS};
+use crate::number::{
+    write_ejson_double, write_i64, write_iso_date, write_js_double, write_u64, JS_DATE_MAX_MS,
+};
 use crate::scan::{find_nul, short_key, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
 use crate::{Dialect, Options, Utf8Mode};
@@ -676,7 +678,7 @@ impl Transcoder {
                         out.extend_from_slice(b"\"}");
                     } else {
                         out.extend_from_slice(b"{\"$date\":{\"$numberLong\":\"");
-                        out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
+                        write_i64(out, ms);
                         out.extend_from_slice(b"\"}}");
                     }
                 }
@@ -857,29 +859,27 @@ impl Transcoder {
                     need(v, 4, end)?;
                     pos = v + 4;
                     let n = rd_i32(input, v);
-                    let mut b = itoa::Buffer::new();
                     if canonical {
                         out.extend_from_slice(b"{\"$numberInt\":\"");
-                        out.extend_from_slice(b.format(n).as_bytes());
+                        write_i64(out, i64::from(n));
                         out.extend_from_slice(b"\"}");
                     } else {
-                        out.extend_from_slice(b.format(n).as_bytes());
+                        write_i64(out, i64::from(n));
                     }
                 }
                 0x11 => {
                     need(v, 8, end)?;
                     pos = v + 8;
                     let ts = rd_u64(input, v);
-                    let mut b = itoa::Buffer::new();
                     if compat {
                         out.extend_from_slice(b"{\"$timestamp\":\"");
-                        out.extend_from_slice(b.format(ts).as_bytes());
+                        write_u64(out, ts);
                         out.extend_from_slice(b"\"}");
                     } else {
                         out.extend_from_slice(b"{\"$timestamp\":{\"t\":");
-                        out.extend_from_slice(b.format((ts >> 32) as u32).as_bytes());
+                        write_u64(out, ts >> 32);
                         out.extend_from_slice(b",\"i\":");
-                        out.extend_from_slice(b.format(ts as u32).as_bytes());
+                        write_u64(out, ts & 0xffff_ffff);
                         out.extend_from_slice(b"}}");
                     }
                 }
@@ -887,25 +887,24 @@ impl Transcoder {
                     need(v, 8, end)?;
                     pos = v + 8;
                     let n = rd_u64(input, v) as i64;
-                    let mut b = itoa::Buffer::new();
                     if compat {
                         const JS_INT_MAX: i64 = 1 << 53;
                         if (-JS_INT_MAX..=JS_INT_MAX).contains(&n) {
-                            out.extend_from_slice(b.format(n).as_bytes());
+                            write_i64(out, i64::from(n));
                         } else {
                             // A js-bson Long: no toJSON, so its own fields in order.
                             out.extend_from_slice(b"{\"high\":");
-                            out.extend_from_slice(b.format((n >> 32) as i32).as_bytes());
+                            write_i64(out, i64::from((n >> 32) as i32));
                             out.extend_from_slice(b",\"low\":");
-                            out.extend_from_slice(b.format(n as i32).as_bytes());
+                            write_i64(out, i64::from(n as i32));
                             out.extend_from_slice(b",\"unsigned\":false}");
                         }
                     } else if canonical {
                         out.extend_from_slice(b"{\"$numberLong\":\"");
-                        out.extend_from_slice(b.format(n).as_bytes());
+                        write_i64(out, i64::from(n));
                         out.extend_from_slice(b"\"}");
                     } else {
-                        out.extend_from_slice(b.format(n).as_bytes());
+                        write_i64(out, i64::from(n));
                     }
                 }
                 0x13 => {
