@@ -103,7 +103,11 @@ function bytesOf(x) {
   return x
 }
 
+const EMPTY_VIEW = new DataView(new ArrayBuffer(0))
+
 function viewOf(buf) {
+  // A view of a detached ArrayBuffer has length 0, and `new DataView` would throw on it.
+  if (buf.byteLength === 0) return EMPTY_VIEW
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
 }
 
@@ -568,40 +572,16 @@ function diagnoseCompat(buf, replace, maxDepth, cause) {
   return new CoreError(code, 0, String((cause && cause.message) || cause), { cause })
 }
 
-/** True if a container at depth `d` (or anything inside it) is deeper than `max`. */
-function tooDeep(value, d, max) {
-  if (d > max) return true
-  const items = Array.isArray(value) ? value : Object.values(value)
-  for (const x of items) {
-    if (x === null || typeof x !== 'object') continue
-    const bt = x._bsontype
-    if (bt === undefined) {
-      if (x instanceof Date || x instanceof RegExp) continue
-      if (tooDeep(x, d + 1, max)) return true
-    } else if (bt === 'DBRef') {
-      if (d + 1 > max) return true
-      const inner = [x.oid, ...Object.values(x.fields || {})]
-      if (tooDeep(inner, d + 1, max)) return true
-    } else if (bt === 'Code' && x.scope) {
-      if (tooDeep(x.scope, d + 1, max)) return true
-    }
-  }
-  return false
-}
-
 /** `JSON.stringify(BSON.deserialize(buf))`, with native-style limits and errors. */
 function compatJSON(buf, replace, maxDepth, maxOut, base) {
+  // Duplicate keys hide parts of the BSON from the deserialized tree, so depth is checked on
+  // the bytes; every nesting level costs at least 7 bytes, so small documents need no check.
+  // (Checking first also keeps js-bson's recursion away from very deep input.)
+  if ((buf.length - 5) / 7 + 1 > maxDepth) walk(buf, MODE_COMPAT, replace, maxDepth, Infinity, 0, null)
   let text
   try {
-    const value = BSON.deserialize(buf, replace ? DESER_REPLACE : DESER_STRICT)
-    // Every nesting level costs at least 7 bytes, so small documents cannot be too deep.
-    if ((buf.length - 5) / 7 + 1 > maxDepth && tooDeep(value, 1, maxDepth)) {
-      const ce = diagnoseCompat(buf, replace, maxDepth, undefined)
-      throw ce.code === 'BSON_TOO_DEEP' ? ce : fail('BSON_TOO_DEEP', 0, 'nesting deeper than maxDepth')
-    }
-    text = JSON.stringify(value)
+    text = JSON.stringify(BSON.deserialize(buf, replace ? DESER_REPLACE : DESER_STRICT))
   } catch (e) {
-    if (e instanceof CoreError) throw e
     throw diagnoseCompat(buf, replace, maxDepth, e)
   }
   if (base + (text.length > (maxOut - base) / 3 ? Buffer.byteLength(text) : text.length) > maxOut) {
@@ -626,19 +606,50 @@ function limits(maxDepth, maxOutputBytes) {
   return [depth, out]
 }
 
-function transcode(bson, flags, maxDepth, maxOutputBytes) {
+/**
+ * `[flags, maxDepth, maxOutputBytes]` of a single-document call. Two argument forms exist:
+ * `(bson, flags, maxDepth, maxOutputBytes)` and the native fast path's
+ * `(bson, packed = flags | maxDepth << 3, maxOutputBytes?)`; `(bson)` alone means defaults.
+ */
+function singleArgs(args) {
+  if (args.length >= 4) {
+    const [depth, out] = limits(args[2], args[3])
+    return [args[1] >>> 0, depth, out]
+  }
+  if (args.length >= 2 && args[1] !== undefined) {
+    const packed = args[1]
+    if (typeof packed !== 'number' || !(packed >= 0 && packed <= 34359738367)) {
+      throw invalidArg('invalid resolved options')
+    }
+    const p = Math.floor(packed)
+    const [, out] = limits(0, args.length >= 3 ? args[2] : undefined)
+    return [p % 8, Math.floor(p / 8), out]
+  }
+  return [0, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES]
+}
+
+function transcodeWith(bson, flags, depth, out) {
   const buf = bytesOf(bson)
-  const [depth, out] = limits(maxDepth, maxOutputBytes)
   try {
-    return docJSON(buf, flags >>> 0, depth, out, 0)
+    return docJSON(buf, flags, depth, out, 0)
   } catch (e) {
     if (e instanceof CoreError) throw errorOf(e)
     throw e
   }
 }
 
-function transcodeBuffer(bson, flags, maxDepth, maxOutputBytes) {
-  return Buffer.from(transcode(bson, flags, maxDepth, maxOutputBytes), 'utf8')
+function transcode(bson, ...rest) {
+  const [flags, depth, out] = singleArgs([bson, ...rest])
+  return transcodeWith(bson, flags, depth, out)
+}
+
+/** `transcode` with default options (the native addon's one-argument fast path). */
+function transcodeDefault(bson) {
+  return transcodeWith(bson, 0, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES)
+}
+
+function transcodeBuffer(bson, ...rest) {
+  return Buffer.from(transcode(bson, ...rest), 'utf8')
 }
 
 // ---- batches -------------------------------------------------------------------------------
@@ -1095,6 +1106,7 @@ module.exports = {
   __napiBindingTarget: 'fallback',
   __panicForTests,
   transcode,
+  transcodeDefault,
   transcodeBuffer,
   transcodeBatch,
   transcodeBatchAsync,
