@@ -15,17 +15,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare function __panicForTests(): void
 
-/** `toJSON` core: BSON bytes → JSON string. */
-export declare function transcode(bson: unknown, flags: number, maxDepth: number, maxOutputBytes: number): unknown
-
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
 export declare function transcodeBatch(input: unknown, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): unknown
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
 export declare function transcodeBatchAsync(input: unknown, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<unknown>
-
-/** `toJSONBuffer` core: BSON bytes → UTF-8 JSON in a new `Buffer`. */
-export declare function transcodeBuffer(bson: unknown, flags: number, maxDepth: number, maxOutputBytes: number): unknown
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,

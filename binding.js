@@ -836,9 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.__panicForTests = nativeBinding.__panicForTests
-module.exports.transcode = nativeBinding.transcode
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
-module.exports.transcodeBuffer = nativeBinding.transcodeBuffer
 module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch
 module.exports.transcodeCursor = nativeBinding.transcodeCursor

@@ -21,8 +21,11 @@ const native = backend.binding
  * @returns {string}
  */
 function toJSON(bson, options) {
+  if (options === undefined) return native.transcode(bson)
   const o = resolveOptions(options)
-  return native.transcode(bson, o.flags, o.maxDepth, o.maxOutputBytes)
+  return o.maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES
+    ? native.transcode(bson, o.packed)
+    : native.transcode(bson, o.packed, o.maxOutputBytes)
 }
 
 /**
@@ -32,8 +35,9 @@ function toJSON(bson, options) {
  * @returns {Buffer}
  */
 function toJSONBuffer(bson, options) {
+  if (options === undefined) return native.transcodeBuffer(bson)
   const o = resolveOptions(options)
-  return native.transcodeBuffer(bson, o.flags, o.maxDepth, o.maxOutputBytes)
+  return native.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
 }
 
 const ARRAY = 0

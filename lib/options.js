@@ -16,12 +16,13 @@ const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 const MAX_OUTPUT_BYTES_LIMIT = 2 ** 32 - 1
 
 /**
- * @typedef {{ flags: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string }} Resolved
+ * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string }} Resolved
  */
 
 /** @type {Resolved} */
 const DEFAULTS = Object.freeze({
   flags: 0,
+  packed: DEFAULT_MAX_DEPTH * 8,
   maxDepth: DEFAULT_MAX_DEPTH,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   dialect: 'compat',
@@ -72,7 +73,8 @@ function resolveOptions(options) {
       )
     }
   }
-  return { flags, maxDepth, maxOutputBytes, dialect, utf8 }
+  // `packed` carries flags and maxDepth in one exact double for the per-document calls.
+  return { flags, packed: flags + maxDepth * 8, maxDepth, maxOutputBytes, dialect, utf8 }
 }
 
 /**

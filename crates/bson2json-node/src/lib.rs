@@ -19,6 +19,7 @@ use napi_derive::napi;
 
 mod batch;
 mod changes;
+mod fast;
 
 /// Output buffers above this capacity are released after the call instead of being kept for
 /// the next one.
@@ -319,7 +320,7 @@ pub(crate) fn check(status: sys::napi_status) -> Result<()> {
 }
 
 /// Transcodes into the thread's output buffer and hands the bytes to `finish`.
-fn with_output<R>(
+pub(crate) fn with_output<R>(
     env: &Env,
     bson: &[u8],
     opts: &Options,
@@ -351,38 +352,6 @@ fn with_output<R>(
         }
         r
     })
-}
-
-/// `toJSON` core: BSON bytes → JSON string.
-#[napi(js_name = "transcode", catch_unwind)]
-pub fn transcode<'env>(
-    env: &'env Env,
-    bson: Unknown<'env>,
-    flags: u32,
-    max_depth: u32,
-    max_output_bytes: f64,
-) -> Result<Unknown<'env>> {
-    let bytes = bytes_of(env, &bson)?;
-    let opts = options(flags, max_depth, max_output_bytes);
-    let value = with_output(env, bytes, &opts, |out, wide| make_string(env, out, wide))?;
-    // SAFETY: `value` is a live napi_value created in this call's handle scope.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
-}
-
-/// `toJSONBuffer` core: BSON bytes → UTF-8 JSON in a new `Buffer`.
-#[napi(js_name = "transcodeBuffer", catch_unwind)]
-pub fn transcode_buffer<'env>(
-    env: &'env Env,
-    bson: Unknown<'env>,
-    flags: u32,
-    max_depth: u32,
-    max_output_bytes: f64,
-) -> Result<Unknown<'env>> {
-    let bytes = bytes_of(env, &bson)?;
-    let opts = options(flags, max_depth, max_output_bytes);
-    let value = with_output(env, bytes, &opts, |out, _| make_buffer(env, out))?;
-    // SAFETY: `value` is a live napi_value created in this call's handle scope.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
 }
 
 /// A new V8-managed `Buffer` holding a copy of `bytes` (cheaper than an external buffer with a
