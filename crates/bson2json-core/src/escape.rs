@@ -174,7 +174,13 @@ pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
     let w = &buf[from..from + 16];
     let w0 = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
     let w1 = u64::from_le_bytes([w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]]);
-    let lanes = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+    let lanes = |n: usize| {
+        if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        }
+    };
     let (m0, m1) = (lanes(len), lanes(len.saturating_sub(8)));
     let m1 = if len > 8 { m1 } else { 0 };
     // A borrow artefact can only flag a lane above a truly flagged lane, so a flag below
@@ -253,7 +259,11 @@ mod tests {
                     let plain = buf[..len]
                         .iter()
                         .all(|&c| c < 0x80 && ESCAPE[c as usize] == 0);
-                    assert_eq!(short_run_is_plain(&buf, 0, len), plain, "byte {b} at {pos}, len {len}");
+                    assert_eq!(
+                        short_run_is_plain(&buf, 0, len),
+                        plain,
+                        "byte {b} at {pos}, len {len}"
+                    );
                     let mut a = Vec::new();
                     let mut p = Vec::new();
                     write_quoted_in(&mut a, &buf, 0, len);

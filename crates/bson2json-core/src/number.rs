@@ -391,9 +391,23 @@ mod tests {
     #[test]
     fn integers_match_itoa() {
         let mut seed = 1u64;
-        let mut vals = vec![0i64, 1, -1, 9, 10, 99, 100, i64::MAX, i64::MIN, i32::MAX as i64, i32::MIN as i64];
+        let mut vals = vec![
+            0i64,
+            1,
+            -1,
+            9,
+            10,
+            99,
+            100,
+            i64::MAX,
+            i64::MIN,
+            i32::MAX as i64,
+            i32::MIN as i64,
+        ];
         for _ in 0..100_000 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             vals.push((seed as i64) >> (seed % 64));
         }
         for v in vals {

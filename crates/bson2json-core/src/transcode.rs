@@ -890,7 +890,7 @@ impl Transcoder {
                     if compat {
                         const JS_INT_MAX: i64 = 1 << 53;
                         if (-JS_INT_MAX..=JS_INT_MAX).contains(&n) {
-                            write_i64(out, i64::from(n));
+                            write_i64(out, n);
                         } else {
                             // A js-bson Long: no toJSON, so its own fields in order.
                             out.extend_from_slice(b"{\"high\":");
@@ -901,10 +901,10 @@ impl Transcoder {
                         }
                     } else if canonical {
                         out.extend_from_slice(b"{\"$numberLong\":\"");
-                        write_i64(out, i64::from(n));
+                        write_i64(out, n);
                         out.extend_from_slice(b"\"}");
                     } else {
-                        write_i64(out, i64::from(n));
+                        write_i64(out, n);
                     }
                 }
                 0x13 => {
