@@ -11,7 +11,7 @@ import { Gen, bstr, doc, el, hex, i32, mulberry32, mutate } from './gen'
 import type { Elem } from './gen'
 
 const require = createRequire(import.meta.url)
-const { toJSON, toJSONBuffer, isTranscodeError } = require('../index.js')
+const { toJSON, isTranscodeError } = require('../index.js')
 
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261122) >>> 0
 const DOCS = Number(process.env.BSON2JSON_DOCS ?? 100_000)
@@ -50,7 +50,7 @@ function compare(buf: Uint8Array, st: Stats) {
       try {
         JSON.parse(u.out)
         st.bothOk++
-      } catch (e) {
+      } catch {
         problem = `JSON.parse rejected output ${u.out}`
       }
     }
@@ -198,7 +198,7 @@ describe('compat: targeted passes', () => {
         let s = ''
         for (let i = 0; i < len; i++) s += r.chance(0.9) ? 'x' : pool[r.int(pool.length)]
         if (rep & 1) s = [...s].map(() => pool[r.int(pool.length)]).join('')
-        const key = s.replace(/\u0000/g, '')
+        const key = s.split('\u0000').join('')
         const d = BSON.serialize({ [key || 'k']: s, a: [s, s.slice(1)], n: 1 })
         n++
         const o = JSON.stringify(BSON.deserialize(d))

@@ -27,7 +27,6 @@ const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 
 const ARRAY = 0
 const NDJSON_BUFFER = 1
-const LIST = 2
 const NDJSON_STRING = 3
 
 const strictDecoder = new TextDecoder('utf-8', { ignoreBOM: true })
@@ -689,7 +688,7 @@ function splitConcatenated(buf) {
 /** `{ docs: Uint8Array[], starts: number[] | null }` of a batch argument. */
 function collectDocs(input) {
   if (Array.isArray(input)) {
-    const docs = new Array(input.length)
+    const docs = Array.from({ length: input.length })
     for (let i = 0; i < input.length; i++) {
       if (!isU8(input[i])) throw invalidArg(`batch element ${i} must be a Uint8Array or Buffer`)
       docs[i] = input[i]
@@ -714,7 +713,7 @@ function collectDocs(input) {
  * errors (compat) are reported only after every document passed the structural checks.
  */
 function runBatch(docs, starts, layout, flags, maxDepth, maxOut) {
-  const texts = new Array(docs.length)
+  const texts = Array.from({ length: docs.length })
   const lines = layout === NDJSON_BUFFER || layout === NDJSON_STRING
   let size = layout === ARRAY ? 1 : 0
   let regexFailure = null
@@ -1010,7 +1009,7 @@ function transcodeChangeBatch(cursor, whole, flags, maxDepth, maxOutputBytes) {
       else pbrt = v
     }
     result.postBatchResumeToken = pbrt
-    const events = new Array(parts.docs.length)
+    const events = Array.from({ length: parts.docs.length })
     for (let i = 0; i < parts.docs.length; i++) {
       const [a, b] = parts.docs[i]
       const ev = bytes.subarray(a, b)
