@@ -34,5 +34,6 @@ for name, b in seeds:
             f.write(data)
 valid = b"".join(b for n, b in seeds if "-decodeError-" not in n)
 with open(os.path.join(here, "corpus", "batch", "seed-all-valid-concatenated"), "wb") as f:
-    f.write(b"\x39" + valid[:60000])
+    cut = [n for n in range(60000, 0, -1) if n <= len(valid) and n % 4 == 0][0]
+    f.write(b"\x39" + valid[:cut])
 print(f"{len(seeds)} seeds x {len(targets)} targets")

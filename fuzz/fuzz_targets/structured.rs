@@ -60,8 +60,11 @@ fuzz_target!(|input: Input| {
         for u in UTF8_MODES {
             let r = checked_transcode(&mut tc, &bad, &unlimited(d, u));
             if v != orig && d != bson2json_core::Dialect::Compat && u == bson2json_core::Utf8Mode::Strict {
-                // The lie is visible to the bson crate iff it is visible to us.
-                if oracle.is_ok() != r.is_ok() {
+                // The lie is visible to the bson crate iff it is visible to us, except that a
+                // lie can turn value bytes into an *array* element name with invalid UTF-8,
+                // which we ignore (array names are never read) and the crate rejects.
+                let utf8_only = matches!(&oracle, Err(e) if is_utf8_error(e));
+                if oracle.is_ok() != r.is_ok() && !(r.is_ok() && utf8_only) {
                     panic!("lie {v} (was {orig}) at {at}: bson crate {:?}, ours {:?}, {}", oracle.as_ref().err().map(|e| e.to_string()), r.as_ref().err(), hex(&bad));
                 }
             }
