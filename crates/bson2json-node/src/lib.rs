@@ -21,9 +21,10 @@ mod batch;
 mod changes;
 mod fast;
 
-/// Output buffers above this capacity are released after the call instead of being kept for
-/// the next one.
-const KEEP_CAPACITY: usize = 8 * 1024 * 1024;
+/// Scratch buffers above this many bytes are released after the call instead of being kept
+/// for the next one: large enough to reuse the buffers of 4 MiB batches (fresh allocations of
+/// that size cost page faults on every call), small enough to bound what an idle thread holds.
+const KEEP_CAPACITY: usize = 32 * 1024 * 1024;
 
 /// Per-thread scratch: every Node thread (main or worker) gets its own.
 pub(crate) struct State {
@@ -182,14 +183,16 @@ pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Resul
             )
         }
     } else {
-        wide.clear();
-        wide.resize(bytes.len() + 1, 0);
-        let n = encoding_rs::mem::convert_utf8_to_utf16(bytes, wide);
+        // The buffer keeps its length between calls, so it is only zero-filled when it grows.
+        if wide.len() < bytes.len() + 1 {
+            wide.resize(bytes.len() + 1, 0);
+        }
+        let n = encoding_rs::mem::convert_utf8_to_utf16(bytes, &mut wide[..bytes.len() + 1]);
         // SAFETY: `wide[..n]` is initialised UTF-16; `value` is a valid out-pointer.
         let s = unsafe {
             sys::napi_create_string_utf16(env.raw(), wide.as_ptr(), n as isize, &mut value)
         };
-        if wide.capacity() > KEEP_CAPACITY {
+        if wide.capacity() * 2 > KEEP_CAPACITY {
             *wide = Vec::new();
         }
         s
