@@ -226,84 +226,33 @@ pub fn cursor_parts(cursor: &[u8], parts: &mut CursorParts) -> Result<(), Error>
     parts.ns = None;
     parts.post_batch_resume_token = None;
     parts.id = 0;
-    if cursor.len() < 5 {
-        return Err(Error::new(
-            ErrorKind::Truncated,
-            0,
-            "cursor document is shorter than 5 bytes",
-        ));
-    }
-    let size = rd_i32(cursor, 0);
-    if size < 5 || size as usize != cursor.len() {
-        return Err(Error::new(
-            ErrorKind::BadLength,
-            0,
-            "cursor document length disagrees with its bytes",
-        ));
-    }
-    let end = cursor.len() - 1;
-    if cursor[end] != 0 {
-        return Err(Error::new(
-            ErrorKind::BadTerminator,
-            end,
-            "cursor document does not end with NUL",
-        ));
-    }
-    let mut pos = 4;
-    while pos < end {
-        let t = cursor[pos];
-        let ks = pos + 1;
-        let kl = crate::scan::find_nul(&cursor[ks..end])
-            .ok_or_else(|| Error::new(ErrorKind::Truncated, ks, "key has no NUL terminator"))?;
-        let key = &cursor[ks..ks + kl];
-        let v = ks + kl + 1;
-        let n = value_len(cursor, t, v, end)?;
-        match (key, t) {
+    let mut fields = Vec::new();
+    top_level_elements(cursor, &mut fields)?;
+    let mut items = Vec::new();
+    for f in &fields {
+        let (v, e) = (f.value_start, f.value_end);
+        match (f.key, f.element_type) {
             (b"id", 0x12) => {
-                parts.id = i64::from_le_bytes(cursor[v..v + 8].try_into().unwrap_or([0; 8]));
+                parts.id = i64::from_le_bytes(cursor[v..v + 8].try_into().unwrap_or([0; 8]))
             }
             (b"id", 0x10) => parts.id = i64::from(rd_i32(cursor, v)),
-            (b"ns", 0x02) => parts.ns = Some((v + 4, v + n - 1)),
-            (b"postBatchResumeToken", 0x03) => parts.post_batch_resume_token = Some((v, v + n)),
+            (b"ns", 0x02) => parts.ns = Some((v + 4, e - 1)),
+            (b"postBatchResumeToken", 0x03) => parts.post_batch_resume_token = Some((v, e)),
             (b"firstBatch" | b"nextBatch", 0x04) => {
-                let aend = v + n - 1;
-                if cursor[aend] != 0 {
-                    return Err(Error::new(
-                        ErrorKind::BadTerminator,
-                        aend,
-                        "batch array does not end with NUL",
-                    ));
-                }
-                let mut p = v + 4;
-                while p < aend {
-                    let et = cursor[p];
-                    let eks = p + 1;
-                    let ekl = crate::scan::find_nul(&cursor[eks..aend]).ok_or_else(|| {
-                        Error::new(ErrorKind::Truncated, eks, "key has no NUL terminator")
-                    })?;
-                    let ev = eks + ekl + 1;
-                    if et != 0x03 {
+                top_level_elements(&cursor[v..e], &mut items).map_err(|x| x.shifted(v))?;
+                for it in &items {
+                    if it.element_type != 0x03 {
                         return Err(Error::new(
                             ErrorKind::UnknownType,
-                            p,
+                            v + it.value_start - it.key.len() - 2,
                             "batch element is not a document",
                         ));
                     }
-                    let en = value_len(cursor, et, ev, aend)?;
-                    parts.docs.push((ev, ev + en));
-                    p = ev + en;
+                    parts.docs.push((v + it.value_start, v + it.value_end));
                 }
             }
             _ => {}
         }
-        pos = v + n;
-    }
-    if pos != end {
-        return Err(Error::new(
-            ErrorKind::BadTerminator,
-            pos,
-            "document ends before its declared length",
-        ));
     }
     Ok(())
 }
