@@ -43,6 +43,23 @@ function toJSONBuffer(bson, options) {
 const ARRAY = 0
 const NDJSON_BUFFER = 1
 const LIST = 2
+// Native only: one string plus UTF-16 offsets, cut here with `slice` (V8 shares the parent
+// string instead of copying), so a list costs one string creation rather than one per document.
+const JOINED = 4
+const LIST_LAYOUT = backend.name === 'native' ? JOINED : LIST
+
+/**
+ * Turns a native `[text, offsets]` pair into the per-document strings (the native side sends a
+ * plain list instead when the documents are large).
+ */
+function split(joined) {
+  if (LIST_LAYOUT !== JOINED || !(joined[1] instanceof Uint32Array)) return joined
+  const text = joined[0]
+  const offsets = joined[1]
+  const list = []
+  for (let i = 1; i < offsets.length; i++) list.push(text.slice(offsets[i - 1], offsets[i]))
+  return list
+}
 
 function threadsOf(options) {
   const t = options == null ? undefined : options.threads
@@ -96,7 +113,7 @@ function batchAsync(docs, layout, options) {
  * @returns {string[]}
  */
 function toJSONList(docs, options) {
-  return batch(docs, LIST, options)
+  return split(batch(docs, LIST_LAYOUT, options))
 }
 
 /**
@@ -132,13 +149,15 @@ function cursorBatch(reply, options) {
   if (!ArrayBuffer.isView(cursor)) {
     throw new TypeError('bson2json: cursorBatch expects a raw command reply ({ cursor: Buffer }) or its cursor Buffer')
   }
-  return native.transcodeCursor(cursor, LIST, o.flags, o.maxDepth, o.maxOutputBytes)
+  const parts = native.transcodeCursor(cursor, LIST_LAYOUT, o.flags, o.maxDepth, o.maxOutputBytes)
+  parts.docs = split(parts.docs)
+  return parts
 }
 
 /** Async {@link toJSON}: runs on the libuv thread pool; the input is copied first. */
 function toJSONAsync(bson, options) {
-  return batchAsync([bson], LIST, options).then(
-    (list) => list[0],
+  return batchAsync([bson], LIST_LAYOUT, options).then(
+    (joined) => split(joined)[0],
     (e) => {
       if (e && typeof e === 'object') delete e.index
       throw e
@@ -148,7 +167,7 @@ function toJSONAsync(bson, options) {
 
 /** Async {@link toJSONList} on the libuv thread pool (`options.threads` spreads it over cores). */
 function toJSONListAsync(docs, options) {
-  return batchAsync(docs, LIST, options)
+  return batchAsync(docs, LIST_LAYOUT, options).then(split)
 }
 
 /** Async {@link toJSONArray} on the libuv thread pool. */

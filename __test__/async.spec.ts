@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
 
 const require = createRequire(import.meta.url)
-const { toJSON, toJSONAsync, toJSONListAsync, toNDJSONAsync, backend } = require('../index.js')
+const { toJSON, toJSONList, cursorBatch, toJSONAsync, toJSONListAsync, toNDJSONAsync, backend } = require('../index.js')
 
 /** `{a:{a:{…}}}` nested `depth` levels, built iteratively (8 bytes per level). */
 function nested(depth: number): Buffer {
@@ -23,6 +23,20 @@ function nested(depth: number): Buffer {
   }
   return b
 }
+
+describe('lists of small documents (one joined string cut into slices)', () => {
+  it('toJSONList, toJSONListAsync and cursorBatch equal per-document toJSON, with non-ASCII and astral characters', async () => {
+    const texts = ['a', 'é', '☆', '😀x', '', 'plain ascii text', '\u0001"\\', 'ü😀ü']
+    const docs = Array.from({ length: 300 }, (_, i) => BSON.serialize({ i, t: texts[i % texts.length].repeat(i % 4) }))
+    const want = docs.map((d) => toJSON(d))
+    expect(toJSONList(docs)).toEqual(want)
+    expect(toJSONList(Buffer.concat(docs))).toEqual(want)
+    expect(await toJSONListAsync(docs)).toEqual(want)
+    const cursor = BSON.serialize({ firstBatch: docs.map((d) => BSON.deserialize(d)), id: 0n, ns: 'db.c' })
+    expect(cursorBatch({ cursor }).docs).toEqual(want)
+    expect(toJSONList([])).toEqual([])
+  })
+})
 
 describe('async and worker paths', () => {
   it('copies the input: mutating the Buffer right after the call does not change the result', async () => {
