@@ -410,7 +410,6 @@ describe('limits and errors', () => {
     // The packed single-document form and the one-argument form.
     expect(fb.transcode(good, 2 + 1000 * 8, BIG)).toBe('{"a":true}')
     expect(fb.transcode(good)).toBe('{"a":true}')
-    expect(fb.transcodeDefault(good)).toBe('{"a":true}')
     expect(thrown(() => fb.transcode(nested(3), 1 + 2 * 8)).code).toBe('BSON_TOO_DEEP')
   })
 

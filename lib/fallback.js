@@ -642,11 +642,6 @@ function transcode(bson, ...rest) {
   return transcodeWith(bson, flags, depth, out)
 }
 
-/** `transcode` with default options (the native addon's one-argument fast path). */
-function transcodeDefault(bson) {
-  return transcodeWith(bson, 0, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES)
-}
-
 function transcodeBuffer(bson, ...rest) {
   return Buffer.from(transcode(bson, ...rest), 'utf8')
 }
@@ -1105,7 +1100,6 @@ module.exports = {
   __napiBindingTarget: 'fallback',
   __panicForTests,
   transcode,
-  transcodeDefault,
   transcodeBuffer,
   transcodeBatch,
   transcodeBatchAsync,

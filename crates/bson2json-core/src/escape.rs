@@ -209,10 +209,7 @@ pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) ->
 /// Appends `"` + escaped `s` + `"`; returns true if `s` is pure ASCII.
 #[inline]
 pub fn write_quoted(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    out.push(b'"');
-    let ascii = write_escaped(out, s);
-    out.push(b'"');
-    ascii
+    write_quoted_in(out, s, 0, s.len())
 }
 
 #[cfg(test)]

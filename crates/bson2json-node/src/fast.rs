@@ -1,4 +1,4 @@
-//! The per-document hot path (`transcode`, `transcodeDefault`, `transcodeBuffer`) as plain
+//! The per-document hot path (`transcode`, `transcodeBuffer`) as plain
 //! Node-API callbacks. napi-rs's generated glue spends a measurable share of a small
 //! document's budget on per-call scope bookkeeping (profiled: ~20 % of a `{_id, a}` call, with
 //! an allocation), so these few functions are registered directly; everything else uses the
