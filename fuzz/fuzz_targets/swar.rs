@@ -3,13 +3,39 @@
 //! - `scan::short_key` vs `find_nul_plain` + the escape table (length, `plain` flag, lane bytes);
 //! - `escape::write_escaped` / `write_escaped_in` (a sub-range of a longer buffer, so the
 //!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
-//!   value, and a JSON round trip for valid UTF-8.
+//!   value, and a JSON round trip for valid UTF-8;
+//! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins, and
+//!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, on every 8-byte window.
 #![no_main]
 use bson2json_core::escape::{write_escaped, write_escaped_in, write_escaped_plain};
+use bson2json_core::number::{
+    write_ejson_double, write_ejson_double_plain, write_js_number, write_js_number_plain, write_u64,
+    write_u64_plain,
+};
 use bson2json_core::scan::{find_nul, find_nul_plain, short_key};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    for w in data.windows(8).take(64) {
+        let bits = u64::from_le_bytes(w.try_into().unwrap());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_u64(&mut a, bits);
+        write_u64_plain(&mut b, bits);
+        assert_eq!(a, b, "write_u64({bits})");
+        let x = f64::from_bits(bits);
+        if x.is_finite() {
+            a.clear();
+            b.clear();
+            write_js_number(&mut a, x);
+            write_js_number_plain(&mut b, x);
+            assert_eq!(a, b, "write_js_number({x:e})");
+            a.clear();
+            b.clear();
+            write_ejson_double(&mut a, x);
+            write_ejson_double_plain(&mut b, x);
+            assert_eq!(a, b, "write_ejson_double({x:e})");
+        }
+    }
     for skip in 0..8.min(data.len() + 1) {
         let s = &data[skip..];
         assert_eq!(find_nul(s), find_nul_plain(s), "find_nul at skip {skip}");
