@@ -4,8 +4,8 @@
 Usage:
   python3 scripts/fuzz-budget.py --minutes 60 [--jobs 2] [--chunk 10] [--until HH:MM] [target...]
 
-* Builds the targets once (`cargo +nightly fuzz build -O`), then runs the libFuzzer binaries directly on
-  their corpus directories (fuzz/corpus/<target>), `--jobs` processes at a time.
+* Builds the targets (`cargo +nightly fuzz build -O`) before every run, then runs the libFuzzer binary
+  directly on its corpus directory (fuzz/corpus/<target>), `--jobs` processes at a time.
 * Each run lasts `--chunk` CPU-minutes of *its own process* (user+sys from /proc, so time lost to other
   load on the machine is not counted), then gets SIGINT and prints libFuzzer's final stats.
 * Every run appends a row to fuzz/ledger.tsv (committed): start time, core commit, target, CPU seconds,
@@ -137,8 +137,14 @@ def main():
         now = dt.datetime.now(dt.timezone.utc)
         deadline = now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
     env = dict(os.environ, CARGO_BUILD_JOBS=os.environ.get("CARGO_BUILD_JOBS", "1"))
-    subprocess.run(["cargo", "+nightly", "fuzz", "build", "-O"], cwd=FUZZ, env=env, check=True)
-    commit = core_commit()
+
+    def build():
+        # Rebuilt before every run, so a long budget follows the code as it is committed;
+        # each ledger row names the commit its binary was built from.
+        subprocess.run(["cargo", "+nightly", "fuzz", "build", "-O"], cwd=FUZZ, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return core_commit()
+
     budget = a.minutes * 60
     running, failures = [], 0
     while True:
@@ -150,7 +156,7 @@ def main():
         past_deadline = deadline is not None and time.time() >= deadline
         while todo and len(running) < a.jobs and not past_deadline:
             spent, t = todo.pop(0)
-            running.append(Run(t, min(a.chunk * 60, budget - spent), commit))
+            running.append(Run(t, min(a.chunk * 60, budget - spent), build()))
         if not running:
             break
         time.sleep(2)
