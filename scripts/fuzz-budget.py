@@ -27,8 +27,9 @@ FUZZ = os.path.join(ROOT, "fuzz")
 LEDGER = os.path.join(FUZZ, "ledger.tsv")
 ALL = ["transcode", "structured", "differential", "swar", "batch"]
 COLUMNS = ["start_utc", "core_commit", "target", "cpu_s", "wall_s", "execs", "cov", "ft", "corpus", "result"]
+# Slow-unit reports (`slow-unit-*`, over 10 s wall) are not findings; timeouts (-timeout=20) are.
 FINDING = re.compile(r"deadly signal|panicked at|ERROR: AddressSanitizer|ERROR: libFuzzer|ERROR: LeakSanitizer|"
-                     r"==\d+== ERROR|SUMMARY: |Test unit written to")
+                     r"==\d+== ERROR|SUMMARY: |Test unit written to \S*/(crash|leak|timeout|oom)-")
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -110,7 +111,8 @@ class Run:
         ft = re.search(r"ft: (\d+)", last[-1]).group(1) if last else "?"
         corpus = len(os.listdir(os.path.join(FUZZ, "corpus", self.target)))
         found = FINDING.search(text)
-        ok = not found and (rc == 0 or self.interrupted and rc in (0, -signal.SIGINT, 130, 72))
+        # libFuzzer exits 72 (-interrupted_exitcode) after SIGINT, whoever sent it.
+        ok = not found and rc in (0, 72)
         result = "ok" if ok else f"FINDING rc={rc} ({found.group(0) if found else 'exit'}) log={os.path.relpath(self.log_path, ROOT)}"
         row = dict(start_utc=self.start_utc, core_commit=self.commit, target=self.target, cpu_s=round(self.cpu),
                    wall_s=round(time.time() - self.start), execs=execs[-1] if execs else "?", cov=cov, ft=ft,

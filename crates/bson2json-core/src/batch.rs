@@ -32,7 +32,7 @@ pub struct BatchError {
 
 #[inline(always)]
 fn rd_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    crate::scan::load_u32(b, at) as i32
 }
 
 /// Splits concatenated BSON documents into `(start, end)` ranges using each document's

@@ -122,7 +122,7 @@ pub(crate) fn split_namespace(ns: &[u8]) -> (Option<&[u8]>, &[u8]) {
 /// A string value (type 0x02 or a symbol, 0x0E, which js-bson promotes to a string) read back
 /// from the input, decoded as the walker decoded it.
 fn string_at(input: &[u8], at: usize) -> Cow<'_, [u8]> {
-    let len = i32::from_le_bytes([input[at], input[at + 1], input[at + 2], input[at + 3]]);
+    let len = crate::scan::load_u32(input, at) as i32;
     let s = &input[at + 4..at + 4 + (len as usize - 1)];
     match String::from_utf8_lossy(s) {
         Cow::Borrowed(t) => Cow::Borrowed(t.as_bytes()),

@@ -106,16 +106,7 @@ pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -
     let mut i = from;
     let mut high = 0u64; // OR of every byte seen: bit 7 of a lane set ⇔ some byte ≥ 0x80
     while i + 8 <= to {
-        let word = u64::from_le_bytes([
-            s[i],
-            s[i + 1],
-            s[i + 2],
-            s[i + 3],
-            s[i + 4],
-            s[i + 5],
-            s[i + 6],
-            s[i + 7],
-        ]);
+        let word = crate::scan::load_u64(s, i);
         high |= word;
         let m = escape_lanes(word);
         if m == 0 {
@@ -132,8 +123,8 @@ pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -
     // Fewer than 8 bytes left: check them as one word when possible (two overlapping 4-byte
     // loads), and fall back to bytes only if something needs escaping.
     if to - i >= 4 {
-        let a = u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
-        let b = u32::from_le_bytes([s[to - 4], s[to - 3], s[to - 2], s[to - 1]]);
+        let a = crate::scan::load_u32(s, i);
+        let b = crate::scan::load_u32(s, to - 4);
         let word = u64::from(a) | (u64::from(b) << 32);
         high |= word;
         if escape_lanes(word) == 0 {
@@ -172,8 +163,7 @@ pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
 #[inline(always)]
 pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
     let w = &buf[from..from + 16];
-    let w0 = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-    let w1 = u64::from_le_bytes([w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]]);
+    let (w0, w1) = (crate::scan::load_u64(w, 0), crate::scan::load_u64(w, 8));
     let lanes = |n: usize| {
         if n >= 8 {
             u64::MAX

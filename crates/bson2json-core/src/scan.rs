@@ -39,6 +39,23 @@ pub fn find_nul(bytes: &[u8]) -> Option<usize> {
         .map(|p| i + p)
 }
 
+/// The little-endian `u64` at `b[at..at + 8]` as one load (a slice pattern the optimiser turns
+/// into a single bounds check and an unaligned load; indexing eight bytes one by one does not).
+#[inline(always)]
+pub(crate) fn load_u64(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// The little-endian `u32` at `b[at..at + 4]` as one load.
+#[inline(always)]
+pub(crate) fn load_u32(b: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(w)
+}
+
 /// A key (cstring) of at most 15 bytes read in one go: two little-endian words from its first
 /// byte, with the lanes at and after the NUL cleared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,8 +78,7 @@ pub struct ShortKey {
 #[inline(always)]
 pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let w = &bytes[at..at + 16];
-    let w0 = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-    let w1 = u64::from_le_bytes([w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]]);
+    let (w0, w1) = (load_u64(w, 0), load_u64(w, 8));
     let z0 = zero_lanes(w0);
     let len = if z0 != 0 {
         (z0.trailing_zeros() / 8) as usize

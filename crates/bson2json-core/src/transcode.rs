@@ -65,21 +65,12 @@ pub struct Transcoder {
 
 #[inline(always)]
 fn rd_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    crate::scan::load_u32(b, at) as i32
 }
 
 #[inline(always)]
 fn rd_u64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes([
-        b[at],
-        b[at + 1],
-        b[at + 2],
-        b[at + 3],
-        b[at + 4],
-        b[at + 5],
-        b[at + 6],
-        b[at + 7],
-    ])
+    crate::scan::load_u64(b, at)
 }
 
 #[cold]
@@ -206,12 +197,7 @@ fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
     let mut words = [0u8; 16];
     let k = n.min(16);
     words[..k].copy_from_slice(&input[ks..ks + k]);
-    let lo = u64::from_le_bytes([
-        words[0], words[1], words[2], words[3], words[4], words[5], words[6], words[7],
-    ]);
-    let mid = u64::from_le_bytes([
-        words[8], words[9], words[10], words[11], words[12], words[13], words[14], words[15],
-    ]);
+    let (lo, mid) = (crate::scan::load_u64(&words, 0), crate::scan::load_u64(&words, 8));
     let tail = if n > 16 { rd_u64(input, ks + n - 8) } else { 0 };
     mix_key_hash(lo, mid, tail, n)
 }
