@@ -29,8 +29,9 @@ pub(crate) struct Frame {
     pub members_start: usize,
     /// Elements written so far (decides the comma).
     pub count: u32,
-    /// `compat` objects: 128-bit Bloom filter over key hashes, to spot possible duplicates.
-    pub bloom: u128,
+    /// `compat` objects: 64-bit Bloom filter over key hashes (top six bits), to spot possible
+    /// duplicates.
+    pub bloom: u64,
     /// `compat` objects: `compat::F_*` bits saying whether the object needs reordering.
     pub flags: u8,
     /// True for arrays (element names are ignored).
@@ -417,7 +418,7 @@ impl Transcoder {
                             Some(ShortKey { lo, hi, len, .. }) => mix_key_hash(lo, hi, 0, len),
                             None => key_hash(input, ks, klen),
                         };
-                        let bit = 1u128 << (h >> 57);
+                        let bit = 1u64 << (h >> 58);
                         if f.bloom & bit != 0 {
                             // Small objects: settle it now with a short scan of the hashes;
                             // larger ones get one exact O(n) check when they close.
