@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
-import { BSON } from 'bson'
+import { BSON, Double } from 'bson'
 import { Gen, bstr, doc, el, hex, i32, mulberry32, mutate } from './gen'
 import type { Elem } from './gen'
 
@@ -177,6 +177,39 @@ describe('compat: targeted passes', () => {
       else if (fails.length < 5) fails.push(`hex ${hex(buf)}\n   expected ${o}\n   actual   ${u}`)
     }
     console.log(`[compat utf8 replace] docs=${N} bothOk=${bothOk} bothThrow=${bothThrow} mismatches=${N - bothOk - bothThrow}`)
+    expect(fails, fails.join('\n')).toEqual([])
+  })
+
+  it('doubles: 300,000 values (random bits, short decimals, every power of ten and its neighbours) print as V8 does', () => {
+    const r = mulberry32(SEED ^ 0x2f6b9c1d)
+    const values: number[] = []
+    const f = new Float64Array(1)
+    const u = new Uint32Array(f.buffer)
+    for (let i = 0; i < 100_000; i++) {
+      u[0] = r.next() * 2 ** 32
+      u[1] = r.next() * 2 ** 32
+      values.push(f[0]) // any bits: subnormals, NaN payloads, ±Infinity, ±0
+      values.push(Math.round(r.next() * 10 ** r.int(12)) / 10 ** r.int(8)) // decimals, 1-17 digits
+      values.push((r.next() - 0.5) * 10 ** (r.int(60) - 30))
+    }
+    for (let e = -324; e <= 308; e++) {
+      const p = Number(`1e${e}`)
+      values.push(p, -p, p * (1 + Number.EPSILON), p * (1 - Number.EPSILON / 2), 1.5 * p, 9.999999999999999 * p)
+    }
+    const fails: string[] = []
+    for (let i = 0; i < values.length; i += 1000) {
+      const chunk = values.slice(i, i + 1000)
+      const d = BSON.serialize({ v: chunk.map((x) => new Double(x)) })
+      const want = JSON.stringify(BSON.deserialize(d))
+      const got = toJSON(d)
+      if (got !== want) {
+        const w = JSON.parse(want).v
+        const g = JSON.parse(got).v
+        const k = w.findIndex((x: unknown, j: number) => JSON.stringify(x) !== JSON.stringify(g[j]))
+        if (fails.length < 5) fails.push(`value ${chunk[k]}: want ${JSON.stringify(w[k])} got ${JSON.stringify(g[k])}`)
+      }
+    }
+    expect(values.length).toBeGreaterThan(300_000)
     expect(fails, fails.join('\n')).toEqual([])
   })
 

@@ -89,6 +89,25 @@ pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
     }
 }
 
+/// Writes the eight bytes of `word` (little-endian: the low byte first) at the end of `out`
+/// and keeps the first `n <= 8` of them. `out` must have 8 bytes of spare capacity (asserted;
+/// callers reserve once for several writes).
+#[inline(always)]
+pub(crate) fn put_word(out: &mut Vec<u8>, word: u64, n: usize) {
+    let len = out.len();
+    assert!(out.capacity() - len >= 8 && n <= 8);
+    // SAFETY: the assert guarantees 8 bytes of spare capacity at `len`, so the unaligned
+    // 8-byte write stays inside the allocation; the first `n <= 8` of those bytes are now
+    // initialised, which is all `set_len` exposes.
+    unsafe {
+        out.as_mut_ptr()
+            .add(len)
+            .cast::<[u8; 8]>()
+            .write_unaligned(word.to_le_bytes());
+        out.set_len(len + n);
+    }
+}
+
 /// Appends the escaped contents of `s` (no surrounding quotes). SWAR fast path.
 /// Returns true if `s` is pure ASCII (then it is valid UTF-8 and needs no further check).
 #[inline]

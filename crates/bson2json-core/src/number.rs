@@ -18,27 +18,47 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
     }
     let mut buf = zmij::Buffer::new();
     let s = buf.format_finite(x).as_bytes();
-    if !has_exponent(s) {
-        // Żmij prints 1e-5 <= |x| < 1e16 in fixed notation, which ECMAScript also uses there
-        // (it does for 1e-7 < |x| < 1e21); only its `.0` on integers differs.
-        let keep = if s.ends_with(b".0") {
-            s.len() - 2
-        } else {
-            s.len()
-        };
-        push_short(out, &s[..keep]);
-    } else {
-        let mut digits = [0u8; 32];
-        let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
-        write_js_from_digits(out, x < 0.0, &digits[..n], e);
+    match exponent_of(s) {
+        None => {
+            // Żmij prints 1e-5 <= |x| < 1e16 in fixed notation, which ECMAScript also uses
+            // there (it does for 1e-7 < |x| < 1e21); only its `.0` on integers differs.
+            let keep = if s.ends_with(b".0") {
+                s.len() - 2
+            } else {
+                s.len()
+            };
+            push_short(out, &s[..keep]);
+        }
+        // Both use `d[.ddd]e±x` outside 1e-7 < |x| < 1e21, with the same text.
+        Some((e, _)) if !(-6..21).contains(&e) => push_short(out, s),
+        Some(_) => {
+            let mut digits = [0u8; 32];
+            let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
+            write_js_from_digits(out, x < 0.0, &digits[..n], e);
+        }
     }
 }
 
-/// True if Żmij's text is in exponent form (`1e-7`, `1.5e+16`, `1e-308`): the `e` is always
-/// three to five bytes from the end, and fixed-notation text has none.
+/// The decimal exponent of Żmij's text if it is in exponent form (`1e-7`, `1.5e+16`,
+/// `1e-308`: the `e` is always three to five bytes from the end, a sign and one to three digits
+/// after it), with the index of the `e`; `None` for fixed notation, which has no `e`.
 #[inline(always)]
-fn has_exponent(s: &[u8]) -> bool {
-    s.iter().rev().take(5).any(|&b| b == b'e')
+fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
+    let l = s.len();
+    let p = if l >= 4 && s[l - 3] == b'e' {
+        l - 3
+    } else if l >= 5 && s[l - 4] == b'e' {
+        l - 4
+    } else if l >= 6 && s[l - 5] == b'e' {
+        l - 5
+    } else {
+        return None;
+    };
+    let mut v = 0i32;
+    for &b in &s[p + 2..] {
+        v = v * 10 + i32::from(b - b'0');
+    }
+    Some((if s[p + 1] == b'-' { -v } else { v }, p))
 }
 
 /// Appends `s` (at most 24 bytes: a formatted number) with one block copy.
@@ -184,18 +204,25 @@ pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
     }
     let mut buf = zmij::Buffer::new();
     let s = buf.format_finite(x).as_bytes();
-    if !has_exponent(s) {
+    match exponent_of(s) {
         // Żmij's fixed notation (1e-5 <= |x| < 1e16, integers with `.0`) is exactly the
         // Extended JSON form, whose fixed range (1e-6 <= |x| < 1e16) contains it.
-        push_short(out, s);
-        return;
+        None => push_short(out, s),
+        // Outside that range both use `d[.ddd]e±x`; Extended JSON spells it with `E`.
+        Some((e, p)) if e != -6 => {
+            let at = out.len() + p;
+            push_short(out, s);
+            out[at] = b'E';
+        }
+        Some(_) => {
+            if x < 0.0 {
+                out.push(b'-');
+            }
+            let mut digits = [0u8; 32];
+            let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
+            write_ejson_from_digits(out, &digits[..n], e);
+        }
     }
-    if x < 0.0 {
-        out.push(b'-');
-    }
-    let mut digits = [0u8; 32];
-    let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
-    write_ejson_from_digits(out, &digits[..n], e);
 }
 
 /// The plain twin of [`write_ejson_double`] (Ryū digits).
@@ -269,45 +296,40 @@ fn eight_digits(v: u32) -> u64 {
     tens | ((y - tens * 10) << 8) // [a][b][c][d][e][f][g][h], 8-bit lanes
 }
 
-/// Writes the digits of `1 <= v < 10^8` (no leading zeros) at `buf[at..]`, which must have 8
-/// writable bytes; returns the digit count.
+/// Appends the digits of `1 <= v < 10^8` without leading zeros; needs 8 bytes of spare
+/// capacity.
 #[inline(always)]
-fn put_digits_stripped(buf: &mut [u8; 32], at: usize, v: u32) -> usize {
+fn put_digits_stripped(out: &mut Vec<u8>, v: u32) {
     let d = eight_digits(v);
     let lead = (d.trailing_zeros() / 8) as usize; // leading zero digits (low bytes)
-    buf[at..at + 8].copy_from_slice(&((d + ASCII_ZEROS) >> (8 * lead)).to_le_bytes());
-    8 - lead
+    crate::escape::put_word(out, (d + ASCII_ZEROS) >> (8 * lead), 8 - lead);
 }
 
-/// Appends the decimal digits of `v`: eight digits at a time (SWAR, [`eight_digits`]) into a
-/// stack buffer, copied out as one block. [`write_u64_plain`] is its twin.
+/// Appends the eight digits of `v < 10^8`, leading zeros included; needs 8 bytes of spare
+/// capacity.
+#[inline(always)]
+fn put_digits8(out: &mut Vec<u8>, v: u32) {
+    crate::escape::put_word(out, eight_digits(v) + ASCII_ZEROS, 8);
+}
+
+/// Appends the decimal digits of `v`: eight digits at a time (SWAR, [`eight_digits`]) written
+/// straight into reserved space. [`write_u64_plain`] is its twin.
 #[inline]
 pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 32];
-    let n = if v < 100_000_000 {
-        if v == 0 {
-            buf[0] = b'0';
-            1
-        } else {
-            put_digits_stripped(&mut buf, 0, v as u32)
-        }
+    out.reserve(24);
+    if v < 10 {
+        crate::escape::put_word(out, u64::from(b'0') + v, 1);
+    } else if v < 100_000_000 {
+        put_digits_stripped(out, v as u32);
     } else if v < 10_000_000_000_000_000 {
-        let n = put_digits_stripped(&mut buf, 0, (v / 100_000_000) as u32);
-        let lo = eight_digits((v % 100_000_000) as u32) + ASCII_ZEROS;
-        buf[n..n + 8].copy_from_slice(&lo.to_le_bytes());
-        n + 8
+        put_digits_stripped(out, (v / 100_000_000) as u32);
+        put_digits8(out, (v % 100_000_000) as u32);
     } else {
-        let top = v / 10_000_000_000_000_000; // < 1845
         let rest = v % 10_000_000_000_000_000;
-        let n = put_digits_stripped(&mut buf, 0, top as u32);
-        let mid = eight_digits((rest / 100_000_000) as u32) + ASCII_ZEROS;
-        let lo = eight_digits((rest % 100_000_000) as u32) + ASCII_ZEROS;
-        buf[n..n + 8].copy_from_slice(&mid.to_le_bytes());
-        buf[n + 8..n + 16].copy_from_slice(&lo.to_le_bytes());
-        n + 16
-    };
-    out.reserve(n + 16);
-    crate::escape::copy_run(out, &buf, 0, n);
+        put_digits_stripped(out, (v / 10_000_000_000_000_000) as u32); // < 1845
+        put_digits8(out, (rest / 100_000_000) as u32);
+        put_digits8(out, (rest % 100_000_000) as u32);
+    }
 }
 
 /// The plain twin of [`write_u64`]: two digits at a time from the most significant end.

@@ -198,7 +198,10 @@ fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
     let mut words = [0u8; 16];
     let k = n.min(16);
     words[..k].copy_from_slice(&input[ks..ks + k]);
-    let (lo, mid) = (crate::scan::load_u64(&words, 0), crate::scan::load_u64(&words, 8));
+    let (lo, mid) = (
+        crate::scan::load_u64(&words, 0),
+        crate::scan::load_u64(&words, 8),
+    );
     let tail = if n > 16 { rd_u64(input, ks + n - 8) } else { 0 };
     mix_key_hash(lo, mid, tail, n)
 }
