@@ -182,7 +182,17 @@ pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
 #[inline(always)]
 pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
     let w = &buf[from..from + 16];
-    let (w0, w1) = (crate::scan::load_u64(w, 0), crate::scan::load_u64(w, 8));
+    words_are_plain(
+        crate::scan::load_u64(w, 0),
+        crate::scan::load_u64(w, 8),
+        len,
+    )
+}
+
+/// True if the first `len <= 16` bytes of the little-endian words `w0`, `w1` are pure ASCII
+/// and need no escaping. Lanes past `len` are ignored.
+#[inline(always)]
+fn words_are_plain(w0: u64, w1: u64, len: usize) -> bool {
     let lanes = |n: usize| {
         if n >= 8 {
             u64::MAX
@@ -197,17 +207,62 @@ pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
     (((escape_lanes(w0) | (w0 & HI)) & m0) | ((escape_lanes(w1) | (w1 & HI)) & m1)) == 0
 }
 
+/// The 16 bytes holding `buf[from..to]` (`to - from <= 16`) as two little-endian words with
+/// the run in the low lanes: loaded from `from` when 16 bytes are readable there, else from
+/// `to - 16` and shifted down (runs at the very end of a small document). `None` if neither
+/// fits (`to < 16`). Lanes past the run hold unrelated bytes or zeros.
+#[inline(always)]
+fn short_run_words(buf: &[u8], from: usize, to: usize) -> Option<(u64, u64)> {
+    if from + 16 <= buf.len() {
+        Some((
+            crate::scan::load_u64(buf, from),
+            crate::scan::load_u64(buf, from + 8),
+        ))
+    } else if to >= 16 && to <= buf.len() {
+        let at = to - 16;
+        let x = u128::from(crate::scan::load_u64(buf, at))
+            | (u128::from(crate::scan::load_u64(buf, at + 8)) << 64);
+        let x = x >> (8 * (from - at)); // from - at = 16 - len < 16
+        Some((x as u64, (x >> 64) as u64))
+    } else {
+        None
+    }
+}
+
+/// Appends the first `n <= 16` bytes of the little-endian words `w0`, `w1` with one 16-byte
+/// store. `out` must have 16 bytes of spare capacity (asserted).
+#[inline(always)]
+fn put_words(out: &mut Vec<u8>, w0: u64, w1: u64, n: usize) {
+    let len = out.len();
+    assert!(out.capacity() - len >= 16 && n <= 16);
+    let block = (u128::from(w0) | (u128::from(w1) << 64)).to_le_bytes();
+    // SAFETY: the assert guarantees 16 bytes of spare capacity at `len`, so the unaligned
+    // 16-byte write stays inside the allocation; the first `n <= 16` of those bytes are now
+    // initialised, which is all `set_len` exposes.
+    unsafe {
+        out.as_mut_ptr()
+            .add(len)
+            .cast::<[u8; 16]>()
+            .write_unaligned(block);
+        out.set_len(len + n);
+    }
+}
+
 /// Appends `"` + escaped `buf[from..to]` + `"`; returns true if it is pure ASCII. Bytes of
-/// `buf` after `to` may be read (not written) to copy short runs in whole blocks.
-#[inline]
+/// `buf` around `from..to` may be read (not written) to handle short runs as whole words.
+#[inline(always)]
 pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
     let len = to - from;
-    if len <= 16 && from + 16 <= buf.len() && short_run_is_plain(buf, from, len) {
-        out.reserve(len + 18);
-        out.push(b'"');
-        copy_run(out, buf, from, to);
-        out.push(b'"');
-        return true;
+    if len <= 16 {
+        if let Some((w0, w1)) = short_run_words(buf, from, to) {
+            if words_are_plain(w0, w1, len) {
+                out.reserve(len + 18);
+                out.push(b'"');
+                put_words(out, w0, w1, len);
+                out.push(b'"');
+                return true;
+            }
+        }
     }
     out.push(b'"');
     let ascii = write_escaped_in(out, buf, from, to);
