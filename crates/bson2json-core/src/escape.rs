@@ -68,12 +68,14 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 /// Copies `src[from..to]` to the end of `out`, whose spare capacity must hold `to - from + 16`
 /// bytes. Runs of up to 16 bytes are copied as one fixed 16-byte block when `src` has 16
 /// readable bytes from `from` (no `memcpy` call for the short keys and strings that dominate
-/// documents); only `to - from` bytes are kept.
+/// documents); only `to - from` bytes are kept. Runs of 16 to 128 bytes are copied as 16-byte
+/// blocks, the last one aligned to `to` (overlapping the one before it), so nothing past `to`
+/// is read. Longer runs go to `memcpy`.
 #[inline(always)]
 pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
     let n = to - from;
     let len = out.len();
-    assert!(out.capacity() - len >= n + 16 && to <= src.len());
+    assert!(out.capacity() - len >= n + 16 && from <= to && to <= src.len());
     if n <= 16 && from + 16 <= src.len() {
         let mut block = [0u8; 16];
         block.copy_from_slice(&src[from..from + 16]);
@@ -82,6 +84,28 @@ pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
         // `n` bytes past `len` are initialised, which is all `set_len` exposes.
         unsafe {
             std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len), 16);
+            out.set_len(len + n);
+        }
+    } else if (16..=128).contains(&n) {
+        let mut i = 0;
+        loop {
+            let at = if i + 16 <= n { i } else { n - 16 };
+            let mut block = [0u8; 16];
+            block.copy_from_slice(&src[from + at..from + at + 16]);
+            // SAFETY: `at + 16 <= n` and the assert guarantees `n + 16` bytes of spare
+            // capacity at `len`, so the write stays inside the allocation; the source is a
+            // local array (no overlap).
+            unsafe {
+                std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len + at), 16);
+            }
+            i += 16;
+            if i >= n {
+                break;
+            }
+        }
+        // SAFETY: the blocks written above start at 0, 16, 32, … and the last one ends at
+        // exactly `n`, so every byte in `len..len + n` is initialised.
+        unsafe {
             out.set_len(len + n);
         }
     } else {
