@@ -257,9 +257,16 @@ fn short_run_words(buf: &[u8], from: usize, to: usize) -> Option<(u64, u64)> {
 /// store. `out` must have 16 bytes of spare capacity (asserted).
 #[inline(always)]
 fn put_words(out: &mut Vec<u8>, w0: u64, w1: u64, n: usize) {
+    put_block(out, u128::from(w0) | (u128::from(w1) << 64), n);
+}
+
+/// Appends the first `n <= 16` bytes of `x` (little-endian: the low byte first) with one
+/// 16-byte store. `out` must have 16 bytes of spare capacity (asserted).
+#[inline(always)]
+pub(crate) fn put_block(out: &mut Vec<u8>, x: u128, n: usize) {
     let len = out.len();
     assert!(out.capacity() - len >= 16 && n <= 16);
-    let block = (u128::from(w0) | (u128::from(w1) << 64)).to_le_bytes();
+    let block = x.to_le_bytes();
     // SAFETY: the assert guarantees 16 bytes of spare capacity at `len`, so the unaligned
     // 16-byte write stays inside the allocation; the first `n <= 16` of those bytes are now
     // initialised, which is all `set_len` exposes.

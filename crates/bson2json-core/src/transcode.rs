@@ -174,13 +174,26 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
     }
 }
 
-/// Appends `"key"` for a short key that needs no escaping (`input` has 16 bytes from `ks`).
+/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping, given
+/// as the two little-endian words of [`ShortKey`] (zero past its `len` bytes): one 16-byte
+/// store for the comma, quote and key, one 2-byte store for `":`.
 #[inline(always)]
-fn write_plain_key(out: &mut Vec<u8>, input: &[u8], ks: usize, klen: usize) {
-    out.reserve(klen + 20);
-    out.push(b'"');
-    crate::escape::copy_run(out, input, ks, ks + klen);
-    out.push(b'"');
+fn put_plain_key(out: &mut Vec<u8>, comma: bool, lo: u64, hi: u64, len: usize) {
+    out.reserve(len + 40);
+    let key = u128::from(lo) | (u128::from(hi) << 64);
+    let (prefix, plen) = if comma {
+        (u128::from(u16::from_le_bytes([b',', b'"'])), 2)
+    } else {
+        (u128::from(b'"'), 1)
+    };
+    if plen + len <= 16 {
+        crate::escape::put_block(out, prefix | (key << (8 * plen)), plen + len);
+    } else {
+        // A 15-byte key after a comma: 17 bytes.
+        crate::escape::put_block(out, prefix, plen);
+        crate::escape::put_block(out, key, len);
+    }
+    crate::escape::put_word(out, u64::from(u16::from_le_bytes([b'"', b':'])), 2);
 }
 
 /// A cheap 64-bit hash of a key from its first sixteen bytes (zero-padded), its last eight
@@ -437,28 +450,41 @@ impl Transcoder {
                         }
                         f.bloom |= bit;
                         let undefined = t == 0x06;
-                        let out_key = if undefined {
-                            compat::NONE
+                        let (out_key, out_val) = if undefined {
+                            (compat::NONE, out.len() + 1)
                         } else {
-                            if f.count > 0 {
-                                out.push(b',');
-                            }
+                            let comma = f.count > 0;
                             f.count += 1;
-                            out.len()
-                        };
-                        if !undefined {
-                            if let Some(ShortKey { plain: true, .. }) = short {
-                                write_plain_key(out, input, ks, klen);
-                            } else if !write_lossy(out, input, ks, ke) {
-                                flags |= compat::F_LOSSY;
+                            match short {
+                                Some(ShortKey {
+                                    plain: true,
+                                    lo,
+                                    hi,
+                                    len,
+                                }) => {
+                                    let at = out.len() + usize::from(comma);
+                                    put_plain_key(out, comma, lo, hi, len);
+                                    (at, out.len())
+                                }
+                                _ => {
+                                    if comma {
+                                        out.push(b',');
+                                    }
+                                    let at = out.len();
+                                    if !write_lossy(out, input, ks, ke) {
+                                        flags |= compat::F_LOSSY;
+                                    }
+                                    out.push(b':');
+                                    (at, out.len())
+                                }
                             }
-                        }
+                        };
                         f.flags |= flags;
                         self.members.push(Member {
                             key_start: ks,
                             key_end: ke,
                             out_key,
-                            out_val: out.len() + 1,
+                            out_val,
                             val_start: v,
                             vtype: t,
                             hash: h,
@@ -467,18 +493,24 @@ impl Transcoder {
                             pos = v;
                             continue;
                         }
-                        out.push(b':');
                     } else {
-                        if f.count > 0 {
-                            out.push(b',');
-                        }
+                        let comma = f.count > 0;
                         f.count += 1;
-                        if let Some(ShortKey { plain: true, .. }) = short {
-                            write_plain_key(out, input, ks, klen);
-                        } else {
-                            write_str_value(out, input, ks, ke, utf8)?;
+                        match short {
+                            Some(ShortKey {
+                                plain: true,
+                                lo,
+                                hi,
+                                len,
+                            }) => put_plain_key(out, comma, lo, hi, len),
+                            _ => {
+                                if comma {
+                                    out.push(b',');
+                                }
+                                write_str_value(out, input, ks, ke, utf8)?;
+                                out.push(b':');
+                            }
                         }
-                        out.push(b':');
                     }
                 }
             }
