@@ -2,9 +2,10 @@
 # Memory-error checks.
 #
 #   scripts/asan.sh [cargo test args]   bson2json-core's tests (unit + integration, not doctests)
-#                                       under AddressSanitizer on nightly. The core is
-#                                       `#![forbid(unsafe_code)]`, so this mainly guards the
-#                                       dependencies (simdutf8's SIMD paths, ryu-js, itoa) and std.
+#                                       under AddressSanitizer on nightly. The core's only
+#                                       `unsafe` is in escape.rs (block copies and word stores into
+#                                       reserved capacity); this guards it and the dependencies
+#                                       (simdutf8's SIMD paths, zmij, ryu-js, itoa) and std.
 #                                       ASAN_SKIP_SLOW=1 skips the 16 MB / 96 MB limit tests.
 #   scripts/asan.sh --valgrind          valgrind memcheck of the Node addon (the prebuilt
 #                                       bson2json.*.node at the repo root) on ~460 varied documents

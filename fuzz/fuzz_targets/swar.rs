@@ -1,6 +1,7 @@
 //! SWAR vs plain twins on arbitrary bytes, at every alignment of the first eight offsets:
 //! - `scan::find_nul` vs `find_nul_plain` (whole and bounded slices);
-//! - `scan::short_key` vs `find_nul_plain` + the escape table (length, `plain` flag, lane bytes);
+//! - `scan::short_key` vs `find_nul_plain` + the escape table (length, `plain` flag, lane bytes),
+//!   and `short_key_tail` vs `short_key` of the zero-padded tail;
 //! - `escape::write_escaped` / `write_escaped_in` (a sub-range of a longer buffer, so the
 //!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
 //!   value, and a JSON round trip for valid UTF-8;
@@ -60,6 +61,14 @@ fuzz_target!(|data: &[u8]| {
                     }
                     assert_eq!((k.lo, k.hi), (u64::from_le_bytes(lo), u64::from_le_bytes(hi)));
                 }
+            }
+        }
+        if s.len() >= 16 {
+            // The tail reader sees the bytes after the end as NULs.
+            for at in s.len() - 16..s.len() {
+                let mut padded = s[at..].to_vec();
+                padded.resize(16, 0);
+                assert_eq!(bson2json_core::scan::short_key_tail(s, at), short_key(&padded, 0), "short_key_tail at {at}");
             }
         }
         let ascii = s.is_ascii();

@@ -78,7 +78,24 @@ pub struct ShortKey {
 #[inline(always)]
 pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let w = &bytes[at..at + 16];
-    let (w0, w1) = (load_u64(w, 0), load_u64(w, 8));
+    short_key_words(load_u64(w, 0), load_u64(w, 8))
+}
+
+/// [`short_key`] for a key that starts within the last 16 bytes of `bytes` (which must be at
+/// least 16 long): the 16 bytes ending at `bytes.len()` are read and shifted down so the key
+/// starts in lane 0; the lanes past the end read as NUL. A NUL found there is not a real
+/// terminator, so callers must check that the key ends before the end of its document.
+#[inline(always)]
+pub fn short_key_tail(bytes: &[u8], at: usize) -> Option<ShortKey> {
+    let from = bytes.len() - 16;
+    debug_assert!(at >= from);
+    let x = u128::from(load_u64(bytes, from)) | (u128::from(load_u64(bytes, from + 8)) << 64);
+    let x = x >> (8 * (at - from));
+    short_key_words(x as u64, (x >> 64) as u64)
+}
+
+#[inline(always)]
+fn short_key_words(w0: u64, w1: u64) -> Option<ShortKey> {
     let z0 = zero_lanes(w0);
     let len = if z0 != 0 {
         (z0.trailing_zeros() / 8) as usize
@@ -126,6 +143,32 @@ mod tests {
                     v[nul] = 0;
                 }
                 assert_eq!(find_nul(&v), find_nul_plain(&v), "len {len} nul {nul}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_key_tail_reads_as_zero_padded() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for len in 16..48 {
+            for _ in 0..2_000 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        [0u8, b'a', b'"', 0x80, 0x1f, b'z'][(seed % 6) as usize]
+                    })
+                    .collect();
+                for at in len - 16..len {
+                    let mut padded = bytes[at..].to_vec();
+                    padded.resize(16, 0);
+                    assert_eq!(
+                        short_key_tail(&bytes, at),
+                        short_key(&padded, 0),
+                        "{bytes:?} at {at}"
+                    );
+                }
             }
         }
     }

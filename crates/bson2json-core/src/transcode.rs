@@ -11,7 +11,7 @@ use crate::escape::{write_quoted, write_quoted_in};
 use crate::number::{
     write_ejson_double, write_i64, write_iso_date, write_js_double, write_u64, JS_DATE_MAX_MS,
 };
-use crate::scan::{find_nul, short_key, ShortKey};
+use crate::scan::{find_nul, short_key, short_key_tail, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
 use crate::{Dialect, Options, Utf8Mode};
 
@@ -384,12 +384,16 @@ impl Transcoder {
             }
             let ks = pos + 1;
             // Short keys (nearly all of them) are found, checked and hashed in one read of
-            // 16 bytes; the NUL must still lie inside the document.
-            let short = if ks + 16 <= end {
+            // 16 bytes (which may reach past this document into its parent, or end at the end
+            // of the input); the NUL must still lie inside the document.
+            let short = if ks + 16 <= input.len() {
                 short_key(input, ks)
+            } else if input.len() >= 16 {
+                short_key_tail(input, ks)
             } else {
                 None
-            };
+            }
+            .filter(|k| ks + k.len < end);
             let klen = match short {
                 Some(k) => k.len,
                 None => match find_nul(&input[ks..end]) {
