@@ -4,7 +4,8 @@
 Usage:
   python3 scripts/fuzz-budget.py --minutes 60 [--jobs 2] [--chunk 10] [--until HH:MM] [target...]
 
-* Builds the targets (`cargo +nightly fuzz build -O`) before every run, then runs the libFuzzer binary
+* Builds the targets (`cargo +nightly fuzz build -O -a`: optimised, with debug assertions and overflow
+  checks) before every run, then runs the libFuzzer binary
   directly on its corpus directory (fuzz/corpus/<target>), `--jobs` processes at a time.
 * Each run lasts `--chunk` CPU-minutes of *its own process* (user+sys from /proc, so time lost to other
   load on the machine is not counted), then gets SIGINT and prints libFuzzer's final stats.
@@ -143,7 +144,7 @@ def main():
     def build():
         # Rebuilt before every run, so a long budget follows the code as it is committed;
         # each ledger row names the commit its binary was built from.
-        subprocess.run(["cargo", "+nightly", "fuzz", "build", "-O"], cwd=FUZZ, env=env, check=True,
+        subprocess.run(["cargo", "+nightly", "fuzz", "build", "-O", "-a"], cwd=FUZZ, env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return core_commit()
 

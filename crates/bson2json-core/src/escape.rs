@@ -237,7 +237,9 @@ fn words_are_plain(w0: u64, w1: u64, len: usize) -> bool {
 /// fits (`to < 16`). Lanes past the run hold unrelated bytes or zeros.
 #[inline(always)]
 fn short_run_words(buf: &[u8], from: usize, to: usize) -> Option<(u64, u64)> {
-    if from + 16 <= buf.len() {
+    if from == to {
+        Some((0, 0))
+    } else if from + 16 <= buf.len() {
         Some((
             crate::scan::load_u64(buf, from),
             crate::scan::load_u64(buf, from + 8),
@@ -246,7 +248,7 @@ fn short_run_words(buf: &[u8], from: usize, to: usize) -> Option<(u64, u64)> {
         let at = to - 16;
         let x = u128::from(crate::scan::load_u64(buf, at))
             | (u128::from(crate::scan::load_u64(buf, at + 8)) << 64);
-        let x = x >> (8 * (from - at)); // from - at = 16 - len < 16
+        let x = x >> (8 * (from - at)); // from - at = 16 - len < 16 (len > 0)
         Some((x as u64, (x >> 64) as u64))
     } else {
         None
