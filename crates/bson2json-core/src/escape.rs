@@ -324,6 +324,25 @@ mod tests {
     }
 
     #[test]
+    fn short_runs_at_every_position_near_the_end() {
+        // Every run of 0..=16 bytes ending within the last 16 bytes of a buffer, empty runs
+        // included (regression: an empty run there once shifted a u128 by 128).
+        let buf: Vec<u8> = (0..40u8)
+            .map(|i| if i % 7 == 3 { b'"' } else { b'a' + i % 26 })
+            .collect();
+        for to in 0..=buf.len() {
+            for from in to.saturating_sub(16)..=to {
+                let mut a = Vec::new();
+                write_quoted_in(&mut a, &buf, from, to);
+                let mut b = b"\"".to_vec();
+                write_escaped_plain(&mut b, &buf[from..to]);
+                b.push(b'"');
+                assert_eq!(a, b, "{from}..{to}");
+            }
+        }
+    }
+
+    #[test]
     fn json_stringify_escapes() {
         let s = b"\x00\x01\x1f\x7f\"\\/\x08\x0c\x0a\x0d\x09";
         assert_eq!(
