@@ -174,13 +174,14 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
     }
 }
 
-/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping, given
-/// as the two little-endian words of [`ShortKey`] (zero past its `len` bytes): one 16-byte
+/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping, from
+/// the two little-endian words of its [`ShortKey`] (zero past its `len` bytes): one 16-byte
 /// store for the comma, quote and key, one 2-byte store for `":`.
 #[inline(always)]
-fn put_plain_key(out: &mut Vec<u8>, comma: bool, lo: u64, hi: u64, len: usize) {
+fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey) {
+    let len = k.len;
     out.reserve(len + 40);
-    let key = u128::from(lo) | (u128::from(hi) << 64);
+    let key = u128::from(k.lo) | (u128::from(k.hi) << 64);
     let (prefix, plen) = if comma {
         (u128::from(u16::from_le_bytes([b',', b'"'])), 2)
     } else {
@@ -460,14 +461,9 @@ impl Transcoder {
                             let comma = f.count > 0;
                             f.count += 1;
                             match short {
-                                Some(ShortKey {
-                                    plain: true,
-                                    lo,
-                                    hi,
-                                    len,
-                                }) => {
+                                Some(k) if k.plain => {
                                     let at = out.len() + usize::from(comma);
-                                    put_plain_key(out, comma, lo, hi, len);
+                                    put_plain_key(out, comma, k);
                                     (at, out.len())
                                 }
                                 _ => {
@@ -501,12 +497,7 @@ impl Transcoder {
                         let comma = f.count > 0;
                         f.count += 1;
                         match short {
-                            Some(ShortKey {
-                                plain: true,
-                                lo,
-                                hi,
-                                len,
-                            }) => put_plain_key(out, comma, lo, hi, len),
+                            Some(k) if k.plain => put_plain_key(out, comma, k),
                             _ => {
                                 if comma {
                                     out.push(b',');
