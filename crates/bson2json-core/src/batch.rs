@@ -267,6 +267,9 @@ pub struct BatchOutput {
     pub offsets: Vec<usize>,
     /// `compat` regexes met, with the index of their document.
     pub regexes: Vec<(usize, RegexRecord)>,
+    /// Documents whose output was longer at some output-cap check than at its end (a `compat`
+    /// repair shortened it): (index, that longest length counted from the document's start).
+    pub(crate) shrunk: Vec<(usize, usize)>,
 }
 
 /// Transcodes `docs` into `result.out` joined per `layout`, on the calling thread. Stops at
@@ -287,13 +290,17 @@ pub fn transcode_docs(
         if layout == Layout::Array && i > 0 {
             out.push(b',');
         }
-        result.offsets.push(out.len());
+        let start = out.len();
+        result.offsets.push(start);
         tc.transcode(doc, options, out)
             .map_err(|error| BatchError {
                 index: first_index + i,
                 doc_offset: 0,
                 error,
             })?;
+        if tc.peak_len() > out.len() {
+            result.shrunk.push((first_index + i, tc.peak_len() - start));
+        }
         for r in tc.regexes() {
             result.regexes.push((first_index + i, r.clone()));
         }
@@ -394,6 +401,7 @@ pub fn transcode_docs_parallel(
         result.out.clear();
         result.offsets.clear();
         result.regexes.clear();
+        result.shrunk.clear();
         return transcode_docs(tc, docs, 0, options, layout, result);
     }
     // Stitch the chunks together in order, adding the layout's separators and checking the
@@ -413,9 +421,17 @@ pub fn transcode_docs_parallel(
         ),
     };
     for r in results.into_iter().flatten() {
+        let mut shrunk = r.shrunk.iter().peekable();
         for w in 0..r.offsets.len() - 1 {
             if layout == Layout::Array && n > 0 {
                 out.push(b',');
+            }
+            // A document that was longer before a compat repair hit the cap there in a
+            // sequential run, even if its final text fits.
+            if let Some(&(_, peak)) = shrunk.next_if(|&&(i, _)| i == n) {
+                if out.len() + peak > options.max_output_bytes {
+                    return Err(cap_error(n));
+                }
             }
             result.offsets.push(out.len());
             out.extend_from_slice(&r.out[r.offsets[w]..r.offsets[w + 1]]);

@@ -62,6 +62,10 @@ pub struct Transcoder {
     regexes: Vec<RegexRecord>,
     scratch: Vec<u8>,
     table: Vec<u32>,
+    /// The longest `out` reached at an output-cap check during the last call. Output only
+    /// shrinks when a `compat` object is repaired, so this is recorded before each repair and
+    /// at the end; batch workers use it to place the cap error where a sequential run would.
+    peak: usize,
 }
 
 #[inline(always)]
@@ -236,6 +240,7 @@ impl Transcoder {
     ) -> Result<(), Error> {
         let base = out.len();
         self.regexes.clear();
+        self.peak = base;
         let r = match options.dialect {
             Dialect::Compat => self.run::<COMPAT>(input, options, out),
             Dialect::Relaxed => self.run::<RELAXED>(input, options, out),
@@ -244,7 +249,14 @@ impl Transcoder {
         if r.is_err() {
             out.truncate(base);
         }
+        self.peak = self.peak.max(out.len());
         r
+    }
+
+    /// The longest the output buffer was at any output-cap check of the last successful call:
+    /// more than its final length only when a `compat` repair shortened an object.
+    pub(crate) fn peak_len(&self) -> usize {
+        self.peak
     }
 
     /// The regular expressions met by the last `compat` call, in input order. Empty for the
@@ -345,6 +357,8 @@ impl Transcoder {
                     flags |= compat::F_DUP;
                 }
                 if compat && !f.is_array && compat::needs_fixup(flags) {
+                    // The cap was last checked at this length; the repair may shorten it.
+                    self.peak = self.peak.max(out.len());
                     compat::fixup(
                         out,
                         input,

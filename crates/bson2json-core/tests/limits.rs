@@ -279,3 +279,49 @@ fn batch_output_cap_parallel_matches_sequential() {
         }
     }
 }
+
+/// A `compat` document whose duplicate keys make its text shrink when the object is repaired
+/// crosses the cap at an element check before the repair: the parallel path must place the
+/// error at the same document as the sequential one (found by the `batch` fuzz target).
+#[test]
+fn batch_output_cap_parallel_matches_sequential_when_repairs_shrink() {
+    use bson2json_core::batch::{transcode_docs, transcode_docs_parallel, BatchOutput, Layout};
+    use bson2json_core::Transcoder;
+    // {"d": "x"*4000, "d": 1}: 4 KiB of text before the repair, `{"d":1}` after it.
+    let doc = {
+        let n = 4000;
+        let mut body = vec![2, b'd', 0];
+        body.extend_from_slice(&((n + 1) as i32).to_le_bytes());
+        body.resize(body.len() + n, b'x');
+        body.extend_from_slice(&[0, 0x10, b'd', 0, 1, 0, 0, 0, 0]);
+        let mut b = ((body.len() + 4) as i32).to_le_bytes().to_vec();
+        b.extend_from_slice(&body);
+        b
+    };
+    let docs: Vec<&[u8]> = vec![&doc[..]; 160]; // ~640 KiB: two threads
+    for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
+        // Each document ends as 7 bytes of text but peaks at ~4 KiB before its repair. With
+        // caps in 4.6-5.2 KB the sequential run fails in the second half of the batch, where
+        // the second worker's own output is still small, so only the stitcher can see it.
+        for cap in (100..4_200).step_by(331).chain((4_500..5_400).step_by(37)) {
+            let opts = Options {
+                max_output_bytes: cap,
+                ..Options::default()
+            };
+            let mut s = BatchOutput::default();
+            let mut p = BatchOutput::default();
+            let rs = transcode_docs(&mut Transcoder::new(), &docs, 0, &opts, layout, &mut s);
+            let rp =
+                transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 2, &mut p);
+            match (rs, rp) {
+                (Err(es), Err(ep)) => assert_eq!(
+                    (es.index, es.error.kind()),
+                    (ep.index, ep.error.kind()),
+                    "{layout:?} cap {cap}"
+                ),
+                (Ok(()), Ok(())) => assert_eq!(s.out, p.out, "{layout:?} cap {cap}"),
+                (a, b) => panic!("{layout:?} cap {cap}: sequential {a:?}, parallel {b:?}"),
+            }
+        }
+    }
+}
