@@ -240,10 +240,34 @@ fn itoa_buf() -> Itoa {
 
 /// `transcode_docs_parallel` promises output identical to `transcode_docs`; with an output cap
 /// that bites mid-batch both must fail, and with the same document index.
+type BatchRun = Result<(), bson2json_core::batch::BatchError>;
+
+/// `docs` through the sequential and the two-thread batch paths with an output cap of `cap`.
+fn sequential_and_parallel(
+    docs: &[&[u8]],
+    cap: usize,
+    layout: bson2json_core::batch::Layout,
+) -> (
+    BatchRun,
+    BatchRun,
+    bson2json_core::batch::BatchOutput,
+    bson2json_core::batch::BatchOutput,
+) {
+    use bson2json_core::batch::{transcode_docs, transcode_docs_parallel, BatchOutput};
+    use bson2json_core::Transcoder;
+    let opts = Options {
+        max_output_bytes: cap,
+        ..Options::default()
+    };
+    let (mut s, mut p) = (BatchOutput::default(), BatchOutput::default());
+    let rs = transcode_docs(&mut Transcoder::new(), docs, 0, &opts, layout, &mut s);
+    let rp = transcode_docs_parallel(&mut Transcoder::new(), docs, &opts, layout, 2, &mut p);
+    (rs, rp, s, p)
+}
+
 #[test]
 fn batch_output_cap_parallel_matches_sequential() {
-    use bson2json_core::batch::{transcode_docs, transcode_docs_parallel, BatchOutput, Layout};
-    use bson2json_core::Transcoder;
+    use bson2json_core::batch::Layout;
     // 64 documents of ~16 KiB each ({"s": "xxxx…"}): 1 MiB in total, enough for 2 threads.
     let doc = {
         let n = 16 * 1024;
@@ -258,15 +282,7 @@ fn batch_output_cap_parallel_matches_sequential() {
     let docs: Vec<&[u8]> = vec![&doc[..]; 64];
     for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
         for cap in [100_000usize, 500_000, 600_000] {
-            let opts = Options {
-                max_output_bytes: cap,
-                ..Options::default()
-            };
-            let mut s = BatchOutput::default();
-            let mut p = BatchOutput::default();
-            let rs = transcode_docs(&mut Transcoder::new(), &docs, 0, &opts, layout, &mut s);
-            let rp =
-                transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 2, &mut p);
+            let (rs, rp, _, _) = sequential_and_parallel(&docs, cap, layout);
             let es = rs.expect_err("sequential must hit the cap");
             let ep = rp.expect_err("parallel must hit the cap");
             assert_eq!(es.error.kind(), ErrorKind::OutputTooLarge);
@@ -285,8 +301,7 @@ fn batch_output_cap_parallel_matches_sequential() {
 /// error at the same document as the sequential one (found by the `batch` fuzz target).
 #[test]
 fn batch_output_cap_parallel_matches_sequential_when_repairs_shrink() {
-    use bson2json_core::batch::{transcode_docs, transcode_docs_parallel, BatchOutput, Layout};
-    use bson2json_core::Transcoder;
+    use bson2json_core::batch::Layout;
     // {"d": "x"*4000, "d": 1}: 4 KiB of text before the repair, `{"d":1}` after it.
     let doc = {
         let n = 4000;
@@ -304,15 +319,7 @@ fn batch_output_cap_parallel_matches_sequential_when_repairs_shrink() {
         // caps in 4.6-5.2 KB the sequential run fails in the second half of the batch, where
         // the second worker's own output is still small, so only the stitcher can see it.
         for cap in (100..4_200).step_by(331).chain((4_500..5_400).step_by(37)) {
-            let opts = Options {
-                max_output_bytes: cap,
-                ..Options::default()
-            };
-            let mut s = BatchOutput::default();
-            let mut p = BatchOutput::default();
-            let rs = transcode_docs(&mut Transcoder::new(), &docs, 0, &opts, layout, &mut s);
-            let rp =
-                transcode_docs_parallel(&mut Transcoder::new(), &docs, &opts, layout, 2, &mut p);
+            let (rs, rp, s, p) = sequential_and_parallel(&docs, cap, layout);
             match (rs, rp) {
                 (Err(es), Err(ep)) => assert_eq!(
                     (es.index, es.error.kind()),
