@@ -1,6 +1,7 @@
 //! SWAR vs plain twins on arbitrary bytes, at every alignment of the first eight offsets:
 //! - `scan::find_nul` vs `find_nul_plain` (whole and bounded slices);
-//! - `scan::short_key` vs `find_nul_plain` + the escape table (length, `plain` flag, lane bytes),
+//! - `scan::short_key` (SSE2 on x86-64) vs `short_key_swar` and vs `find_nul_plain` + the escape
+//!   table (length, `plain` flag, lane bytes), `escape::short_run_is_plain` vs its SWAR twin,
 //!   and `short_key_tail` vs `short_key` of the zero-padded tail;
 //! - `escape::write_escaped` / `write_escaped_in` (a sub-range of a longer buffer, so the
 //!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
@@ -8,12 +9,14 @@
 //! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins, and
 //!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, on every 8-byte window.
 #![no_main]
-use bson2json_core::escape::{write_escaped, write_escaped_in, write_escaped_plain};
+use bson2json_core::escape::{
+    short_run_is_plain, short_run_is_plain_swar, write_escaped, write_escaped_in, write_escaped_plain,
+};
 use bson2json_core::number::{
     write_ejson_double, write_ejson_double_plain, write_js_number, write_js_number_plain, write_u64,
     write_u64_plain,
 };
-use bson2json_core::scan::{find_nul, find_nul_plain, short_key};
+use bson2json_core::scan::{find_nul, find_nul_plain, short_key, short_key_swar};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -47,6 +50,14 @@ fuzz_target!(|data: &[u8]| {
         }
         if s.len() >= 16 {
             let w = &s[..16];
+            assert_eq!(short_key(s, 0), short_key_swar(s, 0), "short_key SSE2 vs SWAR");
+            for len in 0..=16 {
+                assert_eq!(
+                    short_run_is_plain(s, 0, len),
+                    short_run_is_plain_swar(s, 0, len),
+                    "short_run_is_plain SSE2 vs SWAR, len {len}"
+                );
+            }
             match short_key(s, 0) {
                 None => assert_eq!(find_nul_plain(w), None),
                 Some(k) => {

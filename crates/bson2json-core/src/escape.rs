@@ -148,6 +148,27 @@ pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -
     let mut start = from; // start of the pending clean run
     let mut i = from;
     let mut high = 0u64; // OR of every byte seen: bit 7 of a lane set ⇔ some byte ≥ 0x80
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut wide_high = 0u32;
+        while i + 16 <= to {
+            let (esc, non_ascii) = escape_lanes16(s, i);
+            wide_high |= non_ascii;
+            if esc == 0 {
+                i += 16;
+                continue;
+            }
+            let j = i + esc.trailing_zeros() as usize;
+            out.extend_from_slice(&s[start..j]);
+            write_escape(out, s[j]);
+            out.reserve(to - j + 18);
+            i = j + 1;
+            start = i;
+        }
+        if wide_high != 0 {
+            high = HI;
+        }
+    }
     while i + 8 <= to {
         let word = crate::scan::load_u64(s, i);
         high |= word;
@@ -213,10 +234,92 @@ pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
     )
 }
 
+/// Two 16-bit lane masks of `block` (bit k for byte k): bytes that are NUL, and bytes that
+/// need JSON escaping (`< 0x20`, `"`, `\`) or are non-ASCII (`>= 0x80`). SSE2, which every
+/// x86-64 CPU has: about ten instructions for what the SWAR words need some forty for.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_setzero_si128,
+    };
+    // SAFETY: `block` is 16 readable bytes and `_mm_loadu_si128` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline, so every instruction here exists on
+    // every CPU this code can run on.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let nul = _mm_cmpeq_epi8(v, _mm_setzero_si128());
+        // A signed compare: bytes 0x80..=0xFF are negative, so they count as "below 0x20".
+        let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        let special = _mm_or_si128(low, _mm_or_si128(quote, backslash));
+        (
+            _mm_movemask_epi8(nul) as u32,
+            _mm_movemask_epi8(special) as u32,
+        )
+    }
+}
+
+/// Two 16-bit lane masks of `s[at..at + 16]` (bit k for byte `at + k`): bytes that need JSON
+/// escaping (`< 0x20`, `"`, `\`), and non-ASCII bytes (`>= 0x80`). SSE2; the 8-byte
+/// [`escape_lanes`] loop is its twin (it handles every tail, and all input off x86-64).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn escape_lanes16(s: &[u8], at: usize) -> (u32, u32) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let block = &s[at..at + 16];
+    // SAFETY: `block` is 16 readable bytes and `_mm_loadu_si128` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        // max(v, 0x1f) == 0x1f ⇔ v <= 0x1f (unsigned).
+        let low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        let esc = _mm_or_si128(low, _mm_or_si128(quote, backslash));
+        (_mm_movemask_epi8(esc) as u32, _mm_movemask_epi8(v) as u32)
+    }
+}
+
+/// [`short_run_is_plain`] with 64-bit word arithmetic only (the SSE2 path's twin in tests and
+/// the `swar` fuzz target).
+#[inline]
+pub fn short_run_is_plain_swar(buf: &[u8], from: usize, len: usize) -> bool {
+    let w = &buf[from..from + 16];
+    words_are_plain_swar(
+        crate::scan::load_u64(w, 0),
+        crate::scan::load_u64(w, 8),
+        len,
+    )
+}
+
 /// True if the first `len <= 16` bytes of the little-endian words `w0`, `w1` are pure ASCII
 /// and need no escaping. Lanes past `len` are ignored.
 #[inline(always)]
 fn words_are_plain(w0: u64, w1: u64, len: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut block = [0u8; 16];
+        block[..8].copy_from_slice(&w0.to_le_bytes());
+        block[8..].copy_from_slice(&w1.to_le_bytes());
+        let (_, special) = lanes16(&block);
+        special & ((1u32 << len) - 1) == 0 // len <= 16
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        words_are_plain_swar(w0, w1, len)
+    }
+}
+
+/// [`words_are_plain`] with 64-bit word arithmetic only: the implementation without SSE2, and
+/// its twin in tests.
+#[inline(always)]
+pub(crate) fn words_are_plain_swar(w0: u64, w1: u64, len: usize) -> bool {
     let lanes = |n: usize| {
         if n >= 8 {
             u64::MAX
@@ -377,6 +480,11 @@ mod tests {
                         plain,
                         "byte {b} at {pos}, len {len}"
                     );
+                    assert_eq!(
+                        short_run_is_plain_swar(&buf, 0, len),
+                        plain,
+                        "SWAR: byte {b} at {pos}, len {len}"
+                    );
                     let mut a = Vec::new();
                     let mut p = Vec::new();
                     write_quoted_in(&mut a, &buf, 0, len);
@@ -386,6 +494,34 @@ mod tests {
                     assert_eq!(a, p);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn long_runs_with_specials_anywhere() {
+        // Several 16-byte blocks plus a tail: every byte value at every position, then random
+        // mixes of specials, so the wide loop, the 8-byte loop and the byte loop all meet them.
+        for b in 0..=255u8 {
+            for pos in 0..if cfg!(miri) { 3 } else { 40 } {
+                let mut s = vec![b'x'; 40];
+                s[pos] = b;
+                both(&s);
+            }
+        }
+        let specials = [0u8, 0x1f, 0x20, b'"', b'\\', 0x7f, 0x80, 0xc3, 0xa9, 0xff];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..if cfg!(miri) { 20 } else { 20_000 } {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 100) as usize;
+            let s: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = (seed.rotate_left(i as u32 * 5) % 23) as usize;
+                    specials.get(r).copied().unwrap_or(b'a' + r as u8)
+                })
+                .collect();
+            both(&s);
         }
     }
 

@@ -77,8 +77,51 @@ pub struct ShortKey {
 /// [`find_nul_plain`] and the escape table by tests and the `swar` fuzz target.
 #[inline(always)]
 pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let block: &[u8; 16] = block16(bytes, at);
+        let (nul, special) = crate::escape::lanes16(block);
+        short_key_masks(nul, special, load_u64(block, 0), load_u64(block, 8))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        short_key_swar(bytes, at)
+    }
+}
+
+/// [`short_key`] computed with 64-bit word arithmetic only (SWAR): the implementation on
+/// targets without the SSE2 path, and its twin in tests and the `swar` fuzz target.
+#[inline(always)]
+pub fn short_key_swar(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let w = &bytes[at..at + 16];
     short_key_words(load_u64(w, 0), load_u64(w, 8))
+}
+
+/// The 16 bytes at `b[at..at + 16]` as an array reference (one bounds check).
+#[inline(always)]
+fn block16(b: &[u8], at: usize) -> &[u8; 16] {
+    match b[at..at + 16].try_into() {
+        Ok(block) => block,
+        Err(_) => unreachable!(),
+    }
+}
+
+/// A [`ShortKey`] from the NUL and special lane masks of 16 bytes and the same bytes as two
+/// little-endian words (lanes past the NUL are cleared here).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn short_key_masks(nul: u32, special: u32, w0: u64, w1: u64) -> Option<ShortKey> {
+    if nul == 0 {
+        return None;
+    }
+    let len = nul.trailing_zeros() as usize;
+    let keep = (1u128 << (8 * len)) - 1; // len <= 15
+    Some(ShortKey {
+        len,
+        lo: w0 & keep as u64,
+        hi: w1 & (keep >> 64) as u64,
+        plain: special & ((1u32 << len) - 1) == 0,
+    })
 }
 
 /// [`short_key`] for a key that starts within the last 16 bytes of `bytes` (which must be at
@@ -90,8 +133,24 @@ pub fn short_key_tail(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let from = bytes.len() - 16;
     debug_assert!(at >= from);
     let x = u128::from(load_u64(bytes, from)) | (u128::from(load_u64(bytes, from + 8)) << 64);
-    let x = x >> (8 * (at - from));
-    short_key_words(x as u64, (x >> 64) as u64)
+    let shift = at - from; // < 16
+    let x = x >> (8 * shift);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (nul, special) = crate::escape::lanes16(block16(bytes, from));
+        // Lanes shifted in from past the end read as NUL (and not special).
+        let past_end = (0xFFFF_0000u32 >> shift) & 0xFFFF;
+        short_key_masks(
+            (nul >> shift) | past_end,
+            special >> shift,
+            x as u64,
+            (x >> 64) as u64,
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        short_key_words(x as u64, (x >> 64) as u64)
+    }
 }
 
 #[inline(always)]
@@ -191,6 +250,7 @@ mod tests {
                 }
             }
             let plain = find_nul_plain(&buf);
+            assert_eq!(short_key(&buf, 0), short_key_swar(&buf, 0), "{buf:?}");
             match short_key(&buf, 0) {
                 None => assert_eq!(plain, None, "{buf:?}"),
                 Some(k) => {
