@@ -358,29 +358,55 @@ fn short_run_words(buf: &[u8], from: usize, to: usize) -> Option<(u64, u64)> {
     }
 }
 
-/// Appends the first `n <= 16` bytes of the little-endian words `w0`, `w1` with one 16-byte
-/// store. `out` must have 16 bytes of spare capacity (asserted).
+/// Appends `"` + the first `n <= 16` bytes of the little-endian words `w0`, `w1` + `"` with
+/// one capacity check and one length update (three stores).
 #[inline(always)]
-fn put_words(out: &mut Vec<u8>, w0: u64, w1: u64, n: usize) {
-    put_block(out, u128::from(w0) | (u128::from(w1) << 64), n);
+fn put_quoted(out: &mut Vec<u8>, w0: u64, w1: u64, n: usize) {
+    out.reserve(18);
+    let len = out.len();
+    assert!(out.capacity() - len >= 18 && n <= 16);
+    let mut block = [0u8; 16];
+    block[..8].copy_from_slice(&w0.to_le_bytes());
+    block[8..].copy_from_slice(&w1.to_le_bytes());
+    // SAFETY: the assert guarantees 18 bytes of spare capacity at `len`: the quote at `len`,
+    // the 16-byte block at `len + 1` and the quote at `len + 1 + n <= len + 17` all stay
+    // inside the allocation; bytes `len..len + n + 2` are initialised by these writes (the
+    // closing quote overwrites the block's lane `n` when `n < 16`), which is all `set_len`
+    // exposes.
+    unsafe {
+        let p = out.as_mut_ptr().add(len);
+        p.write(b'"');
+        p.add(1).cast::<[u8; 16]>().write_unaligned(block);
+        p.add(1 + n).write(b'"');
+        out.set_len(len + n + 2);
+    }
 }
 
-/// Appends the first `n <= 16` bytes of `x` (little-endian: the low byte first) with one
-/// 16-byte store. `out` must have 16 bytes of spare capacity (asserted).
+/// Appends `,"key":` (the comma only if `comma`) for a key of `n <= 16` bytes that needs no
+/// escaping, given as two little-endian words (lanes past `n` are ignored), with one capacity
+/// check and one length update.
 #[inline(always)]
-pub(crate) fn put_block(out: &mut Vec<u8>, x: u128, n: usize) {
+pub(crate) fn put_key(out: &mut Vec<u8>, comma: bool, w0: u64, w1: u64, n: usize) {
+    out.reserve(20);
     let len = out.len();
-    assert!(out.capacity() - len >= 16 && n <= 16);
-    let block = x.to_le_bytes();
-    // SAFETY: the assert guarantees 16 bytes of spare capacity at `len`, so the unaligned
-    // 16-byte write stays inside the allocation; the first `n <= 16` of those bytes are now
-    // initialised, which is all `set_len` exposes.
+    assert!(out.capacity() - len >= 20 && n <= 16);
+    let c = usize::from(comma);
+    let mut block = [0u8; 16];
+    block[..8].copy_from_slice(&w0.to_le_bytes());
+    block[8..].copy_from_slice(&w1.to_le_bytes());
+    // SAFETY: the assert guarantees 20 bytes of spare capacity at `len`. Writes: a comma at
+    // `len` (overwritten by the quote when `c == 0`), the quote at `len + c`, 16 bytes at
+    // `len + c + 1`, and `":` at `len + c + 1 + n`, ending at most at `len + 1 + 1 + 16 + 2 =
+    // len + 20`. Bytes `len..len + c + n + 3` are all initialised by them, which is all
+    // `set_len` exposes.
     unsafe {
-        out.as_mut_ptr()
-            .add(len)
-            .cast::<[u8; 16]>()
-            .write_unaligned(block);
-        out.set_len(len + n);
+        let p = out.as_mut_ptr().add(len);
+        p.write(b',');
+        let q = p.add(c);
+        q.write(b'"');
+        q.add(1).cast::<[u8; 16]>().write_unaligned(block);
+        q.add(1 + n).cast::<[u8; 2]>().write_unaligned(*b"\":");
+        out.set_len(len + c + n + 3);
     }
 }
 
@@ -392,10 +418,7 @@ pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) ->
     if len <= 16 {
         if let Some((w0, w1)) = short_run_words(buf, from, to) {
             if words_are_plain(w0, w1, len) {
-                out.reserve(len + 18);
-                out.push(b'"');
-                put_words(out, w0, w1, len);
-                out.push(b'"');
+                put_quoted(out, w0, w1, len);
                 return true;
             }
         }
@@ -522,6 +545,29 @@ mod tests {
                 })
                 .collect();
             both(&s);
+        }
+    }
+
+    #[test]
+    fn put_key_writes_comma_quotes_key_and_colon() {
+        let key: Vec<u8> = (0..16u8).map(|i| b'a' + i).collect();
+        for n in 0..=16 {
+            for comma in [false, true] {
+                let mut block = [0xEEu8; 16]; // lanes past `n` must be ignored
+                block[..n].copy_from_slice(&key[..n]);
+                let w0 = crate::scan::load_u64(&block, 0);
+                let w1 = crate::scan::load_u64(&block, 8);
+                let mut out = b"{".to_vec();
+                put_key(&mut out, comma, w0, w1, n);
+                let mut want = b"{".to_vec();
+                if comma {
+                    want.push(b',');
+                }
+                want.push(b'"');
+                want.extend_from_slice(&key[..n]);
+                want.extend_from_slice(b"\":");
+                assert_eq!(out, want, "n {n} comma {comma}");
+            }
         }
     }
 

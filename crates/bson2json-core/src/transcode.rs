@@ -178,27 +178,10 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
     }
 }
 
-/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping, from
-/// the two little-endian words of its [`ShortKey`] (zero past its `len` bytes): one 16-byte
-/// store for the comma, quote and key, one 2-byte store for `":`.
+/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping.
 #[inline(always)]
 fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey) {
-    let len = k.len;
-    out.reserve(len + 40);
-    let key = u128::from(k.lo) | (u128::from(k.hi) << 64);
-    let (prefix, plen) = if comma {
-        (u128::from(u16::from_le_bytes([b',', b'"'])), 2)
-    } else {
-        (u128::from(b'"'), 1)
-    };
-    if plen + len <= 16 {
-        crate::escape::put_block(out, prefix | (key << (8 * plen)), plen + len);
-    } else {
-        // A 15-byte key after a comma: 17 bytes.
-        crate::escape::put_block(out, prefix, plen);
-        crate::escape::put_block(out, key, len);
-    }
-    crate::escape::put_word(out, u64::from(u16::from_le_bytes([b'"', b':'])), 2);
+    crate::escape::put_key(out, comma, k.lo, k.hi, k.len);
 }
 
 /// A cheap 64-bit hash of a key from its first sixteen bytes (zero-padded), its last eight
