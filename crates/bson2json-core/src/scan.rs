@@ -114,15 +114,32 @@ fn short_key_masks(nul: u32, special: u32, w0: u64, w1: u64) -> Option<ShortKey>
     if nul == 0 {
         return None;
     }
-    let len = nul.trailing_zeros() as usize;
-    let keep = (1u128 << (8 * len)) - 1; // len <= 15
+    let len = nul.trailing_zeros() as usize; // <= 15
+    let keep = &KEEP[len];
     Some(ShortKey {
         len,
-        lo: w0 & keep as u64,
-        hi: w1 & (keep >> 64) as u64,
+        lo: w0 & keep[0],
+        hi: w1 & keep[1],
         plain: special & ((1u32 << len) - 1) == 0,
     })
 }
+
+/// `KEEP[n]`: masks keeping the first `n` byte lanes of two little-endian words (a table
+/// lookup is cheaper than the variable 128-bit shift that builds them).
+#[cfg(target_arch = "x86_64")]
+static KEEP: [[u64; 2]; 17] = {
+    let mut t = [[0u64; 2]; 17];
+    let mut n = 0;
+    while n <= 16 {
+        let mut lane = 0;
+        while lane < n {
+            t[n][lane / 8] |= 0xFF << (8 * (lane % 8));
+            lane += 1;
+        }
+        n += 1;
+    }
+    t
+};
 
 /// [`short_key`] for a key that starts within the last 16 bytes of `bytes` (which must be at
 /// least 16 long): the 16 bytes ending at `bytes.len()` are read and shifted down so the key
