@@ -304,10 +304,7 @@ pub fn short_run_is_plain_swar(buf: &[u8], from: usize, len: usize) -> bool {
 fn words_are_plain(w0: u64, w1: u64, len: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        let mut block = [0u8; 16];
-        block[..8].copy_from_slice(&w0.to_le_bytes());
-        block[8..].copy_from_slice(&w1.to_le_bytes());
-        let (_, special) = lanes16(&block);
+        let (_, special) = lanes16(&words_block(w0, w1));
         special & ((1u32 << len) - 1) == 0 // len <= 16
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -358,16 +355,22 @@ fn short_run_words(buf: &[u8], from: usize, to: usize) -> Option<(u64, u64)> {
     }
 }
 
-/// Appends `"` + the first `n <= 16` bytes of the little-endian words `w0`, `w1` + `"` with
-/// one capacity check and one length update (three stores).
+/// The little-endian words `w0`, `w1` as 16 bytes (`w0`'s low byte first).
 #[inline(always)]
-fn put_quoted(out: &mut Vec<u8>, w0: u64, w1: u64, n: usize) {
-    out.reserve(18);
-    let len = out.len();
-    assert!(out.capacity() - len >= 18 && n <= 16);
+pub(crate) fn words_block(w0: u64, w1: u64) -> [u8; 16] {
     let mut block = [0u8; 16];
     block[..8].copy_from_slice(&w0.to_le_bytes());
     block[8..].copy_from_slice(&w1.to_le_bytes());
+    block
+}
+
+/// Appends `"` + the first `n <= 16` bytes of `block` + `"` with one capacity check and one
+/// length update (three stores).
+#[inline(always)]
+fn put_quoted(out: &mut Vec<u8>, block: [u8; 16], n: usize) {
+    out.reserve(18);
+    let len = out.len();
+    assert!(out.capacity() - len >= 18 && n <= 16);
     // SAFETY: the assert guarantees 18 bytes of spare capacity at `len`: the quote at `len`,
     // the 16-byte block at `len + 1` and the quote at `len + 1 + n <= len + 17` all stay
     // inside the allocation; bytes `len..len + n + 2` are initialised by these writes (the
@@ -383,17 +386,14 @@ fn put_quoted(out: &mut Vec<u8>, w0: u64, w1: u64, n: usize) {
 }
 
 /// Appends `,"key":` (the comma only if `comma`) for a key of `n <= 16` bytes that needs no
-/// escaping, given as two little-endian words (lanes past `n` are ignored), with one capacity
-/// check and one length update.
+/// escaping, the first `n` bytes of `block` (the rest is ignored), with one capacity check and
+/// one length update.
 #[inline(always)]
-pub(crate) fn put_key(out: &mut Vec<u8>, comma: bool, w0: u64, w1: u64, n: usize) {
+pub(crate) fn put_key(out: &mut Vec<u8>, comma: bool, block: [u8; 16], n: usize) {
     out.reserve(20);
     let len = out.len();
     assert!(out.capacity() - len >= 20 && n <= 16);
     let c = usize::from(comma);
-    let mut block = [0u8; 16];
-    block[..8].copy_from_slice(&w0.to_le_bytes());
-    block[8..].copy_from_slice(&w1.to_le_bytes());
     // SAFETY: the assert guarantees 20 bytes of spare capacity at `len`. Writes: a comma at
     // `len` (overwritten by the quote when `c == 0`), the quote at `len + c`, 16 bytes at
     // `len + c + 1`, and `":` at `len + c + 1 + n`, ending at most at `len + 1 + 1 + 16 + 2 =
@@ -416,9 +416,19 @@ pub(crate) fn put_key(out: &mut Vec<u8>, comma: bool, w0: u64, w1: u64, n: usize
 pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
     let len = to - from;
     if len <= 16 {
+        #[cfg(target_arch = "x86_64")]
+        if from + 16 <= buf.len() {
+            // The common case, straight from the input: one vector load classifies it.
+            let block = *crate::scan::block16(buf, from);
+            let (_, special) = lanes16(&block);
+            if special & ((1u32 << len) - 1) == 0 {
+                put_quoted(out, block, len);
+                return true;
+            }
+        }
         if let Some((w0, w1)) = short_run_words(buf, from, to) {
             if words_are_plain(w0, w1, len) {
-                put_quoted(out, w0, w1, len);
+                put_quoted(out, words_block(w0, w1), len);
                 return true;
             }
         }
@@ -555,10 +565,8 @@ mod tests {
             for comma in [false, true] {
                 let mut block = [0xEEu8; 16]; // lanes past `n` must be ignored
                 block[..n].copy_from_slice(&key[..n]);
-                let w0 = crate::scan::load_u64(&block, 0);
-                let w1 = crate::scan::load_u64(&block, 8);
                 let mut out = b"{".to_vec();
-                put_key(&mut out, comma, w0, w1, n);
+                put_key(&mut out, comma, block, n);
                 let mut want = b"{".to_vec();
                 if comma {
                     want.push(b',');

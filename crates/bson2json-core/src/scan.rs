@@ -99,7 +99,7 @@ pub fn short_key_swar(bytes: &[u8], at: usize) -> Option<ShortKey> {
 
 /// The 16 bytes at `b[at..at + 16]` as an array reference (one bounds check).
 #[inline(always)]
-fn block16(b: &[u8], at: usize) -> &[u8; 16] {
+pub(crate) fn block16(b: &[u8], at: usize) -> &[u8; 16] {
     match b[at..at + 16].try_into() {
         Ok(block) => block,
         Err(_) => unreachable!(),

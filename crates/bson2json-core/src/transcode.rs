@@ -181,7 +181,8 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
 /// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping.
 #[inline(always)]
 fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey) {
-    crate::escape::put_key(out, comma, k.lo, k.hi, k.len);
+    let block = crate::escape::words_block(k.lo, k.hi);
+    crate::escape::put_key(out, comma, block, k.len);
 }
 
 /// A cheap 64-bit hash of a key from its first sixteen bytes (zero-padded), its last eight
