@@ -359,8 +359,36 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 /// Milliseconds in ±100,000,000 days: the range of a valid ECMAScript `Date`.
 pub const JS_DATE_MAX_MS: i64 = 8_640_000_000_000_000;
 
+/// Days to add to "days since 1970-01-01" (at least -10^8 in the JS date range) for days
+/// since 0000-03-01 shifted forward by 700 whole 400-year cycles: never negative, and four
+/// times it still fits a `u32`.
+const SHIFTED_EPOCH_DAYS: u32 = 719_468 + 146_097 * 700;
+
+/// Days since 1970-01-01 plus 10^8 (so `0..=2 * 10^8`) → (year, month 1-12, day 1-31),
+/// proleptic Gregorian: Neri and Schneider's Euclidean affine functions, in 32-bit unsigned
+/// multiplies and shifts (the divisions by constants compile to multiplies). Held equal to
+/// Hinnant's [`civil_from_days`] over the whole JS date range by a test.
+#[inline(always)]
+fn civil_from_shifted_days(days: u32) -> (i64, u32, u32) {
+    debug_assert!(days <= 200_000_000);
+    let n = days - 100_000_000 + SHIFTED_EPOCH_DAYS; // days since 0000-03-01, + 700 cycles
+    let n1 = 4 * n + 3;
+    let century = n1 / 146_097;
+    let nc = n1 % 146_097 / 4; // day of the century
+    let p2 = 2_939_745u64 * u64::from(4 * nc + 3);
+    let year_of_century = (p2 >> 32) as u32;
+    let day_of_year = (p2 as u32) / 2_939_745 / 4; // from March 1
+    let n3 = 2_141 * day_of_year + 197_913;
+    let month = n3 >> 16; // 3..=14
+    let day = (n3 & 0xFFFF) / 2_141 + 1;
+    let jan_feb = day_of_year >= 306;
+    let year = i64::from(100 * century + year_of_century + u32::from(jan_feb)) - 400 * 700;
+    (year, if jan_feb { month - 12 } else { month }, day)
+}
+
 /// Days since 1970-01-01 → (year, month 1-12, day 1-31), proleptic Gregorian
-/// (Howard Hinnant's `civil_from_days`).
+/// (Howard Hinnant's `civil_from_days`): the plain twin of [`civil_from_shifted_days`].
+#[cfg(test)]
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
@@ -389,9 +417,13 @@ fn put2(buf: &mut [u8; 32], at: usize, v: u32) {
 /// milliseconds are zero (the Extended JSON relaxed form, `1970-01-01T00:00:00Z`).
 /// The text is laid out in a stack buffer and copied out as one block.
 pub fn write_iso_date(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000) as u32;
-    let (y, mo, d) = civil_from_days(days);
+    // Shifted by 10^8 days (exactly JS_DATE_MAX_MS) so the division is unsigned.
+    let shifted = ms
+        .clamp(-JS_DATE_MAX_MS, JS_DATE_MAX_MS)
+        .wrapping_add(JS_DATE_MAX_MS) as u64;
+    let days = (shifted / 86_400_000) as u32; // 0..=2 * 10^8
+    let rem = (shifted % 86_400_000) as u32;
+    let (y, mo, d) = civil_from_shifted_days(days);
     let mut buf = [0u8; 32];
     let mut i = if (0..=9999).contains(&y) {
         let y = y as u32;
@@ -667,6 +699,28 @@ mod tests {
             }
             x *= 7.77;
         }
+    }
+
+    #[test]
+    fn civil_dates_agree_with_hinnant() {
+        // Every day within ±5,000 years of the epoch, then every 997th day of the JS range
+        // (±10^8 days) and both ends.
+        let check = |z: i64| {
+            assert_eq!(
+                civil_from_shifted_days((z + 100_000_000) as u32),
+                civil_from_days(z),
+                "day {z}"
+            );
+        };
+        let near = if cfg!(miri) { 400 } else { 1_900_000 };
+        for z in -near..=near {
+            check(z);
+        }
+        for z in (-100_000_000..=100_000_000).step_by(if cfg!(miri) { 9_999_991 } else { 997 }) {
+            check(z);
+        }
+        check(-100_000_000);
+        check(100_000_000);
     }
 
     #[test]
