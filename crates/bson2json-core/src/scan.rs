@@ -89,6 +89,25 @@ pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
     }
 }
 
+/// Index of the first NUL among the 16 bytes `bytes[at..at + 16]` (which must be in bounds),
+/// or `None`: one vector compare on x86-64, [`find_nul`] elsewhere (its twin in tests).
+#[inline(always)]
+pub fn nul_in_16(bytes: &[u8], at: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (nul, _) = crate::escape::lanes16(block16(bytes, at));
+        if nul == 0 {
+            None
+        } else {
+            Some(nul.trailing_zeros() as usize)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        find_nul(&bytes[at..at + 16])
+    }
+}
+
 /// [`short_key`] computed with 64-bit word arithmetic only (SWAR): the implementation on
 /// targets without the SSE2 path, and its twin in tests and the `swar` fuzz target.
 #[inline(always)]
@@ -268,6 +287,7 @@ mod tests {
             }
             let plain = find_nul_plain(&buf);
             assert_eq!(short_key(&buf, 0), short_key_swar(&buf, 0), "{buf:?}");
+            assert_eq!(nul_in_16(&buf, 0), plain, "{buf:?}");
             match short_key(&buf, 0) {
                 None => assert_eq!(plain, None, "{buf:?}"),
                 Some(k) => {

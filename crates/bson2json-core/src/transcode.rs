@@ -11,7 +11,7 @@ use crate::escape::{write_quoted, write_quoted_in};
 use crate::number::{
     write_ejson_double, write_i64, write_iso_date, write_js_double, write_u64, JS_DATE_MAX_MS,
 };
-use crate::scan::{find_nul, short_key, short_key_tail, ShortKey};
+use crate::scan::{find_nul, nul_in_16, short_key, short_key_tail, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
 use crate::{Dialect, Options, Utf8Mode};
 
@@ -176,6 +176,19 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
         write_quoted(out, String::from_utf8_lossy(s).as_bytes());
         false
     }
+}
+
+/// Length of the key at `ks` by a scan for its NUL, which must come before `end` (keys of 16
+/// bytes or more, and keys near the end of a small input).
+#[inline(never)]
+fn long_key_len(input: &[u8], ks: usize, end: usize) -> Result<usize, Error> {
+    find_nul(&input[ks..end]).ok_or_else(|| {
+        err(
+            ErrorKind::Truncated,
+            ks,
+            "key has no NUL terminator inside its document",
+        )
+    })
 }
 
 /// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping.
@@ -382,10 +395,14 @@ impl Transcoder {
                 ));
             }
             let ks = pos + 1;
+            let in_array = self.stack[top].is_array;
             // Short keys (nearly all of them) are found, checked and hashed in one read of
             // 16 bytes (which may reach past this document into its parent, or end at the end
-            // of the input); the NUL must still lie inside the document.
-            let short = if ks + 16 <= input.len() {
+            // of the input); the NUL must still lie inside the document. Array element names
+            // are only skipped, so there the read just looks for the NUL.
+            let short = if in_array {
+                None
+            } else if ks + 16 <= input.len() {
                 short_key(input, ks)
             } else if input.len() >= 16 {
                 short_key_tail(input, ks)
@@ -395,15 +412,13 @@ impl Transcoder {
             .filter(|k| ks + k.len < end);
             let klen = match short {
                 Some(k) => k.len,
-                None => match find_nul(&input[ks..end]) {
+                None => match if in_array && ks + 16 <= input.len() {
+                    nul_in_16(input, ks).filter(|&n| ks + n < end)
+                } else {
+                    None
+                } {
                     Some(n) => n,
-                    None => {
-                        return Err(err(
-                            ErrorKind::Truncated,
-                            ks,
-                            "key has no NUL terminator inside its document",
-                        ))
-                    }
+                    None => long_key_len(input, ks, end)?,
                 },
             };
             let ke = ks + klen;
