@@ -178,6 +178,97 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
     }
 }
 
+/// A key whose Bloom bit is already set in its object: settles small objects with a scan of
+/// their hashes (`F_DUP`), and marks larger ones for one exact check when they close.
+#[inline(never)]
+fn bloom_hit(mine: &[Member], input: &[u8], h: u64, key: &[u8]) -> u8 {
+    if mine.len() >= compat::SCAN_LIMIT {
+        compat::F_MAYBE_DUP
+    } else if mine
+        .iter()
+        .any(|m| m.hash == h && &input[m.key_start..m.key_end] == key)
+    {
+        compat::F_DUP
+    } else {
+        0
+    }
+}
+
+/// Every `compat` member the walker's fast path does not take (array-index, `$`-prefixed,
+/// long, escaped or invalid-UTF-8 keys, `undefined` values): writes the key, sets the object's
+/// flags and records the member. Returns true for an `undefined` value (nothing is written).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn compat_member(
+    f: &mut Frame,
+    members: &mut Vec<Member>,
+    out: &mut Vec<u8>,
+    input: &[u8],
+    ks: usize,
+    ke: usize,
+    t: u8,
+    short: Option<ShortKey>,
+) -> bool {
+    let key = &input[ks..ke];
+    let mut flags = 0u8;
+    if let Some(&c) = key.first() {
+        if c.wrapping_sub(b'0') < 10 && compat::array_index(key).is_some() {
+            flags |= compat::F_INDEX;
+        } else if c == b'$' {
+            flags |= if key == b"$ref" || key == b"$id" || key == b"$db" {
+                compat::F_DBREF_KEY
+            } else {
+                compat::F_DOLLAR_OTHER
+            };
+        }
+    }
+    let h = match short {
+        Some(ShortKey { lo, hi, len, .. }) => mix_key_hash(lo, hi, 0, len),
+        None => key_hash(input, ks, key.len()),
+    };
+    let bit = 1u64 << (h >> 58);
+    if f.bloom & bit != 0 {
+        flags |= bloom_hit(&members[f.members_start..], input, h, key);
+    }
+    f.bloom |= bit;
+    let undefined = t == 0x06;
+    let (out_key, out_val) = if undefined {
+        (compat::NONE, out.len() + 1)
+    } else {
+        let comma = f.count > 0;
+        f.count += 1;
+        match short {
+            Some(k) if k.plain => {
+                let at = out.len() + usize::from(comma);
+                put_plain_key(out, comma, k);
+                (at, out.len())
+            }
+            _ => {
+                if comma {
+                    out.push(b',');
+                }
+                let at = out.len();
+                if !write_lossy(out, input, ks, ke) {
+                    flags |= compat::F_LOSSY;
+                }
+                out.push(b':');
+                (at, out.len())
+            }
+        }
+    };
+    f.flags |= flags;
+    members.push(Member {
+        key_start: ks,
+        key_end: ke,
+        out_key,
+        out_val,
+        val_start: ke + 1,
+        vtype: t,
+        hash: h,
+    });
+    undefined
+}
+
 /// Length of the key at `ks` by a scan for its NUL, which must come before `end` (keys of 16
 /// bytes or more, and keys near the end of a small input).
 #[inline(never)]
@@ -433,78 +524,49 @@ impl Transcoder {
                     }
                     f.count += 1;
                 } else {
-                    let key = &input[ks..ke];
                     if compat {
-                        let mut flags = 0u8;
-                        if klen > 0 {
-                            let c = key[0];
-                            if c.wrapping_sub(b'0') < 10 && compat::array_index(key).is_some() {
-                                flags |= compat::F_INDEX;
-                            } else if c == b'$' {
-                                flags |= if key == b"$ref" || key == b"$id" || key == b"$db" {
-                                    compat::F_DBREF_KEY
-                                } else {
-                                    compat::F_DOLLAR_OTHER
-                                };
-                            }
-                        }
-                        let h = match short {
-                            Some(ShortKey { lo, hi, len, .. }) => mix_key_hash(lo, hi, 0, len),
-                            None => key_hash(input, ks, klen),
-                        };
-                        let bit = 1u64 << (h >> 58);
-                        if f.bloom & bit != 0 {
-                            // Small objects: settle it now with a short scan of the hashes;
-                            // larger ones get one exact O(n) check when they close.
-                            let mine = &self.members[f.members_start..];
-                            if mine.len() >= compat::SCAN_LIMIT {
-                                flags |= compat::F_MAYBE_DUP;
-                            } else if mine
-                                .iter()
-                                .any(|m| m.hash == h && &input[m.key_start..m.key_end] == key)
+                        // The common member: a short plain key that is neither an array index
+                        // nor `$`-prefixed, and a value that is not `undefined`.
+                        match short {
+                            Some(k)
+                                if k.plain
+                                    && t != 0x06
+                                    && (k.lo as u8).wrapping_sub(b'0') >= 10
+                                    && k.lo as u8 != b'$' =>
                             {
-                                flags |= compat::F_DUP;
-                            }
-                        }
-                        f.bloom |= bit;
-                        let undefined = t == 0x06;
-                        let (out_key, out_val) = if undefined {
-                            (compat::NONE, out.len() + 1)
-                        } else {
-                            let comma = f.count > 0;
-                            f.count += 1;
-                            match short {
-                                Some(k) if k.plain => {
-                                    let at = out.len() + usize::from(comma);
-                                    put_plain_key(out, comma, k);
-                                    (at, out.len())
+                                let h = mix_key_hash(k.lo, k.hi, 0, k.len);
+                                let bit = 1u64 << (h >> 58);
+                                if f.bloom & bit != 0 {
+                                    f.flags |= bloom_hit(
+                                        &self.members[f.members_start..],
+                                        input,
+                                        h,
+                                        &input[ks..ke],
+                                    );
                                 }
-                                _ => {
-                                    if comma {
-                                        out.push(b',');
-                                    }
-                                    let at = out.len();
-                                    if !write_lossy(out, input, ks, ke) {
-                                        flags |= compat::F_LOSSY;
-                                    }
-                                    out.push(b':');
-                                    (at, out.len())
+                                f.bloom |= bit;
+                                let comma = f.count > 0;
+                                f.count += 1;
+                                let at = out.len() + usize::from(comma);
+                                put_plain_key(out, comma, k);
+                                self.members.push(Member {
+                                    key_start: ks,
+                                    key_end: ke,
+                                    out_key: at,
+                                    out_val: out.len(),
+                                    val_start: v,
+                                    vtype: t,
+                                    hash: h,
+                                });
+                            }
+                            _ => {
+                                if compat_member(f, &mut self.members, out, input, ks, ke, t, short)
+                                {
+                                    // `undefined`: recorded, nothing written.
+                                    pos = v;
+                                    continue;
                                 }
                             }
-                        };
-                        f.flags |= flags;
-                        self.members.push(Member {
-                            key_start: ks,
-                            key_end: ke,
-                            out_key,
-                            out_val,
-                            val_start: v,
-                            vtype: t,
-                            hash: h,
-                        });
-                        if undefined {
-                            pos = v;
-                            continue;
                         }
                     } else {
                         let comma = f.count > 0;
