@@ -60,6 +60,7 @@ pub(crate) fn needs_fixup(flags: u8) -> bool {
 
 /// Exact duplicate check over the raw keys of one object's members, with an open-addressing
 /// table of member indices (`table` is reusable scratch). O(n); no allocation once warm.
+#[inline(never)]
 pub(crate) fn has_duplicate(input: &[u8], members: &[Member], table: &mut Vec<u32>) -> bool {
     let n = members.len();
     if n < 2 {
@@ -144,6 +145,7 @@ struct Slot {
 /// Rewrites the just-finished object `f` (its members written in BSON order into `out` from
 /// `f.out_start`) into the order and shape `JSON.stringify` gives the js-bson value, and
 /// closes it with `}`.
+#[inline(never)]
 pub(crate) fn fixup(
     out: &mut Vec<u8>,
     input: &[u8],
