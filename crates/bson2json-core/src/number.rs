@@ -350,10 +350,35 @@ pub fn write_u64_plain(out: &mut Vec<u8>, mut v: u64) {
 /// Appends the decimal text of `v` (with a `-` when negative).
 #[inline]
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
+    let neg = v < 0;
+    let u = v.unsigned_abs();
+    if u < 100_000_000 {
+        // The common case (every int32 of up to eight digits): sign and digits in one store.
+        let (word, n) = if u < 10 {
+            (u64::from(b'0') + u, 1)
+        } else {
+            let d = eight_digits(u as u32);
+            let lead = (d.trailing_zeros() / 8) as usize; // leading zero digits (low bytes)
+            ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
+        };
+        crate::escape::put_signed_words(out, neg, word, n, None);
+    } else if u < 10_000_000_000_000_000 {
+        // Nine to sixteen digits (int32 beyond 10^8, most int64s): two words, one store each.
+        let d = eight_digits((u / 100_000_000) as u32);
+        let lead = (d.trailing_zeros() / 8) as usize;
+        crate::escape::put_signed_words(
+            out,
+            neg,
+            (d + ASCII_ZEROS) >> (8 * lead),
+            8 - lead,
+            Some(eight_digits((u % 100_000_000) as u32) + ASCII_ZEROS),
+        );
+    } else {
+        if neg {
+            out.push(b'-');
+        }
+        write_u64(out, u);
     }
-    write_u64(out, v.unsigned_abs());
 }
 
 /// Milliseconds in ±100,000,000 days: the range of a valid ECMAScript `Date`.
@@ -616,6 +641,13 @@ mod tests {
                 write_u64_plain(&mut b, v);
                 assert_eq!(a, b, "{v}");
                 assert_eq!(a, v.to_string().as_bytes());
+                if let Ok(i) = i64::try_from(v) {
+                    for i in [i, -i] {
+                        a.clear();
+                        write_i64(&mut a, i);
+                        assert_eq!(a, i.to_string().as_bytes(), "{i}");
+                    }
+                }
             }
             match p.checked_mul(10) {
                 Some(q) => p = q,
