@@ -411,24 +411,24 @@ pub(crate) fn put_key(out: &mut Vec<u8>, comma: bool, block: [u8; 16], n: usize)
 }
 
 /// Appends `-` if `neg`, then the first `n <= 8` bytes of `word` (little-endian: the low byte
-/// first), then all eight bytes of `tail` if given, with one capacity check and one length
-/// update.
+/// first), then the first `k <= 8` bytes of `tail = (word, k)` if given, with one capacity
+/// check and one length update.
 #[inline(always)]
 pub(crate) fn put_signed_words(
     out: &mut Vec<u8>,
     neg: bool,
     word: u64,
     n: usize,
-    tail: Option<u64>,
+    tail: Option<(u64, usize)>,
 ) {
     out.reserve(17);
     let len = out.len();
-    assert!(out.capacity() - len >= 17 && n <= 8);
+    assert!(out.capacity() - len >= 17 && n <= 8 && tail.is_none_or(|(_, k)| k <= 8));
     let s = usize::from(neg);
     // SAFETY: the assert guarantees 17 bytes of spare capacity at `len`: the sign at `len`
     // (overwritten by the word when `s == 0`), the 8-byte word at `len + s <= len + 1` and
     // the 8-byte tail at `len + s + n <= len + 9` stay inside the allocation; bytes
-    // `len..len + s + n (+ 8)` are initialised by them, which is all `set_len` exposes.
+    // `len..len + s + n (+ k)` are initialised by them, which is all `set_len` exposes.
     unsafe {
         let p = out.as_mut_ptr().add(len);
         p.write(b'-');
@@ -436,11 +436,11 @@ pub(crate) fn put_signed_words(
             .cast::<[u8; 8]>()
             .write_unaligned(word.to_le_bytes());
         let mut end = len + s + n;
-        if let Some(t) = tail {
+        if let Some((t, k)) = tail {
             p.add(s + n)
                 .cast::<[u8; 8]>()
                 .write_unaligned(t.to_le_bytes());
-            end += 8;
+            end += k;
         }
         out.set_len(end);
     }

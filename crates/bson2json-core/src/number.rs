@@ -16,6 +16,9 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
         out.push(b'0');
         return;
     }
+    if write_cents(out, x) {
+        return;
+    }
     let mut buf = zmij::Buffer::new();
     let s = buf.format_finite(x).as_bytes();
     match exponent_of(s) {
@@ -68,6 +71,48 @@ fn push_short(out: &mut Vec<u8>, s: &[u8]) {
     block[..s.len()].copy_from_slice(s);
     out.reserve(s.len() + 16);
     crate::escape::copy_run(out, &block, 0, s.len());
+}
+
+/// Writes `x` in fixed notation and returns true when `x` is exactly the double nearest to
+/// `m / 100` for an integer `m` with `|m| < 10^10` that is not a multiple of 100: prices and
+/// other two-decimal amounts, a large share of real-world doubles. Such a decimal has at most
+/// 15 significant digits, and no two decimals of at most 15 digits round to the same double,
+/// so it is the shortest round-trip text, which ECMAScript and Extended JSON both print in
+/// fixed notation in this range (0.01 <= |x| < 10^8). Everything else returns false untouched.
+#[inline(always)]
+fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
+    let scaled = x * 100.0;
+    if !(scaled.abs() < 1e10) {
+        return false; // also NaN
+    }
+    let m = (scaled + if scaled < 0.0 { -0.5 } else { 0.5 }) as i64;
+    // A cheap filter first (a two-decimal x scales to within rounding error of `m`; most
+    // other doubles land far from an integer), then the exact test.
+    if (scaled - m as f64).abs() > 1e-5 || m % 100 == 0 || m as f64 / 100.0 != x {
+        return false;
+    }
+    let u = m.unsigned_abs();
+    let int = u / 100; // < 10^8
+    let frac = (u % 100) as u64; // 1..=99
+    let (word, n) = if int < 10 {
+        (u64::from(b'0') + int, 1)
+    } else {
+        let d = eight_digits(int as u32);
+        let lead = (d.trailing_zeros() / 8) as usize;
+        ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
+    };
+    // ".d" or ".dd" (no trailing zero).
+    let (tens, ones) = (frac / 10, frac % 10);
+    let tail = if ones == 0 {
+        (u64::from(b'.') | ((u64::from(b'0') + tens) << 8), 2)
+    } else {
+        (
+            u64::from(b'.') | ((u64::from(b'0') + tens) << 8) | ((u64::from(b'0') + ones) << 16),
+            3,
+        )
+    };
+    crate::escape::put_signed_words(out, m < 0, word, n, Some(tail));
+    true
 }
 
 /// Appends ECMAScript `Number::toString` text from the shortest round-trip digits `d`
@@ -200,6 +245,9 @@ pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
         } else {
             b"0.0"
         });
+        return;
+    }
+    if write_cents(out, x) {
         return;
     }
     let mut buf = zmij::Buffer::new();
@@ -371,7 +419,7 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
             neg,
             (d + ASCII_ZEROS) >> (8 * lead),
             8 - lead,
-            Some(eight_digits((u % 100_000_000) as u32) + ASCII_ZEROS),
+            Some((eight_digits((u % 100_000_000) as u32) + ASCII_ZEROS, 8)),
         );
     } else {
         if neg {
@@ -520,6 +568,57 @@ mod tests {
         assert_eq!(js(5e-324), "5e-324");
         assert_eq!(js(0.1 + 0.2), "0.30000000000000004");
         assert_eq!(js(-1.5e300), "-1.5e+300");
+    }
+
+    #[test]
+    fn two_decimal_fast_path_matches_the_twins() {
+        // Every m / 100 for |m| <= 200,000, random m across the fast path's limit (10^10),
+        // and the neighbouring doubles of each (which must fall through to Żmij).
+        let check = |x: f64| {
+            for y in [
+                x,
+                f64::from_bits(x.to_bits() + 1),
+                f64::from_bits(x.to_bits() - 1),
+            ] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write_js_number(&mut a, y);
+                write_js_number_plain(&mut b, y);
+                assert_eq!(a, b, "js {y:e}");
+                a.clear();
+                b.clear();
+                write_ejson_double(&mut a, y);
+                write_ejson_double_plain(&mut b, y);
+                assert_eq!(a, b, "ejson {y:e}");
+            }
+        };
+        let dense = if cfg!(miri) { 300 } else { 200_000 };
+        for m in -dense..=dense {
+            if m != 0 {
+                check(m as f64 / 100.0);
+            }
+        }
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..if cfg!(miri) { 50 } else { 200_000 } {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let m = (seed % 100_000_000_000) as f64 * if seed & 1 == 0 { 1.0 } else { -1.0 };
+            if m != 0.0 {
+                check(m / 100.0);
+            }
+        }
+        for x in [
+            0.01,
+            0.1,
+            0.29,
+            1.005,
+            99_999_999.99,
+            100_000_000.01,
+            1e8 - 0.01,
+        ] {
+            check(x);
+            check(-x);
+        }
     }
 
     #[test]
