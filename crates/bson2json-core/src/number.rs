@@ -82,8 +82,9 @@ fn push_short(out: &mut Vec<u8>, s: &[u8]) {
 #[inline(always)]
 fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     let scaled = x * 100.0;
-    if !(scaled.abs() < 1e10) {
-        return false; // also NaN
+    // NaN fails this test too.
+    if scaled.abs().partial_cmp(&1e10) != Some(std::cmp::Ordering::Less) {
+        return false;
     }
     let m = (scaled + if scaled < 0.0 { -0.5 } else { 0.5 }) as i64;
     // A cheap filter first (a two-decimal x scales to within rounding error of `m`; most
@@ -93,7 +94,7 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     }
     let u = m.unsigned_abs();
     let int = u / 100; // < 10^8
-    let frac = (u % 100) as u64; // 1..=99
+    let frac = u % 100; // 1..=99
     let (word, n) = if int < 10 {
         (u64::from(b'0') + int, 1)
     } else {
