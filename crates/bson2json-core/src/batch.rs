@@ -272,6 +272,16 @@ pub struct BatchOutput {
     pub(crate) shrunk: Vec<(usize, usize)>,
 }
 
+impl BatchOutput {
+    /// Empties every part, keeping the allocations (a reused output does not grow again).
+    pub fn clear(&mut self) {
+        self.out.clear();
+        self.offsets.clear();
+        self.regexes.clear();
+        self.shrunk.clear();
+    }
+}
+
 /// Transcodes `docs` into `result.out` joined per `layout`, on the calling thread. Stops at
 /// the first bad document; `first_index` is added to the index it reports.
 pub fn transcode_docs(

@@ -239,7 +239,7 @@ pub fn transcode_batch<'env>(
 ) -> Result<Unknown<'env>> {
     let (docs, starts) = collect_docs(env, &input)?;
     let opts = options(flags, max_depth, max_output_bytes);
-    let mut r = BatchOutput::default();
+    let mut r = take_output(docs.iter().map(|d| d.len()).sum());
     let outcome = STATE.with(|s| {
         let mut s = s.borrow_mut();
         run_batch(
@@ -255,16 +255,35 @@ pub fn transcode_batch<'env>(
     if let Err(e) = outcome {
         return Err(throw_batch(env, &e));
     }
-    finish(env, r, layout)
+    let value = finish(env, &mut r, layout);
+    keep_output(r);
+    value
 }
 
-fn finish<'env>(env: &'env Env, mut r: BatchOutput, layout: u32) -> Result<Unknown<'env>> {
+fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unknown<'env>> {
     if !r.regexes.is_empty() {
         check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))?;
     }
-    let value = STATE.with(|s| batch_value(env, &r, layout, &mut s.borrow_mut().wide))?;
+    let value = STATE.with(|s| batch_value(env, r, layout, &mut s.borrow_mut().wide))?;
     // SAFETY: `value` is a live napi_value of this call.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+}
+
+/// The thread's reusable batch output, emptied, with room for `input_bytes` of BSON turned
+/// into JSON (taken out of the thread state, so a re-entrant call from JavaScript, e.g. a
+/// patched `RegExp`, simply gets a fresh one).
+fn take_output(input_bytes: usize) -> BatchOutput {
+    let mut r = STATE.with(|s| std::mem::take(&mut s.borrow_mut().batch));
+    r.clear();
+    r.out.reserve(input_bytes + input_bytes / 4 + 64);
+    r
+}
+
+/// Gives a batch output back for the next call, unless it grew past the kept size.
+fn keep_output(r: BatchOutput) {
+    if r.out.capacity() <= crate::KEEP_CAPACITY {
+        STATE.with(|s| s.borrow_mut().batch = r);
+    }
 }
 
 /// Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
@@ -287,7 +306,7 @@ pub fn transcode_cursor<'env>(
     let docs: Vec<&[u8]> = parts.docs.iter().map(|&(s, e)| &bytes[s..e]).collect();
     let starts: Vec<usize> = parts.docs.iter().map(|d| d.0).collect();
     let opts = options(flags, max_depth, max_output_bytes);
-    let mut r = BatchOutput::default();
+    let mut r = take_output(docs.iter().map(|d| d.len()).sum());
     let outcome = STATE.with(|s| {
         let mut s = s.borrow_mut();
         run_batch(
@@ -304,7 +323,9 @@ pub fn transcode_cursor<'env>(
         return Err(throw_batch(env, &e));
     }
     let count = docs.len();
-    let out = finish(env, r, layout)?;
+    let out = finish(env, &mut r, layout);
+    keep_output(r);
+    let out = out?;
     let mut obj = Object::new(env)?;
     obj.set_named_property("id", BigInt::from(parts.id))?;
     match parts.ns {
@@ -371,8 +392,8 @@ impl Task for BatchTask {
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         match output {
-            Ok(r) => {
-                let v = finish(&env, r, self.layout)?;
+            Ok(mut r) => {
+                let v = finish(&env, &mut r, self.layout)?;
                 // SAFETY: the value lives in the resolve callback's scope, where napi-rs uses it.
                 Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v.raw()) })
             }

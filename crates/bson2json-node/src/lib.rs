@@ -24,13 +24,16 @@ mod fast;
 /// Scratch buffers above this many bytes are released after the call instead of being kept
 /// for the next one: large enough to reuse the buffers of 4 MiB batches (fresh allocations of
 /// that size cost page faults on every call), small enough to bound what an idle thread holds.
-const KEEP_CAPACITY: usize = 32 * 1024 * 1024;
+pub(crate) const KEEP_CAPACITY: usize = 32 * 1024 * 1024;
 
 /// Per-thread scratch: every Node thread (main or worker) gets its own.
 pub(crate) struct State {
     pub transcoder: Transcoder,
     pub out: Vec<u8>,
     pub wide: Vec<u16>,
+    /// The last synchronous batch's output, kept for the next one (its pages stay mapped and
+    /// it does not grow again from empty).
+    pub batch: bson2json_core::batch::BatchOutput,
     /// (pattern, flags) pairs V8 has already accepted.
     pub regex_ok: std::collections::HashSet<(String, String)>,
 }
@@ -40,6 +43,7 @@ thread_local! {
         transcoder: Transcoder::new(),
         out: Vec::new(),
         wide: Vec::new(),
+        batch: Default::default(),
         regex_ok: std::collections::HashSet::new(),
     });
 }
