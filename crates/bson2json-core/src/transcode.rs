@@ -727,14 +727,16 @@ impl Transcoder {
                 0x07 => {
                     need(v, 12, end)?;
                     pos = v + 12;
+                    let id: &[u8; 12] = match input[v..pos].try_into() {
+                        Ok(id) => id,
+                        Err(_) => unreachable!(),
+                    };
                     if compat {
-                        out.push(b'"');
-                        write_hex(out, &input[v..pos]);
-                        out.push(b'"');
+                        crate::escape::put_quoted_hex12(out, id);
                     } else {
-                        out.extend_from_slice(b"{\"$oid\":\"");
-                        write_hex(out, &input[v..pos]);
-                        out.extend_from_slice(b"\"}");
+                        out.extend_from_slice(b"{\"$oid\":");
+                        crate::escape::put_quoted_hex12(out, id);
+                        out.push(b'}');
                     }
                 }
                 0x08 => {
