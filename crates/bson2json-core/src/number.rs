@@ -445,7 +445,9 @@ const SHIFTED_EPOCH_DAYS: u32 = 719_468 + 146_097 * 700;
 #[inline(always)]
 fn civil_from_shifted_days(days: u32) -> (i64, u32, u32) {
     debug_assert!(days <= 200_000_000);
-    let n = days - 100_000_000 + SHIFTED_EPOCH_DAYS; // days since 0000-03-01, + 700 cycles
+    // Days since 0000-03-01, plus 700 cycles (the constant part first: `days` may be below
+    // 10^8, and the sum never is).
+    let n = days + (SHIFTED_EPOCH_DAYS - 100_000_000);
     let n1 = 4 * n + 3;
     let century = n1 / 146_097;
     let nc = n1 % 146_097 / 4; // day of the century
