@@ -151,8 +151,11 @@ pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -
     #[cfg(target_arch = "x86_64")]
     {
         let mut wide_high = 0u32;
+        // SSE2 16 bytes at a time; the 8-byte `escape_lanes` loop below is its twin (it takes
+        // every tail, and all input off x86-64).
         while i + 16 <= to {
-            let (esc, non_ascii) = escape_lanes16(s, i);
+            let (_, special, non_ascii) = lanes16(crate::scan::block16(s, i));
+            let esc = special & !non_ascii;
             wide_high |= non_ascii;
             if esc == 0 {
                 i += 16;
@@ -234,12 +237,13 @@ pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
     )
 }
 
-/// Two 16-bit lane masks of `block` (bit k for byte k): bytes that are NUL, and bytes that
-/// need JSON escaping (`< 0x20`, `"`, `\`) or are non-ASCII (`>= 0x80`). SSE2, which every
-/// x86-64 CPU has: about ten instructions for what the SWAR words need some forty for.
+/// Three 16-bit lane masks of `block` (bit k for byte k): bytes that are NUL; bytes that need
+/// JSON escaping (`< 0x20`, `"`, `\`) or are non-ASCII (`>= 0x80`); and the non-ASCII ones
+/// alone. SSE2, which every x86-64 CPU has: about ten instructions for what the SWAR words need
+/// some forty for. Callers drop the masks they do not use (the function is inlined).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32) {
+pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32, u32) {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8, _mm_setzero_si128,
@@ -258,31 +262,8 @@ pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32) {
         (
             _mm_movemask_epi8(nul) as u32,
             _mm_movemask_epi8(special) as u32,
+            _mm_movemask_epi8(v) as u32,
         )
-    }
-}
-
-/// Two 16-bit lane masks of `s[at..at + 16]` (bit k for byte `at + k`): bytes that need JSON
-/// escaping (`< 0x20`, `"`, `\`), and non-ASCII bytes (`>= 0x80`). SSE2; the 8-byte
-/// [`escape_lanes`] loop is its twin (it handles every tail, and all input off x86-64).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn escape_lanes16(s: &[u8], at: usize) -> (u32, u32) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let block = &s[at..at + 16];
-    // SAFETY: `block` is 16 readable bytes and `_mm_loadu_si128` has no alignment
-    // requirement; SSE2 is part of the x86_64 baseline.
-    unsafe {
-        let v = _mm_loadu_si128(block.as_ptr().cast());
-        // max(v, 0x1f) == 0x1f ⇔ v <= 0x1f (unsigned).
-        let low = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
-        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-        let esc = _mm_or_si128(low, _mm_or_si128(quote, backslash));
-        (_mm_movemask_epi8(esc) as u32, _mm_movemask_epi8(v) as u32)
     }
 }
 
@@ -304,7 +285,7 @@ pub fn short_run_is_plain_swar(buf: &[u8], from: usize, len: usize) -> bool {
 fn words_are_plain(w0: u64, w1: u64, len: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        let (_, special) = lanes16(&words_block(w0, w1));
+        let (_, special, _) = lanes16(&words_block(w0, w1));
         special & ((1u32 << len) - 1) == 0 // len <= 16
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -506,7 +487,7 @@ pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) ->
         if from + 16 <= buf.len() {
             // The common case, straight from the input: one vector load classifies it.
             let block = *crate::scan::block16(buf, from);
-            let (_, special) = lanes16(&block);
+            let (_, special, _) = lanes16(&block);
             if special & ((1u32 << len) - 1) == 0 {
                 put_quoted(out, block, len);
                 return true;

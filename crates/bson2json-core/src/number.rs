@@ -93,16 +93,9 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
         return false;
     }
     let u = m.unsigned_abs();
-    let int = u / 100; // < 10^8
+    let (word, n) = digits_word((u / 100) as u32); // < 10^8
     let frac = u % 100; // 1..=99
-    let (word, n) = if int < 10 {
-        (u64::from(b'0') + int, 1)
-    } else {
-        let d = eight_digits(int as u32);
-        let lead = (d.trailing_zeros() / 8) as usize;
-        ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
-    };
-    // ".d" or ".dd" (no trailing zero).
+                        // ".d" or ".dd" (no trailing zero).
     let (tens, ones) = (frac / 10, frac % 10);
     let tail = if ones == 0 {
         (u64::from(b'.') | ((u64::from(b'0') + tens) << 8), 2)
@@ -345,13 +338,17 @@ fn eight_digits(v: u32) -> u64 {
     tens | ((y - tens * 10) << 8) // [a][b][c][d][e][f][g][h], 8-bit lanes
 }
 
-/// Appends the digits of `1 <= v < 10^8` without leading zeros; needs 8 bytes of spare
-/// capacity.
+/// The digits of `v < 10^8` without leading zeros (`0` for zero) as a little-endian word, the
+/// first digit in the low byte, and how many there are.
 #[inline(always)]
-fn put_digits_stripped(out: &mut Vec<u8>, v: u32) {
-    let d = eight_digits(v);
-    let lead = (d.trailing_zeros() / 8) as usize; // leading zero digits (low bytes)
-    crate::escape::put_word(out, (d + ASCII_ZEROS) >> (8 * lead), 8 - lead);
+fn digits_word(v: u32) -> (u64, usize) {
+    if v < 10 {
+        (u64::from(b'0') + u64::from(v), 1)
+    } else {
+        let d = eight_digits(v);
+        let lead = (d.trailing_zeros() / 8) as usize; // leading zero digits (low bytes)
+        ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
+    }
 }
 
 /// Appends the eight digits of `v < 10^8`, leading zeros included; needs 8 bytes of spare
@@ -365,18 +362,26 @@ fn put_digits8(out: &mut Vec<u8>, v: u32) {
 /// straight into reserved space. [`write_u64_plain`] is its twin.
 #[inline]
 pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    out.reserve(24);
-    if v < 10 {
-        crate::escape::put_word(out, u64::from(b'0') + v, 1);
-    } else if v < 100_000_000 {
-        put_digits_stripped(out, v as u32);
-    } else if v < 10_000_000_000_000_000 {
-        put_digits_stripped(out, (v / 100_000_000) as u32);
-        put_digits8(out, (v % 100_000_000) as u32);
+    write_digits(out, false, v);
+}
+
+/// Appends `-` if `neg`, then the digits of `u`. Up to sixteen digits (every int32, most
+/// int64s) take one capacity check: the leading word without its zeros, then eight digits.
+#[inline]
+fn write_digits(out: &mut Vec<u8>, neg: bool, u: u64) {
+    if u < 100_000_000 {
+        let (word, n) = digits_word(u as u32);
+        crate::escape::put_signed_words(out, neg, word, n, None);
+    } else if u < 10_000_000_000_000_000 {
+        let (word, n) = digits_word((u / 100_000_000) as u32);
+        let low = eight_digits((u % 100_000_000) as u32) + ASCII_ZEROS;
+        crate::escape::put_signed_words(out, neg, word, n, Some((low, 8)));
     } else {
-        let rest = v % 10_000_000_000_000_000;
-        put_digits_stripped(out, (v / 10_000_000_000_000_000) as u32); // < 1845
-        put_digits8(out, (rest / 100_000_000) as u32);
+        let rest = u % 10_000_000_000_000_000;
+        let (word, n) = digits_word((u / 10_000_000_000_000_000) as u32); // < 1845
+        let mid = eight_digits((rest / 100_000_000) as u32) + ASCII_ZEROS;
+        crate::escape::put_signed_words(out, neg, word, n, Some((mid, 8)));
+        out.reserve(8);
         put_digits8(out, (rest % 100_000_000) as u32);
     }
 }
@@ -399,35 +404,7 @@ pub fn write_u64_plain(out: &mut Vec<u8>, mut v: u64) {
 /// Appends the decimal text of `v` (with a `-` when negative).
 #[inline]
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
-    let neg = v < 0;
-    let u = v.unsigned_abs();
-    if u < 100_000_000 {
-        // The common case (every int32 of up to eight digits): sign and digits in one store.
-        let (word, n) = if u < 10 {
-            (u64::from(b'0') + u, 1)
-        } else {
-            let d = eight_digits(u as u32);
-            let lead = (d.trailing_zeros() / 8) as usize; // leading zero digits (low bytes)
-            ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
-        };
-        crate::escape::put_signed_words(out, neg, word, n, None);
-    } else if u < 10_000_000_000_000_000 {
-        // Nine to sixteen digits (int32 beyond 10^8, most int64s): two words, one store each.
-        let d = eight_digits((u / 100_000_000) as u32);
-        let lead = (d.trailing_zeros() / 8) as usize;
-        crate::escape::put_signed_words(
-            out,
-            neg,
-            (d + ASCII_ZEROS) >> (8 * lead),
-            8 - lead,
-            Some((eight_digits((u % 100_000_000) as u32) + ASCII_ZEROS, 8)),
-        );
-    } else {
-        if neg {
-            out.push(b'-');
-        }
-        write_u64(out, u);
-    }
+    write_digits(out, v < 0, v.unsigned_abs());
 }
 
 /// Milliseconds in ±100,000,000 days: the range of a valid ECMAScript `Date`.

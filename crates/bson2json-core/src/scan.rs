@@ -80,7 +80,7 @@ pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
     #[cfg(target_arch = "x86_64")]
     {
         let block: &[u8; 16] = block16(bytes, at);
-        let (nul, special) = crate::escape::lanes16(block);
+        let (nul, special, _) = crate::escape::lanes16(block);
         short_key_masks(nul, special, load_u64(block, 0), load_u64(block, 8))
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -95,7 +95,7 @@ pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
 pub fn nul_in_16(bytes: &[u8], at: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
-        let (nul, _) = crate::escape::lanes16(block16(bytes, at));
+        let (nul, _, _) = crate::escape::lanes16(block16(bytes, at));
         if nul == 0 {
             None
         } else {
@@ -117,6 +117,7 @@ pub fn short_key_swar(bytes: &[u8], at: usize) -> Option<ShortKey> {
 }
 
 /// The 16 bytes at `b[at..at + 16]` as an array reference (one bounds check).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn block16(b: &[u8], at: usize) -> &[u8; 16] {
     match b[at..at + 16].try_into() {
@@ -173,7 +174,7 @@ pub fn short_key_tail(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let x = x >> (8 * shift);
     #[cfg(target_arch = "x86_64")]
     {
-        let (nul, special) = crate::escape::lanes16(block16(bytes, from));
+        let (nul, special, _) = crate::escape::lanes16(block16(bytes, from));
         // Lanes shifted in from past the end read as NUL (and not special).
         let past_end = (0xFFFF_0000u32 >> shift) & 0xFFFF;
         short_key_masks(
