@@ -49,15 +49,18 @@ const JOINED = 4
 const LIST_LAYOUT = backend.name === 'native' ? JOINED : LIST
 
 /**
- * Turns a native `[text, offsets]` pair into the per-document strings (the native side sends a
- * plain list instead when the documents are large).
+ * Turns a native `[text0, offsets0, text1, offsets1, ...]` result into the per-document
+ * strings (the native side sends a plain list instead when the documents are large). Each
+ * text holds whole documents; `offsets` are the UTF-16 indices where they start, plus the end.
  */
 function split(joined) {
   if (LIST_LAYOUT !== JOINED || !(joined[1] instanceof Uint32Array)) return joined
-  const text = joined[0]
-  const offsets = joined[1]
   const list = []
-  for (let i = 1; i < offsets.length; i++) list.push(text.slice(offsets[i - 1], offsets[i]))
+  for (let t = 0; t < joined.length; t += 2) {
+    const text = joined[t]
+    const offsets = joined[t + 1]
+    for (let i = 1; i < offsets.length; i++) list.push(text.slice(offsets[i - 1], offsets[i]))
+  }
   return list
 }
 

@@ -87,45 +87,69 @@ fn batch_value(
     }
 }
 
-/// `[text, offsets]` for [`JOINED`]: the documents' JSON back to back as one JS string and the
-/// UTF-16 index where each document starts (plus the end).
+/// UTF-8 bytes of JSON per text of a [`JOINED`] result: at most 128 KiB of V8 payload even
+/// as UTF-16, so each text is a flat string in V8's regular heap, which `slice` can share.
+/// (One multi-megabyte text would be a large object, or a rope that the first `slice`
+/// flattens into one.)
+const JOINED_TEXT_BYTES: usize = 64 * 1024 - 32;
+
+/// `[text0, offsets0, text1, offsets1, ...]` for [`JOINED`]: the documents' JSON back to back
+/// in texts of at most [`JOINED_TEXT_BYTES`] (or one document each), and for each text the
+/// UTF-16 index where each of its documents starts, plus its end.
 fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::napi_value> {
     let n = r.offsets.len().saturating_sub(1);
-    let text = &r.out[..r.offsets.last().copied().unwrap_or(0)];
-    let mut units = Vec::with_capacity(n + 1);
-    let mut value = ptr::null_mut();
-    if text.is_ascii() {
-        units.extend(r.offsets.iter().map(|&o| o as u32));
-        // SAFETY: `text` is valid for its length; valid out-pointer.
-        check(unsafe {
-            sys::napi_create_string_latin1(
-                env.raw(),
-                text.as_ptr().cast(),
-                text.len() as isize,
-                &mut value,
-            )
-        })?;
-    } else {
-        if wide.len() < text.len() + 1 {
-            wide.resize(text.len() + 1, 0);
+    let raw = env.raw();
+    let mut result = ptr::null_mut();
+    // SAFETY: valid out-pointer; elements are appended below.
+    unsafe { check(sys::napi_create_array(raw, &mut result))? };
+    let mut slot = 0u32;
+    let mut units: Vec<u32> = Vec::new();
+    let mut first = 0usize;
+    while first < n {
+        // Documents `first..last` go into one text.
+        let start = r.offsets[first];
+        let mut last = first + 1;
+        while last < n && r.offsets[last + 1] - start <= JOINED_TEXT_BYTES {
+            last += 1;
         }
-        let mut pos = 0usize;
-        units.push(0);
-        for i in 0..n {
-            let seg = &text[r.offsets[i]..r.offsets[i + 1]];
-            pos +=
-                encoding_rs::mem::convert_utf8_to_utf16(seg, &mut wide[pos..pos + seg.len() + 1]);
-            units.push(pos as u32);
+        let text = &r.out[start..r.offsets[last]];
+        units.clear();
+        let value = if text.is_ascii() {
+            units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
+            crate::strings::latin1(env, text)?
+        } else {
+            if wide.len() < text.len() + 1 {
+                wide.resize(text.len() + 1, 0);
+            }
+            let mut pos = 0usize;
+            units.push(0);
+            for i in first..last {
+                let seg = &r.out[r.offsets[i]..r.offsets[i + 1]];
+                pos += encoding_rs::mem::convert_utf8_to_utf16(
+                    seg,
+                    &mut wide[pos..pos + seg.len() + 1],
+                );
+                units.push(pos as u32);
+            }
+            crate::strings::utf16(env, &wide[..pos])?
+        };
+        let offsets = uint32_array(env, &units)?;
+        // SAFETY: `result`, `value` and `offsets` are live values of this scope.
+        unsafe {
+            check(sys::napi_set_element(raw, result, slot, value))?;
+            check(sys::napi_set_element(raw, result, slot + 1, offsets))?;
         }
-        // SAFETY: `wide[..pos]` is initialised UTF-16; valid out-pointer.
-        check(unsafe {
-            sys::napi_create_string_utf16(env.raw(), wide.as_ptr(), pos as isize, &mut value)
-        })?;
+        slot += 2;
+        first = last;
     }
+    Ok(result)
+}
+
+/// A new `Uint32Array` holding a copy of `units`.
+fn uint32_array(env: &Env, units: &[u32]) -> Result<sys::napi_value> {
     let mut ab = ptr::null_mut();
     let mut data = ptr::null_mut();
-    let mut offsets = ptr::null_mut();
-    let mut pair = ptr::null_mut();
+    let mut array = ptr::null_mut();
     // SAFETY: napi allocates `4 * units.len()` bytes at `data`, filled completely below; the
     // typed array views exactly that buffer; all out-pointers are valid.
     unsafe {
@@ -148,13 +172,10 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::
             units.len(),
             ab,
             0,
-            &mut offsets,
+            &mut array,
         ))?;
-        check(sys::napi_create_array_with_length(env.raw(), 2, &mut pair))?;
-        check(sys::napi_set_element(env.raw(), pair, 0, value))?;
-        check(sys::napi_set_element(env.raw(), pair, 1, offsets))?;
     }
-    Ok(pair)
+    Ok(array)
 }
 
 /// Borrowed documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of

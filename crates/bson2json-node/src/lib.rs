@@ -20,6 +20,7 @@ use napi_derive::napi;
 mod batch;
 mod changes;
 mod fast;
+mod strings;
 
 /// Scratch buffers above this many bytes are released after the call instead of being kept
 /// for the next one: large enough to reuse the buffers of 4 MiB batches (fresh allocations of
@@ -175,39 +176,19 @@ pub(crate) fn error_object(
 /// strings when every character fits, UTF-16 built here otherwise (V8's own UTF-8 decoding is
 /// several times slower as soon as one character is non-ASCII).
 pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Result<sys::napi_value> {
-    let mut value = ptr::null_mut();
-    let status = if bytes.is_ascii() {
-        // SAFETY: `bytes` is valid for `len` reads; `value` is a valid out-pointer.
-        unsafe {
-            sys::napi_create_string_latin1(
-                env.raw(),
-                bytes.as_ptr().cast(),
-                bytes.len() as isize,
-                &mut value,
-            )
-        }
-    } else {
-        // The buffer keeps its length between calls, so it is only zero-filled when it grows.
-        if wide.len() < bytes.len() + 1 {
-            wide.resize(bytes.len() + 1, 0);
-        }
-        let n = encoding_rs::mem::convert_utf8_to_utf16(bytes, &mut wide[..bytes.len() + 1]);
-        // SAFETY: `wide[..n]` is initialised UTF-16; `value` is a valid out-pointer.
-        let s = unsafe {
-            sys::napi_create_string_utf16(env.raw(), wide.as_ptr(), n as isize, &mut value)
-        };
-        if wide.capacity() * 2 > KEEP_CAPACITY {
-            *wide = Vec::new();
-        }
-        s
-    };
-    if status != sys::Status::napi_ok {
-        return Err(Error::new(
-            Status::GenericFailure,
-            "could not create the JSON string (too long for V8?)".to_owned(),
-        ));
+    if bytes.is_ascii() {
+        return strings::latin1(env, bytes);
     }
-    Ok(value)
+    // The buffer keeps its length between calls, so it is only zero-filled when it grows.
+    if wide.len() < bytes.len() + 1 {
+        wide.resize(bytes.len() + 1, 0);
+    }
+    let n = encoding_rs::mem::convert_utf8_to_utf16(bytes, &mut wide[..bytes.len() + 1]);
+    let value = strings::utf16(env, &wide[..n]);
+    if wide.capacity() * 2 > KEEP_CAPACITY {
+        *wide = Vec::new();
+    }
+    value
 }
 
 /// Runs `new RegExp(pattern, flags)` in V8 for every regex the core met, as js-bson does, and
