@@ -43,8 +43,9 @@ function toJSONBuffer(bson, options) {
 const ARRAY = 0
 const NDJSON_BUFFER = 1
 const LIST = 2
-// Native only: one string plus UTF-16 offsets, cut here with `slice` (V8 shares the parent
-// string instead of copying), so a list costs one string creation rather than one per document.
+// Native only: texts of whole documents (<= 64 KiB each) with UTF-16 offsets, cut here with
+// `slice` (V8 shares the parent text instead of copying), so a list costs one string creation
+// per text rather than one per document.
 const JOINED = 4
 const LIST_LAYOUT = backend.name === 'native' ? JOINED : LIST
 

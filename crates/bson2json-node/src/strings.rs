@@ -94,39 +94,73 @@ fn joiner(env: &Env) -> Option<sys::napi_value> {
     Some(func)
 }
 
-/// One JS string of `len` code units of `unit` bytes each: flat when small, a rope of
-/// [`PART_BYTES`] parts when a flat string would be a large object. `new(start, end, out)`
-/// creates the flat string of code units `start..end`.
-fn create(
-    env: &Env,
-    len: usize,
-    unit: usize,
-    new: impl Fn(usize, usize, &mut sys::napi_value) -> sys::napi_status,
-) -> Result<sys::napi_value> {
-    let flat = |start: usize, end: usize| -> Result<sys::napi_value> {
-        let mut value = ptr::null_mut();
-        if new(start, end, &mut value) != sys::Status::napi_ok {
-            return Err(Error::new(
-                Status::GenericFailure,
-                "could not create the JSON string (too long for V8?)".to_owned(),
-            ));
-        }
-        Ok(value)
+fn too_long() -> Error {
+    Error::new(
+        Status::GenericFailure,
+        "could not create the JSON string (too long for V8?)".to_owned(),
+    )
+}
+
+/// A flat JS string of Latin-1 bytes.
+#[inline]
+fn flat_latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    // SAFETY: `bytes` is valid for its length; valid out-pointer.
+    let status = unsafe {
+        sys::napi_create_string_latin1(
+            env.raw(),
+            bytes.as_ptr().cast(),
+            bytes.len() as isize,
+            &mut value,
+        )
     };
-    if len * unit <= FLAT_MAX_BYTES || len * unit > ROPE_MAX_BYTES {
-        return flat(0, len);
+    if status != sys::Status::napi_ok {
+        return Err(too_long());
     }
-    let Some(join) = joiner(env) else {
-        return flat(0, len);
+    Ok(value)
+}
+
+/// A flat JS string of UTF-16 code units.
+#[inline]
+fn flat_utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    // SAFETY: `units` is valid for its length; valid out-pointer.
+    let status = unsafe {
+        sys::napi_create_string_utf16(env.raw(), units.as_ptr(), units.len() as isize, &mut value)
     };
-    let chunk = PART_BYTES / unit;
-    let n = len.div_ceil(chunk);
+    if status != sys::Status::napi_ok {
+        return Err(too_long());
+    }
+    Ok(value)
+}
+
+/// Whether a string of `bytes` of payload is built as a rope.
+#[inline]
+fn wants_rope(bytes: usize) -> bool {
+    bytes > FLAT_MAX_BYTES && bytes <= ROPE_MAX_BYTES
+}
+
+/// The rope of `data` cut into [`PART_BYTES`] parts made by `flat`, or one flat string if
+/// the join function is unavailable.
+#[cold]
+#[inline(never)]
+fn rope<T>(
+    env: &Env,
+    data: &[T],
+    flat: fn(&Env, &[T]) -> Result<sys::napi_value>,
+) -> Result<sys::napi_value> {
+    let Some(join) = joiner(env) else {
+        return flat(env, data);
+    };
+    let chunk = PART_BYTES / std::mem::size_of::<T>();
     let raw = env.raw();
     let mut parts = ptr::null_mut();
     // SAFETY: valid out-pointer; every element is set below.
-    check(unsafe { sys::napi_create_array_with_length(raw, n, &mut parts) })?;
-    for i in 0..n {
-        let s = flat(i * chunk, ((i + 1) * chunk).min(len))?;
+    check(unsafe {
+        sys::napi_create_array_with_length(raw, data.len().div_ceil(chunk), &mut parts)
+    })?;
+    for (i, piece) in data.chunks(chunk).enumerate() {
+        let s = flat(env, piece)?;
         // SAFETY: `parts` and `s` are live values of this scope.
         check(unsafe { sys::napi_set_element(raw, parts, i as u32, s) })?;
     }
@@ -143,38 +177,28 @@ fn create(
                 let mut ignored = ptr::null_mut();
                 sys::napi_get_and_clear_last_exception(raw, &mut ignored);
             }
-            return Err(Error::new(
-                Status::GenericFailure,
-                "could not create the JSON string (too long for V8?)".to_owned(),
-            ));
+            return Err(too_long());
         }
     }
     Ok(value)
 }
 
-/// A JS string of Latin-1 (here always ASCII) bytes.
+/// A JS string of Latin-1 (here always ASCII) bytes: flat, or a rope when a flat string would
+/// be a large object.
+#[inline]
 pub(crate) fn latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
-    create(env, bytes.len(), 1, |a, b, out| {
-        let piece = &bytes[a..b];
-        // SAFETY: `piece` is valid for its length; `out` is a valid out-pointer.
-        unsafe {
-            sys::napi_create_string_latin1(
-                env.raw(),
-                piece.as_ptr().cast(),
-                piece.len() as isize,
-                out,
-            )
-        }
-    })
+    if wants_rope(bytes.len()) {
+        return rope(env, bytes, flat_latin1);
+    }
+    flat_latin1(env, bytes)
 }
 
-/// A JS string of UTF-16 code units.
+/// A JS string of UTF-16 code units: flat, or a rope when a flat string would be a large
+/// object.
+#[inline]
 pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
-    create(env, units.len(), 2, |a, b, out| {
-        let piece = &units[a..b];
-        // SAFETY: `piece` is valid for its length; `out` is a valid out-pointer.
-        unsafe {
-            sys::napi_create_string_utf16(env.raw(), piece.as_ptr(), piece.len() as isize, out)
-        }
-    })
+    if wants_rope(units.len() * 2) {
+        return rope(env, units, flat_utf16);
+    }
+    flat_utf16(env, units)
 }
