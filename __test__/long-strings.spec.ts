@@ -1,9 +1,9 @@
 /**
- * Long outputs: JSON strings over V8's largest regular heap object (128 KiB) are handed over as
- * ropes of 64 KiB parts, list texts are cut at document boundaries into texts of at most 64 KiB,
- * and payloads over 16 MiB stay flat. Every size around those limits, with ASCII, two-byte and
- * astral (surrogate pair) characters placed so that parts split pairs, must give the same
- * strings as the baseline.
+ * Long outputs: JSON that could exceed V8's largest regular heap object (128 KiB) is handed over
+ * as a rope of parts of at most 65,504 UTF-8 bytes cut between characters, list texts are cut at
+ * document boundaries into texts of at most 64 KiB, and texts over 8 MiB of UTF-8 stay flat.
+ * Every size around those limits, with ASCII, two-byte and astral (surrogate pair) characters at
+ * both parities, must give the same strings as the baseline.
  */
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
@@ -25,7 +25,7 @@ function docOfLength(units: number, fill: string): Buffer {
   return b
 }
 
-const PART = 32 * 1024 // UTF-16 units per rope part (64 KiB)
+const PART = 32 * 1024
 const FILLS = {
   ascii: 'abcdefghij',
   twoByte: 'aé€',
@@ -40,6 +40,8 @@ describe('long outputs', () => {
       2 * PART - 40, 2 * PART - 33, 2 * PART - 32, 2 * PART, 2 * PART + 1, // 128 KiB two-byte
       4 * PART - 40, 4 * PART - 32, 4 * PART, 4 * PART + 1, // 128 KiB one-byte
       5 * PART + 7, 17 * PART + 3,
+      // UTF-8 part size 65,504 bytes; ASCII flat up to 131,008
+      32_750, 32_751, 32_752, 32_753, 65_503, 65_504, 65_505, 131_007, 131_008, 131_009,
     ]
     for (const [name, fill] of Object.entries(FILLS)) {
       for (const n of sizes) {
@@ -94,9 +96,11 @@ describe('long outputs', () => {
     expect(got).toBe(`[${docs.map(baseline).join(',')}]`)
   })
 
-  it('a payload over 16 MiB (kept flat) still equals the baseline', () => {
-    const b = docOfLength(8_500_000, FILLS.twoByte)
-    expect(toJSON(b)).toBe(baseline(b))
+  it('texts just under 8 MiB of UTF-8 (a rope of ~130 parts) and over it (kept flat) equal the baseline', () => {
+    for (const units of [4_150_000, 8_500_000]) {
+      const b = docOfLength(units, FILLS.twoByte) // 2 UTF-8 bytes per unit on average
+      expect(toJSON(b)).toBe(baseline(b))
+    }
   })
 
   it.runIf(backend === 'native')('in worker threads, each with its own join function, before and after others exit', async () => {

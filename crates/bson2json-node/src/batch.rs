@@ -117,7 +117,12 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::
         }
         let text = &r.out[start..r.offsets[last]];
         units.clear();
-        let value = if text.is_ascii() {
+        let value = if last == first + 1 {
+            // One document (perhaps larger than a text): a rope if it is long.
+            let (value, n) = crate::strings::from_utf8(env, text, wide)?;
+            units.extend([0, n as u32]);
+            value
+        } else if text.is_ascii() {
             units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
             crate::strings::latin1(env, text)?
         } else {

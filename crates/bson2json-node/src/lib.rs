@@ -176,15 +176,7 @@ pub(crate) fn error_object(
 /// strings when every character fits, UTF-16 built here otherwise (V8's own UTF-8 decoding is
 /// several times slower as soon as one character is non-ASCII).
 pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Result<sys::napi_value> {
-    if bytes.is_ascii() {
-        return strings::latin1(env, bytes);
-    }
-    // The buffer keeps its length between calls, so it is only zero-filled when it grows.
-    if wide.len() < bytes.len() + 1 {
-        wide.resize(bytes.len() + 1, 0);
-    }
-    let n = encoding_rs::mem::convert_utf8_to_utf16(bytes, &mut wide[..bytes.len() + 1]);
-    let value = strings::utf16(env, &wide[..n]);
+    let value = strings::from_utf8(env, bytes, wide).map(|(v, _)| v);
     if wide.capacity() * 2 > KEEP_CAPACITY {
         *wide = Vec::new();
     }

@@ -1,8 +1,11 @@
 //! Handing JSON text to V8 as a JS string.
 //!
-//! Short texts become one flat string. A text whose V8 payload would exceed V8's largest
-//! regular heap object (128 KiB) is instead built the way V8's own `JSON.stringify` returns a
-//! long result: as a rope (`ConsString`) of parts that each fit in a regular page. A single
+//! Short texts become one flat string: one-byte (Latin-1) when every character is ASCII,
+//! UTF-16 converted here otherwise (V8's own UTF-8 decoding is several times slower as soon as
+//! one character is not ASCII). A text whose V8 payload could exceed V8's largest regular heap
+//! object (128 KiB) is instead built the way V8's own `JSON.stringify` returns a long result:
+//! as a rope (`ConsString`) of parts that each fit in a regular page, each part one-byte or
+//! two-byte on its own and converted while it is hot in the cache. A single
 //! flat string that size is allocated in V8's large-object space, on freshly mapped pages,
 //! and every one of those pages costs a page fault when it is filled (measured: ~150,000
 //! faults per second, half the time of `toJSON` on 100 KB documents). The parts are joined by
@@ -22,15 +25,22 @@ use crate::check;
 /// `kMaxRegularHeapObjectSize` (128 KiB) less the string header, with room to spare.
 pub(crate) const FLAT_MAX_BYTES: usize = 128 * 1024 - 64;
 
-/// The payload of each part of a rope (bytes). Parts stay regular heap objects.
-pub(crate) const PART_BYTES: usize = 64 * 1024;
+/// The UTF-8 length up to which a text is always one flat string: at most [`FLAT_MAX_BYTES`]
+/// of payload even as UTF-16 (a UTF-16 text never has more code units than its UTF-8 has
+/// bytes).
+const FLAT_UTF8: usize = FLAT_MAX_BYTES / 2;
 
-/// The payload above which a flat string is made after all: a rope is only cheaper while its
-/// parts, all alive until they are joined, fit in V8's young generation (a 16 MiB semi-space
-/// by default). Larger ones are copied and promoted by the scavenges their own allocation
-/// triggers, which costs as many page faults as the large object (measured on a 19 MB text:
-/// rope 1.3x slower than flat).
-pub(crate) const ROPE_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// UTF-8 bytes per part of a rope (at most 64 KiB of payload). Parts near the 128 KiB limit
+/// would leave half of each 256 KiB young-generation page empty and double the scavenges
+/// (measured: batches as one string 0.56x with such parts).
+const PART_UTF8: usize = 32 * 1024;
+
+/// The UTF-8 length above which a flat string is made after all: a rope is only cheaper while
+/// its parts, all alive until they are joined, fit in V8's young generation (a 16 MiB
+/// semi-space by default, up to twice this as UTF-16). Larger ones are copied and promoted by
+/// the scavenges their own allocation triggers, which costs as many page faults as one large
+/// object (measured on a 9.5 MB text: rope 1.3x slower than flat).
+pub(crate) const ROPE_MAX_UTF8: usize = 8 * 1024 * 1024;
 
 thread_local! {
     /// The join function of the environment that runs on this thread, kept by a reference.
@@ -101,9 +111,9 @@ fn too_long() -> Error {
     )
 }
 
-/// A flat JS string of Latin-1 bytes.
+/// A flat JS string of Latin-1 (here always ASCII) bytes.
 #[inline]
-fn flat_latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
+pub(crate) fn latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
     let mut value = ptr::null_mut();
     // SAFETY: `bytes` is valid for its length; valid out-pointer.
     let status = unsafe {
@@ -122,7 +132,7 @@ fn flat_latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
 
 /// A flat JS string of UTF-16 code units.
 #[inline]
-fn flat_utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
+pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
     let mut value = ptr::null_mut();
     // SAFETY: `units` is valid for its length; valid out-pointer.
     let status = unsafe {
@@ -134,35 +144,63 @@ fn flat_utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
     Ok(value)
 }
 
-/// Whether a string of `bytes` of payload is built as a rope.
+/// A JS string of the UTF-8 `text` and its length in UTF-16 code units. `wide` is scratch.
 #[inline]
-fn wants_rope(bytes: usize) -> bool {
-    bytes > FLAT_MAX_BYTES && bytes <= ROPE_MAX_BYTES
+pub(crate) fn from_utf8(
+    env: &Env,
+    text: &[u8],
+    wide: &mut Vec<u16>,
+) -> Result<(sys::napi_value, usize)> {
+    if text.len() > FLAT_UTF8 && text.len() <= ROPE_MAX_UTF8 {
+        if text.len() <= FLAT_MAX_BYTES && text.is_ascii() {
+            return Ok((latin1(env, text)?, text.len()));
+        }
+        return rope(env, text, wide);
+    }
+    flat(env, text, wide)
 }
 
-/// The rope of `data` cut into [`PART_BYTES`] parts made by `flat`, or one flat string if
-/// the join function is unavailable.
+/// One flat string of `text` (one-byte if ASCII, else UTF-16) and its UTF-16 length.
+#[inline]
+fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value, usize)> {
+    if text.is_ascii() {
+        return Ok((latin1(env, text)?, text.len()));
+    }
+    // The buffer keeps its length between calls, so it is only zero-filled when it grows.
+    if wide.len() < text.len() + 1 {
+        wide.resize(text.len() + 1, 0);
+    }
+    let n = encoding_rs::mem::convert_utf8_to_utf16(text, &mut wide[..text.len() + 1]);
+    Ok((utf16(env, &wide[..n])?, n))
+}
+
+/// The rope of `text` in parts of at most [`PART_UTF8`] bytes cut between characters, or one
+/// flat string if the join function is unavailable.
 #[cold]
 #[inline(never)]
-fn rope<T>(
-    env: &Env,
-    data: &[T],
-    flat: fn(&Env, &[T]) -> Result<sys::napi_value>,
-) -> Result<sys::napi_value> {
+fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value, usize)> {
     let Some(join) = joiner(env) else {
-        return flat(env, data);
+        return flat(env, text, wide);
     };
-    let chunk = PART_BYTES / std::mem::size_of::<T>();
     let raw = env.raw();
     let mut parts = ptr::null_mut();
-    // SAFETY: valid out-pointer; every element is set below.
-    check(unsafe {
-        sys::napi_create_array_with_length(raw, data.len().div_ceil(chunk), &mut parts)
-    })?;
-    for (i, piece) in data.chunks(chunk).enumerate() {
-        let s = flat(env, piece)?;
+    // SAFETY: valid out-pointer; elements are appended below.
+    check(unsafe { sys::napi_create_array(raw, &mut parts) })?;
+    let mut units = 0usize;
+    let mut at = 0usize;
+    let mut i = 0u32;
+    while at < text.len() {
+        let mut end = (at + PART_UTF8).min(text.len());
+        // Back up to the start of a character (a UTF-8 continuation byte is 0b10xx_xxxx).
+        while end < text.len() && text[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
+        let (s, n) = flat(env, &text[at..end], wide)?;
         // SAFETY: `parts` and `s` are live values of this scope.
-        check(unsafe { sys::napi_set_element(raw, parts, i as u32, s) })?;
+        check(unsafe { sys::napi_set_element(raw, parts, i, s) })?;
+        units += n;
+        at = end;
+        i += 1;
     }
     let mut recv = ptr::null_mut();
     let mut value = ptr::null_mut();
@@ -180,25 +218,5 @@ fn rope<T>(
             return Err(too_long());
         }
     }
-    Ok(value)
-}
-
-/// A JS string of Latin-1 (here always ASCII) bytes: flat, or a rope when a flat string would
-/// be a large object.
-#[inline]
-pub(crate) fn latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
-    if wants_rope(bytes.len()) {
-        return rope(env, bytes, flat_latin1);
-    }
-    flat_latin1(env, bytes)
-}
-
-/// A JS string of UTF-16 code units: flat, or a rope when a flat string would be a large
-/// object.
-#[inline]
-pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
-    if wants_rope(units.len() * 2) {
-        return rope(env, units, flat_utf16);
-    }
-    flat_utf16(env, units)
+    Ok((value, units))
 }
