@@ -1,6 +1,8 @@
 //! Batch helpers against their single-document equivalents:
 //! - `split_concatenated` vs a naive length-prefix splitter;
 //! - `transcode_docs` (all layouts) vs per-document `transcode`;
+//! - `transcode_concatenated` (one pass) vs `split_concatenated` + `transcode_docs`: same output
+//!   and offsets, or the same error (index, document offset, kind, offset);
 //! - `transcode_docs_parallel` vs `transcode_docs` (identical result or identical error);
 //!   under `cfg(fuzzing)` the per-thread threshold is 256 bytes, so most multi-document
 //!   inputs take the threaded path;
@@ -68,6 +70,24 @@ fuzz_target!(|data: &[u8]| {
         (Ok(()), None) => assert_eq!(lines.out, expect),
         (Err(be), Some((i, e))) => assert_eq!((be.index, &be.error), (*i, e)),
         _ => panic!("transcode_docs {rl:?} vs per-doc {first_err:?}"),
+    }
+    // The one-pass concatenated path vs its twin (split, then transcode the list).
+    let mut fused = BatchOutput::default();
+    let rf = transcode_concatenated(&mut tc, input, &opts, Layout::Lines, &mut fused);
+    match (&r, &rl, &rf) {
+        (Ok(()), Ok(()), Ok(())) => {
+            assert_eq!(fused.out, lines.out);
+            assert_eq!(fused.offsets, lines.offsets);
+        }
+        (Err(split), _, Err(f)) => assert_eq!(
+            (split.index, split.doc_offset, split.error.kind()),
+            (f.index, f.doc_offset, f.error.kind())
+        ),
+        (Ok(()), Err(t), Err(f)) => assert_eq!(
+            (t.index, ranges[t.index].0, &t.error),
+            (f.index, f.doc_offset, &f.error)
+        ),
+        _ => panic!("transcode_concatenated {rf:?} vs split {r:?} + transcode_docs {rl:?}"),
     }
     if rl.is_ok() {
         let mut arr = BatchOutput::default();

@@ -44,32 +44,7 @@ pub fn split_concatenated(
 ) -> Result<(), BatchError> {
     let mut pos = 0;
     while pos < input.len() {
-        let index = ranges.len();
-        let fail = |kind, detail| BatchError {
-            index,
-            doc_offset: pos,
-            error: Error::new(kind, 0, detail),
-        };
-        if input.len() - pos < 4 {
-            return Err(fail(
-                ErrorKind::Truncated,
-                "input ends inside a document's length prefix",
-            ));
-        }
-        let len = rd_i32(input, pos);
-        if len < 5 {
-            return Err(fail(
-                ErrorKind::BadLength,
-                "document length must be at least 5",
-            ));
-        }
-        let len = len as usize;
-        if len > input.len() - pos {
-            return Err(fail(
-                ErrorKind::Truncated,
-                "input ends before the document's declared length",
-            ));
-        }
+        let len = frame(input, pos, ranges.len())?;
         ranges.push((pos, pos + len));
         pos += len;
     }
@@ -292,45 +267,142 @@ pub fn transcode_docs(
     layout: Layout,
     result: &mut BatchOutput,
 ) -> Result<(), BatchError> {
-    let out = &mut result.out;
-    if layout == Layout::Array {
-        out.push(b'[');
-    }
+    open_batch(layout, result);
     for (i, doc) in docs.iter().enumerate() {
-        if layout == Layout::Array && i > 0 {
-            out.push(b',');
-        }
-        let start = out.len();
-        result.offsets.push(start);
-        tc.transcode(doc, options, out)
-            .map_err(|error| BatchError {
-                index: first_index + i,
-                doc_offset: 0,
-                error,
-            })?;
-        if tc.peak_len() > out.len() {
-            result.shrunk.push((first_index + i, tc.peak_len() - start));
-        }
-        for r in tc.regexes() {
-            result.regexes.push((first_index + i, r.clone()));
-        }
-        if layout == Layout::Lines {
-            out.push(b'\n');
-        }
-        if out.len() > options.max_output_bytes {
+        let at = (first_index + i, i == 0);
+        add_doc(tc, doc, at, options, layout, result).map_err(|error| BatchError {
+            index: first_index + i,
+            doc_offset: 0,
+            error,
+        })?;
+    }
+    close_batch(layout, !docs.is_empty(), result);
+    Ok(())
+}
+
+/// [`transcode_docs`] over concatenated documents (the mongodump `.bson` format), framed from
+/// their length prefixes as it goes, without first listing them (for small documents the
+/// lists cost as much as a tenth of the work). Errors are the ones [`split_concatenated`]
+/// followed by [`transcode_docs`] reports: a framing error anywhere in `input` wins over an
+/// error in an earlier document; `doc_offset` is the failing document's start.
+pub fn transcode_concatenated(
+    tc: &mut Transcoder,
+    input: &[u8],
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<(), BatchError> {
+    open_batch(layout, result);
+    let mut pos = 0;
+    let mut index = 0;
+    while pos < input.len() {
+        let len = frame(input, pos, index)?;
+        let doc = &input[pos..pos + len];
+        if let Err(error) = add_doc(tc, doc, (index, index == 0), options, layout, result) {
+            check_framing(input, pos + len, index + 1)?;
             return Err(BatchError {
-                index: first_index + i,
-                doc_offset: 0,
-                error: Error::new(
-                    ErrorKind::OutputTooLarge,
-                    0,
-                    "JSON output exceeds maxOutputBytes",
-                ),
+                index,
+                doc_offset: pos,
+                error,
             });
         }
+        pos += len;
+        index += 1;
     }
+    close_batch(layout, index > 0, result);
+    Ok(())
+}
+
+/// The length of the concatenated document `index` starting at `pos < input.len()`, checked
+/// against the input as [`split_concatenated`] checks it.
+#[inline]
+fn frame(input: &[u8], pos: usize, index: usize) -> Result<usize, BatchError> {
+    let fail = |kind, detail| BatchError {
+        index,
+        doc_offset: pos,
+        error: Error::new(kind, 0, detail),
+    };
+    if input.len() - pos < 4 {
+        return Err(fail(
+            ErrorKind::Truncated,
+            "input ends inside a document's length prefix",
+        ));
+    }
+    let len = rd_i32(input, pos);
+    if len < 5 {
+        return Err(fail(
+            ErrorKind::BadLength,
+            "document length must be at least 5",
+        ));
+    }
+    let len = len as usize;
+    if len > input.len() - pos {
+        return Err(fail(
+            ErrorKind::Truncated,
+            "input ends before the document's declared length",
+        ));
+    }
+    Ok(len)
+}
+
+/// Checks the framing of the concatenated documents from `pos` on (the first is number
+/// `index`), without transcoding them.
+#[cold]
+fn check_framing(input: &[u8], mut pos: usize, mut index: usize) -> Result<(), BatchError> {
+    while pos < input.len() {
+        pos += frame(input, pos, index)?;
+        index += 1;
+    }
+    Ok(())
+}
+
+fn open_batch(layout: Layout, result: &mut BatchOutput) {
+    if layout == Layout::Array {
+        result.out.push(b'[');
+    }
+}
+
+/// Transcodes one document onto `result`: `first` if it opens the output, recorded (for
+/// regexes and repaired objects) as document `index`.
+#[inline]
+fn add_doc(
+    tc: &mut Transcoder,
+    doc: &[u8],
+    (index, first): (usize, bool),
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<(), Error> {
+    let out = &mut result.out;
+    if layout == Layout::Array && !first {
+        out.push(b',');
+    }
+    let start = out.len();
+    result.offsets.push(start);
+    tc.transcode(doc, options, out)?;
+    if tc.peak_len() > out.len() {
+        result.shrunk.push((index, tc.peak_len() - start));
+    }
+    for r in tc.regexes() {
+        result.regexes.push((index, r.clone()));
+    }
+    if layout == Layout::Lines {
+        out.push(b'\n');
+    }
+    if out.len() > options.max_output_bytes {
+        return Err(Error::new(
+            ErrorKind::OutputTooLarge,
+            0,
+            "JSON output exceeds maxOutputBytes",
+        ));
+    }
+    Ok(())
+}
+
+fn close_batch(layout: Layout, any: bool, result: &mut BatchOutput) {
+    let out = &mut result.out;
     let last = if layout == Layout::Lines {
-        out.len().saturating_sub(usize::from(!docs.is_empty()))
+        out.len().saturating_sub(usize::from(any))
     } else {
         out.len()
     };
@@ -338,7 +410,6 @@ pub fn transcode_docs(
     if layout == Layout::Array {
         out.push(b']');
     }
-    Ok(())
 }
 
 /// Like [`transcode_docs`], spread over up to `threads` threads (documents are independent);
@@ -508,6 +579,62 @@ mod tests {
             (e.index, e.doc_offset, e.error.kind()),
             (2, 24, ErrorKind::Truncated)
         );
+    }
+
+    /// The fused path and its twin (split, then transcode the list) agree on output, offsets
+    /// and every error, including which error wins when several documents are bad.
+    #[test]
+    fn concatenated_in_one_pass_equals_split_then_transcode() {
+        let twin = |input: &[u8], opts: &Options, layout| {
+            let mut ranges = Vec::new();
+            let mut r = BatchOutput::default();
+            split_concatenated(input, &mut ranges)?;
+            let docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &input[s..e]).collect();
+            transcode_docs(&mut Transcoder::new(), &docs, 0, opts, layout, &mut r).map_err(
+                |mut e| {
+                    e.doc_offset = ranges[e.index].0;
+                    e
+                },
+            )?;
+            Ok::<_, BatchError>((r.out, r.offsets))
+        };
+        let fused = |input: &[u8], opts: &Options, layout| {
+            let mut r = BatchOutput::default();
+            transcode_concatenated(&mut Transcoder::new(), input, opts, layout, &mut r)?;
+            Ok::<_, BatchError>((r.out, r.offsets))
+        };
+        let bad_content = [12u8, 0, 0, 0, 0x10, b'a', 0, 1, 0, 0, 0, 1]; // no final NUL
+        let bad_length = [3u8, 0, 0, 0];
+        let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), A1.to_vec(), [A1, A1, A1].concat()];
+        inputs.push([&A1[..], &bad_content, &A1].concat()); // content error in document 1
+        inputs.push([&A1[..], &bad_content, &A1, &bad_length].concat()); // framing error wins
+        inputs.push([&A1[..], &A1[..7]].concat()); // truncated second document
+        inputs.push([&A1[..], &A1, &A1[..2]].concat()); // truncated length prefix
+        inputs.push([&bad_length[..], &A1].concat());
+        let small = Options {
+            max_output_bytes: 10,
+            ..Options::default()
+        };
+        for input in &inputs {
+            for opts in [&Options::default(), &small] {
+                for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
+                    let (a, b) = (twin(input, opts, layout), fused(input, opts, layout));
+                    match (&a, &b) {
+                        (Ok(x), Ok(y)) => assert_eq!(x, y),
+                        (Err(x), Err(y)) => assert_eq!(
+                            (x.index, x.doc_offset, x.error.kind(), x.error.offset()),
+                            (y.index, y.doc_offset, y.error.kind(), y.error.offset()),
+                            "{input:?}"
+                        ),
+                        _ => panic!("{input:?} {layout:?}: {:?} vs {:?}", a.is_ok(), b.is_ok()),
+                    }
+                }
+            }
+        }
+        let e = fused(&inputs[4], &Options::default(), Layout::Lines).unwrap_err();
+        assert_eq!((e.index, e.error.kind()), (3, ErrorKind::BadLength));
+        let e = fused(&inputs[3], &Options::default(), Layout::Lines).unwrap_err();
+        assert_eq!((e.index, e.doc_offset), (1, 12));
     }
 
     #[test]

@@ -9,8 +9,8 @@
 use std::ptr;
 
 use bson2json_core::batch::{
-    cursor_parts, split_concatenated, transcode_docs, transcode_docs_parallel, BatchError,
-    BatchOutput, CursorParts, Layout,
+    cursor_parts, split_concatenated, transcode_concatenated, transcode_docs,
+    transcode_docs_parallel, BatchError, BatchOutput, CursorParts, Layout,
 };
 use bson2json_core::{Options, Transcoder};
 use napi::bindgen_prelude::*;
@@ -186,6 +186,14 @@ fn uint32_array(env: &Env, units: &[u32]) -> Result<sys::napi_value> {
     Ok(array)
 }
 
+fn bad_docs() -> Error {
+    Error::new(
+        Status::InvalidArg,
+        "docs must be an array of Uint8Arrays or one Uint8Array of concatenated BSON documents"
+            .to_owned(),
+    )
+}
+
 /// Borrowed documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
 /// concatenated documents (whose start offsets are returned for error reporting).
 /// Documents of a batch, and (for concatenated input) each one's start offset.
@@ -215,12 +223,7 @@ fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
         }
         Ok((docs, None))
     } else {
-        let bytes = bytes_of(env, input).map_err(|_| {
-            Error::new(
-                Status::InvalidArg,
-                "docs must be an array of Uint8Arrays or one Uint8Array of concatenated BSON documents".to_owned(),
-            )
-        })?;
+        let bytes = bytes_of(env, input).map_err(|_| bad_docs())?;
         let mut ranges = Vec::new();
         if let Err(e) = split_concatenated(bytes, &mut ranges) {
             return Err(throw_batch(env, &e));
@@ -266,21 +269,36 @@ pub fn transcode_batch<'env>(
     max_output_bytes: f64,
     threads: u32,
 ) -> Result<Unknown<'env>> {
-    let (docs, starts) = collect_docs(env, &input)?;
     let opts = options(flags, max_depth, max_output_bytes);
-    let mut r = take_output(docs.iter().map(|d| d.len()).sum());
-    let outcome = STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        run_batch(
-            &docs,
-            starts.as_deref(),
-            &opts,
-            layout,
-            threads,
-            &mut s.transcoder,
-            &mut r,
-        )
-    });
+    let mut is_array = false;
+    // SAFETY: valid out-pointer.
+    unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
+    let outcome;
+    let mut r;
+    if !is_array && threads <= 1 {
+        // Concatenated documents on this thread: framed and transcoded in one pass.
+        let bytes = bytes_of(env, &input).map_err(|_| bad_docs())?;
+        r = take_output(bytes.len());
+        outcome = STATE.with(|s| {
+            let tc = &mut s.borrow_mut().transcoder;
+            transcode_concatenated(tc, bytes, &opts, core_layout(layout), &mut r)
+        });
+    } else {
+        let (docs, starts) = collect_docs(env, &input)?;
+        r = take_output(docs.iter().map(|d| d.len()).sum());
+        outcome = STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            run_batch(
+                &docs,
+                starts.as_deref(),
+                &opts,
+                layout,
+                threads,
+                &mut s.transcoder,
+                &mut r,
+            )
+        });
+    }
     if let Err(e) = outcome {
         return Err(throw_batch(env, &e));
     }
