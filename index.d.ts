@@ -93,11 +93,17 @@ export type BatchInput = readonly Uint8Array[] | Uint8Array | { cursor: Uint8Arr
  * Transcodes many documents in one call into one JSON string per document.
  * Errors carry `index`, the offending document's position; `offset` counts from the start of
  * the input buffer for concatenated input, from the start of the document otherwise.
+ * All the strings of a batch are alive together in V8's young generation until the call
+ * returns: for batches of megabytes of larger documents {@link toNDJSON} is faster.
  * @throws {TranscodeError}
  */
 export declare function toJSONList(docs: BatchInput, options?: BatchOptions): string[]
 
-/** Transcodes many documents into one JSON array text, `[doc,doc,…]`. @throws {TranscodeError} */
+/**
+ * Transcodes many documents into one JSON array text, `[doc,doc,…]` (long texts come back as
+ * a V8 rope, as `JSON.stringify` returns them). For batches of megabytes {@link toNDJSON},
+ * which returns bytes, is faster. @throws {TranscodeError}
+ */
 export declare function toJSONArray(docs: BatchInput, options?: BatchOptions): string
 
 /**
