@@ -487,10 +487,8 @@ pub fn transcode_docs_parallel(
     }
     // Stitch the chunks together in order, adding the layout's separators and checking the
     // output cap at the same points as the sequential path.
+    open_batch(layout, result);
     let out = &mut result.out;
-    if layout == Layout::Array {
-        out.push(b'[');
-    }
     let mut n = 0usize;
     let cap_error = |index| BatchError {
         index,
@@ -529,15 +527,7 @@ pub fn transcode_docs_parallel(
         }
         result.regexes.extend(r.regexes);
     }
-    let last = if layout == Layout::Lines {
-        out.len().saturating_sub(usize::from(n > 0))
-    } else {
-        out.len()
-    };
-    result.offsets.push(last);
-    if layout == Layout::Array {
-        out.push(b']');
-    }
+    close_batch(layout, n > 0, result);
     Ok(())
 }
 

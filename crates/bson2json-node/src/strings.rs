@@ -23,7 +23,7 @@ use crate::check;
 
 /// The payload above which V8 would put a string in its large-object space:
 /// `kMaxRegularHeapObjectSize` (128 KiB) less the string header, with room to spare.
-pub(crate) const FLAT_MAX_BYTES: usize = 128 * 1024 - 64;
+const FLAT_MAX_BYTES: usize = 128 * 1024 - 64;
 
 /// The UTF-8 length up to which a text is always one flat string: at most [`FLAT_MAX_BYTES`]
 /// of payload even as UTF-16 (a UTF-16 text never has more code units than its UTF-8 has
@@ -40,7 +40,7 @@ const PART_UTF8: usize = 32 * 1024;
 /// semi-space by default, up to twice this as UTF-16). Larger ones are copied and promoted by
 /// the scavenges their own allocation triggers, which costs as many page faults as one large
 /// object (measured on a 9.5 MB text: rope 1.3x slower than flat).
-pub(crate) const ROPE_MAX_UTF8: usize = 8 * 1024 * 1024;
+const ROPE_MAX_UTF8: usize = 8 * 1024 * 1024;
 
 thread_local! {
     /// The join function of the environment that runs on this thread, kept by a reference.
@@ -65,8 +65,7 @@ unsafe extern "C" fn forget_joiner(arg: *mut c_void) {
 fn joiner(env: &Env) -> Option<sys::napi_value> {
     let raw = env.raw();
     let mut func = ptr::null_mut();
-    if let Some((e, r)) = JOINER.with(Cell::get).filter(|&(e, _)| e == raw) {
-        debug_assert_eq!(e, raw);
+    if let Some((_, r)) = JOINER.with(Cell::get).filter(|&(e, _)| e == raw) {
         // SAFETY: `r` is a live strong reference created in `raw` (the cleanup hook forgets it
         // before the environment goes away); valid out-pointer.
         let status = unsafe { sys::napi_get_reference_value(raw, r, &mut func) };
@@ -88,12 +87,7 @@ fn joiner(env: &Env) -> Option<sys::napi_value> {
             || sys::napi_run_script(raw, src, &mut func) != sys::Status::napi_ok
             || sys::napi_create_reference(raw, func, 1, &mut reference) != sys::Status::napi_ok
         {
-            let mut pending = false;
-            if sys::napi_is_exception_pending(raw, &mut pending) == sys::Status::napi_ok && pending
-            {
-                let mut ignored = ptr::null_mut();
-                sys::napi_get_and_clear_last_exception(raw, &mut ignored);
-            }
+            clear_exception(raw);
             return None;
         }
         if JOINER.with(Cell::get).is_none_or(|(e, _)| e != raw) {
@@ -102,6 +96,19 @@ fn joiner(env: &Env) -> Option<sys::napi_value> {
     }
     JOINER.with(|j| j.set(Some((raw, reference))));
     Some(func)
+}
+
+/// Drops the JS exception a failed Node-API call left pending, if any (the caller reports the
+/// failure its own way).
+fn clear_exception(raw: sys::napi_env) {
+    let mut pending = false;
+    let mut ignored = ptr::null_mut();
+    // SAFETY: plain Node-API calls on the JS thread with valid out-pointers.
+    unsafe {
+        if sys::napi_is_exception_pending(raw, &mut pending) == sys::Status::napi_ok && pending {
+            sys::napi_get_and_clear_last_exception(raw, &mut ignored);
+        }
+    }
 }
 
 fn too_long() -> Error {
@@ -209,12 +216,7 @@ fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value,
         check(sys::napi_get_undefined(raw, &mut recv))?;
         if sys::napi_call_function(raw, recv, join, 1, &parts, &mut value) != sys::Status::napi_ok {
             // Only V8's string length limit can make `+` throw: report it like a flat string.
-            let mut pending = false;
-            if sys::napi_is_exception_pending(raw, &mut pending) == sys::Status::napi_ok && pending
-            {
-                let mut ignored = ptr::null_mut();
-                sys::napi_get_and_clear_last_exception(raw, &mut ignored);
-            }
+            clear_exception(raw);
             return Err(too_long());
         }
     }
