@@ -240,7 +240,7 @@ fn compat_member(
         match short {
             Some(k) if k.plain => {
                 let at = out.len() + usize::from(comma);
-                put_plain_key(out, comma, k);
+                put_plain_key(out, comma, k, input, ks);
                 (at, out.len())
             }
             _ => {
@@ -282,10 +282,16 @@ fn long_key_len(input: &[u8], ks: usize, end: usize) -> Result<usize, Error> {
     })
 }
 
-/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping.
+/// Appends `,"key":` (the comma only if `comma`) for a short key that needs no escaping, which
+/// starts at `input[ks]`. Its bytes are copied from the input when 16 are readable there (the
+/// lanes past the key are overwritten or cut off): rebuilding them from the key's words goes
+/// through the stack and can stall the vector load on store forwarding.
 #[inline(always)]
-fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey) {
-    let block = crate::escape::words_block(k.lo, k.hi);
+fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey, input: &[u8], ks: usize) {
+    let block = match input.get(ks..ks + 16) {
+        Some(b) => b.try_into().unwrap_or_else(|_| unreachable!()),
+        None => crate::escape::words_block(k.lo, k.hi),
+    };
     crate::escape::put_key(out, comma, block, k.len);
 }
 
@@ -548,7 +554,7 @@ impl Transcoder {
                                 let comma = f.count > 0;
                                 f.count += 1;
                                 let at = out.len() + usize::from(comma);
-                                put_plain_key(out, comma, k);
+                                put_plain_key(out, comma, k, input, ks);
                                 self.members.push(Member {
                                     key_start: ks,
                                     key_end: ke,
@@ -572,7 +578,7 @@ impl Transcoder {
                         let comma = f.count > 0;
                         f.count += 1;
                         match short {
-                            Some(k) if k.plain => put_plain_key(out, comma, k),
+                            Some(k) if k.plain => put_plain_key(out, comma, k, input, ks),
                             _ => {
                                 if comma {
                                     out.push(b',');
