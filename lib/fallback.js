@@ -260,7 +260,8 @@ function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
   if (size < 5) throw fail('BSON_BAD_LENGTH', 0, 'document length must be at least 5')
   if (n < size) throw fail('BSON_TRUNCATED', n, "input ends before the document's declared length")
   if (n > size) throw fail('BSON_BAD_LENGTH', size, 'trailing bytes after the document')
-  if (buf[size - 1] !== 0) throw fail('BSON_BAD_TERMINATOR', size - 1, 'document does not end with a NUL byte')
+  // Every document's terminator (this one's too) is checked when the walk reaches it, as the
+  // native walker does: errors come in input order.
   if (maxDepth === 0) throw fail('BSON_TOO_DEEP', 0, 'nesting deeper than maxDepth')
 
   const need = (at, k, end) => {
@@ -295,6 +296,10 @@ function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
     const top = stack[stack.length - 1]
     const end = top.end
     if (pos >= end) {
+      if (buf[end] !== 0) {
+        const what = stack.length === 1 ? 'document' : top.extra ? 'code-with-scope scope' : 'embedded document'
+        throw fail('BSON_BAD_TERMINATOR', end, `${what} does not end with a NUL byte`)
+      }
       stack.pop()
       out += top.isArray ? ']' : '}'
       sz += 1 + top.extra
@@ -352,7 +357,6 @@ function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
           throw fail('BSON_BAD_LENGTH', v, 'embedded document length is below 5 or runs past its parent')
         }
         const childEnd = v + len - 1
-        if (buf[childEnd] !== 0) throw fail('BSON_BAD_TERMINATOR', childEnd, 'embedded document does not end with a NUL byte')
         if (stack.length >= maxDepth) throw fail('BSON_TOO_DEEP', v, 'nesting deeper than maxDepth')
         const isArray = t === 0x04
         out += isArray ? '[' : '{'
@@ -460,7 +464,6 @@ function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
           throw fail('BSON_BAD_CODE_W_SCOPE', scopeAt, 'code-with-scope scope length disagrees with the total length')
         }
         const scopeEnd = cwsEnd - 1
-        if (buf[scopeEnd] !== 0) throw fail('BSON_BAD_TERMINATOR', scopeEnd, 'code-with-scope scope does not end with a NUL byte')
         if (stack.length >= maxDepth) throw fail('BSON_TOO_DEEP', scopeAt, 'nesting deeper than maxDepth')
         const code = quoted(decodeStr(buf, v + 8, scopeAt - 1, replace))
         out += '{"$code":' + code + ',"$scope":{'

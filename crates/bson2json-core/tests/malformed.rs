@@ -719,3 +719,78 @@ fn decimal128_edges_are_json() {
     }
     println!("decimal128 edges: {} values", vals.len());
 }
+
+/// Errors come in input order: a container's terminator is checked when the walk reaches it,
+/// so a problem inside the container is reported before a bad terminator after it, and a
+/// bad terminator alone is reported at the terminator with the container's kind.
+#[test]
+fn terminators_are_checked_where_the_walk_reaches_them() {
+    let mut tc = Transcoder::new();
+    let run = |tc: &mut Transcoder, b: &[u8], d: Dialect| {
+        let mut out = Vec::new();
+        tc.transcode(b, &Options::with_dialect(d), &mut out)
+    };
+    let cases: [(&str, W, &str); 4] = [
+        (
+            "document",
+            W::doc(|w| {
+                w.i32_el(b"a", 1);
+            }),
+            "document does not end",
+        ),
+        (
+            "embedded document",
+            W::doc(|w| {
+                w.sub(0x03, b"o", |w| {
+                    w.bool_el(b"b", true);
+                })
+                .i32_el(b"z", 2);
+            }),
+            "embedded document does not end",
+        ),
+        (
+            "array",
+            W::doc(|w| {
+                w.sub(0x04, b"a", |w| {
+                    w.bool_el(b"0", true);
+                })
+                .i32_el(b"z", 2);
+            }),
+            "embedded document does not end",
+        ),
+        (
+            "scope",
+            W::doc(|w| {
+                w.cws(b"c", b"f()", |w| {
+                    w.bool_el(b"b", true);
+                });
+            }),
+            "code-with-scope scope does not end",
+        ),
+    ];
+    for (name, w, detail) in cases {
+        // The last length written is that of the container under test (the top-level one
+        // for "document"); its terminator is its last byte.
+        let open = *w.lengths.last().unwrap();
+        let len = i32::from_le_bytes(w.buf[open..open + 4].try_into().unwrap()) as usize;
+        let term = open + len - 1;
+        for d in DIALECTS {
+            let mut bad = w.buf.clone();
+            bad[term] = 0x01;
+            let e = run(&mut tc, &bad, d).expect_err(name);
+            assert_eq!(
+                (e.kind(), e.offset()),
+                (ErrorKind::BadTerminator, term),
+                "{name} {d:?}"
+            );
+            assert!(e.to_string().contains(detail), "{name}: {e}");
+            // A problem inside the container comes first in input order and wins.
+            let mut both = bad.clone();
+            both[*w.bools.last().unwrap_or(&0)] = 7;
+            if !w.bools.is_empty() {
+                let e = run(&mut tc, &both, d).expect_err(name);
+                assert_eq!(e.kind(), ErrorKind::BadBoolean, "{name} {d:?}");
+            }
+        }
+    }
+}
