@@ -366,6 +366,51 @@ fn put_quoted(out: &mut Vec<u8>, block: [u8; 16], n: usize) {
     }
 }
 
+/// Appends `s` (at most 32 bytes) as two overlapping copies of the largest power-of-two width
+/// that fits it: no `memcpy` call, and no staging block reloaded as a vector right after it is
+/// stored (which stalls on store forwarding).
+#[inline(always)]
+pub(crate) fn push_small(out: &mut Vec<u8>, s: &[u8]) {
+    let n = s.len();
+    out.reserve(n);
+    let len = out.len();
+    assert!(out.capacity() - len >= n && n <= 32);
+    let (src, dst) = (s.as_ptr(), out.as_mut_ptr().wrapping_add(len));
+    // SAFETY: the assert guarantees `n` bytes of spare capacity at `len`; each branch copies
+    // with a width `W <= n` at offsets `0` and `n - W`, inside both regions; the regions are
+    // distinct (`s` is borrowed, `out`'s spare capacity is not); bytes `len..len + n` are all
+    // written, which is all `set_len` exposes.
+    unsafe {
+        match n {
+            16.. => copy_two::<16>(src, dst, n),
+            8..=15 => copy_two::<8>(src, dst, n),
+            4..=7 => copy_two::<4>(src, dst, n),
+            _ => {
+                for i in 0..n {
+                    dst.add(i).write(*src.add(i));
+                }
+            }
+        }
+        out.set_len(len + n);
+    }
+}
+
+/// Copies `W` bytes from `s` to `d` at offset 0 and at offset `n - W`.
+///
+/// # Safety
+/// `W <= n`; `s` has `n` readable bytes, `d` has `n` writable bytes, and they do not overlap.
+#[inline(always)]
+unsafe fn copy_two<const W: usize>(s: *const u8, d: *mut u8, n: usize) {
+    // SAFETY: both copies lie in `0..n` of each region (the caller's contract).
+    unsafe {
+        d.cast::<[u8; W]>()
+            .write_unaligned(s.cast::<[u8; W]>().read_unaligned());
+        d.add(n - W)
+            .cast::<[u8; W]>()
+            .write_unaligned(s.add(n - W).cast::<[u8; W]>().read_unaligned());
+    }
+}
+
 /// Appends `,"key":` (the comma only if `comma`) for a key of `n <= 16` bytes that needs no
 /// escaping, the first `n` bytes of `block` (the rest is ignored), with one capacity check and
 /// one length update.
@@ -628,6 +673,20 @@ mod tests {
                 })
                 .collect();
             both(&s);
+        }
+    }
+
+    #[test]
+    fn push_small_copies_every_length() {
+        let src: Vec<u8> = (0..32u8).map(|i| b'A' + i).collect();
+        for n in 0..=32 {
+            for pre in [0usize, 1, 7] {
+                let mut out = vec![b'x'; pre];
+                push_small(&mut out, &src[..n]);
+                let mut want = vec![b'x'; pre];
+                want.extend_from_slice(&src[..n]);
+                assert_eq!(out, want, "n {n} pre {pre}");
+            }
         }
     }
 

@@ -64,13 +64,10 @@ fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
     Some((if s[p + 1] == b'-' { -v } else { v }, p))
 }
 
-/// Appends `s` (at most 24 bytes: a formatted number) with one block copy.
+/// Appends `s` (at most 32 bytes: a formatted number) without a `memcpy` call.
 #[inline(always)]
 fn push_short(out: &mut Vec<u8>, s: &[u8]) {
-    let mut block = [0u8; 32];
-    block[..s.len()].copy_from_slice(s);
-    out.reserve(s.len() + 16);
-    crate::escape::copy_run(out, &block, 0, s.len());
+    crate::escape::push_small(out, s);
 }
 
 /// Writes `x` in fixed notation and returns true when `x` is exactly the double nearest to
@@ -86,10 +83,17 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     if scaled.abs().partial_cmp(&1e10) != Some(std::cmp::Ordering::Less) {
         return false;
     }
-    let m = (scaled + if scaled < 0.0 { -0.5 } else { 0.5 }) as i64;
+    // The integer nearest `scaled`, both as a double and as bits: adding 1.5 * 2^52 leaves a
+    // double whose ulp is 1, so the addition rounds to an integer (ties to even; a tie fails
+    // the filter below anyway), and that integer sits in the low mantissa bits. Exact for
+    // |scaled| < 2^51, far above the 10^10 bound.
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let big = scaled + MAGIC;
+    let r = big - MAGIC;
+    let m = big.to_bits() as i64 - MAGIC.to_bits() as i64;
     // A cheap filter first (a two-decimal x scales to within rounding error of `m`; most
     // other doubles land far from an integer), then the exact test.
-    if (scaled - m as f64).abs() > 1e-5 || m % 100 == 0 || m as f64 / 100.0 != x {
+    if (scaled - r).abs() > 1e-5 || m % 100 == 0 || r / 100.0 != x {
         return false;
     }
     let u = m.unsigned_abs();
