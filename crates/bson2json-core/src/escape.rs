@@ -366,6 +366,26 @@ fn put_quoted(out: &mut Vec<u8>, block: [u8; 16], n: usize) {
     }
 }
 
+/// Appends the `N` little-endian words `w` (`8 * N` bytes) with one capacity check.
+#[inline(always)]
+pub(crate) fn put_words<const N: usize>(out: &mut Vec<u8>, w: [u64; N]) {
+    out.reserve(8 * N);
+    let len = out.len();
+    assert!(out.capacity() - len >= 8 * N);
+    // SAFETY: the assert guarantees `8 * N` bytes of spare capacity at `len`; word `i` goes to
+    // `len + 8 * i`, so bytes `len..len + 8 * N` are all written, which is all `set_len`
+    // exposes.
+    unsafe {
+        let p = out.as_mut_ptr().add(len);
+        for (i, x) in w.iter().enumerate() {
+            p.add(8 * i)
+                .cast::<[u8; 8]>()
+                .write_unaligned(x.to_le_bytes());
+        }
+        out.set_len(len + 8 * N);
+    }
+}
+
 /// Appends `s` (at most 32 bytes) as two overlapping copies of the largest power-of-two width
 /// that fits it: no `memcpy` call, and no staging block reloaded as a vector right after it is
 /// stored (which stalls on store forwarding).

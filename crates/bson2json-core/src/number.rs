@@ -472,8 +472,42 @@ fn put2(buf: &mut [u8; 32], at: usize, v: u32) {
 /// `Date.prototype.toISOString()`: `YYYY-MM-DDTHH:mm:ss.sssZ`, years outside 0..=9999 as a
 /// signed six-digit year (`+010000-…`, `-000001-…`). Without it, `.sss` is left out when the
 /// milliseconds are zero (the Extended JSON relaxed form, `1970-01-01T00:00:00Z`).
-/// The text is laid out in a stack buffer and copied out as one block.
+/// Years 0-9999 with milliseconds written (every `compat` date of the last 8,000 years) are
+/// built as three 8-byte words in registers; everything else goes through
+/// [`write_iso_date_plain`], which is also its twin in tests.
+#[inline]
 pub fn write_iso_date(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
+    let (y, mo, d, rem) = date_parts(ms);
+    let milli = rem % 1000;
+    if !(0..=9999).contains(&y) || !(always_millis || milli != 0) {
+        return write_iso_date_plain(out, ms, always_millis);
+    }
+    let pair = |v: u32| {
+        let r = v as usize * 2;
+        u64::from(DIGIT_PAIRS[r]) | (u64::from(DIGIT_PAIRS[r + 1]) << 8)
+    };
+    let ch = |c: u8, lane: u32| u64::from(c) << (8 * lane);
+    let (y, secs) = (y as u32, rem / 1000);
+    // "YYYY-MM-", "DDTHH:mm", ":ss.sssZ"
+    let w0 = pair(y / 100) | (pair(y % 100) << 16) | ch(b'-', 4) | (pair(mo) << 40) | ch(b'-', 7);
+    let w1 = pair(d)
+        | ch(b'T', 2)
+        | (pair(secs / 3600) << 24)
+        | ch(b':', 5)
+        | (pair((secs / 60) % 60) << 48);
+    let w2 = ch(b':', 0)
+        | (pair(secs % 60) << 8)
+        | ch(b'.', 3)
+        | ch(b'0' + (milli / 100) as u8, 4)
+        | (pair(milli % 100) << 40)
+        | ch(b'Z', 7);
+    crate::escape::put_words(out, [w0, w1, w2]);
+}
+
+/// (year, month, day, milliseconds into the day) of `ms` since the epoch, clamped to the JS
+/// date range.
+#[inline(always)]
+fn date_parts(ms: i64) -> (i64, u32, u32, u32) {
     // Shifted by 10^8 days (exactly JS_DATE_MAX_MS) so the division is unsigned.
     let shifted = ms
         .clamp(-JS_DATE_MAX_MS, JS_DATE_MAX_MS)
@@ -481,6 +515,14 @@ pub fn write_iso_date(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
     let days = (shifted / 86_400_000) as u32; // 0..=2 * 10^8
     let rem = (shifted % 86_400_000) as u32;
     let (y, mo, d) = civil_from_shifted_days(days);
+    (y, mo, d, rem)
+}
+
+/// [`write_iso_date`] for every year and both forms, laid out byte by byte in a stack buffer
+/// and copied out as one block: the path for years outside 0-9999 and for relaxed dates on a
+/// whole second, and the fast path's twin in tests.
+pub fn write_iso_date_plain(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
+    let (y, mo, d, rem) = date_parts(ms);
     let mut buf = [0u8; 32];
     let mut i = if (0..=9999).contains(&y) {
         let y = y as u32;
@@ -855,5 +897,40 @@ mod tests {
         );
         assert_eq!(iso(-1, true), "1969-12-31T23:59:59.999Z");
         assert_eq!(iso(951_782_400_000, true), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn iso_date_fast_path_equals_its_twin() {
+        let check = |ms: i64| {
+            for always in [true, false] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write_iso_date(&mut a, ms, always);
+                write_iso_date_plain(&mut b, ms, always);
+                assert_eq!(a, b, "ms {ms} always {always}");
+            }
+        };
+        // Around the year-0 and year-9999 edges, whole seconds and every millisecond digit,
+        // then random instants over the whole JS date range.
+        for base in [
+            -62_167_219_200_000i64,
+            253_402_300_800_000,
+            0,
+            951_782_400_000,
+        ] {
+            for d in -2_000..2_000 {
+                check(base + d);
+                check(base + d * 86_399_999);
+            }
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..if cfg!(miri) { 100 } else { 300_000 } {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let ms = (seed % (2 * JS_DATE_MAX_MS as u64 + 1)) as i64 - JS_DATE_MAX_MS;
+            check(ms);
+            check(ms % 400_000_000_000_000);
+            check(ms / 1000 * 1000);
+        }
     }
 }
