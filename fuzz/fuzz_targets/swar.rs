@@ -7,14 +7,16 @@
 //!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
 //!   value, and a JSON round trip for valid UTF-8;
 //! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins, and
-//!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, on every 8-byte window.
+//!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, and `number::write_iso_date`
+//!   (three words) vs `write_iso_date_plain` (both forms, the window folded into the JS date
+//!   range), on every 8-byte window.
 #![no_main]
 use bson2json_core::escape::{
     short_run_is_plain, short_run_is_plain_swar, write_escaped, write_escaped_in, write_escaped_plain,
 };
 use bson2json_core::number::{
-    write_ejson_double, write_ejson_double_plain, write_js_number, write_js_number_plain, write_u64,
-    write_u64_plain,
+    write_ejson_double, write_ejson_double_plain, write_iso_date, write_iso_date_plain,
+    write_js_number, write_js_number_plain, write_u64, write_u64_plain, JS_DATE_MAX_MS,
 };
 use bson2json_core::scan::{find_nul, find_nul_plain, short_key, short_key_swar};
 use libfuzzer_sys::fuzz_target;
@@ -26,6 +28,14 @@ fuzz_target!(|data: &[u8]| {
         write_u64(&mut a, bits);
         write_u64_plain(&mut b, bits);
         assert_eq!(a, b, "write_u64({bits})");
+        let ms = (bits % (2 * JS_DATE_MAX_MS as u64 + 1)) as i64 - JS_DATE_MAX_MS;
+        for always in [true, false] {
+            a.clear();
+            b.clear();
+            write_iso_date(&mut a, ms, always);
+            write_iso_date_plain(&mut b, ms, always);
+            assert_eq!(a, b, "write_iso_date({ms}, {always})");
+        }
         let x = f64::from_bits(bits);
         if x.is_finite() {
             a.clear();
