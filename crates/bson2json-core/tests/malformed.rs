@@ -730,6 +730,15 @@ fn terminators_are_checked_where_the_walk_reaches_them() {
         let mut out = Vec::new();
         tc.transcode(b, &Options::with_dialect(d), &mut out)
     };
+    // A document holding one child of type `t` (object or array) followed by another member.
+    let child = |t: u8| {
+        W::doc(|w| {
+            w.sub(t, b"o", |w| {
+                w.bool_el(b"0", true);
+            })
+            .i32_el(b"z", 2);
+        })
+    };
     let cases: [(&str, W, &str); 4] = [
         (
             "document",
@@ -740,24 +749,10 @@ fn terminators_are_checked_where_the_walk_reaches_them() {
         ),
         (
             "embedded document",
-            W::doc(|w| {
-                w.sub(0x03, b"o", |w| {
-                    w.bool_el(b"b", true);
-                })
-                .i32_el(b"z", 2);
-            }),
+            child(0x03),
             "embedded document does not end",
         ),
-        (
-            "array",
-            W::doc(|w| {
-                w.sub(0x04, b"a", |w| {
-                    w.bool_el(b"0", true);
-                })
-                .i32_el(b"z", 2);
-            }),
-            "embedded document does not end",
-        ),
+        ("array", child(0x04), "embedded document does not end"),
         (
             "scope",
             W::doc(|w| {
