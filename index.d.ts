@@ -94,7 +94,9 @@ export type BatchInput = readonly Uint8Array[] | Uint8Array | { cursor: Uint8Arr
  * Errors carry `index`, the offending document's position; `offset` counts from the start of
  * the input buffer for concatenated input, from the start of the document otherwise.
  * All the strings of a batch are alive together in V8's young generation until the call
- * returns: for batches of megabytes of larger documents {@link toNDJSON} is faster.
+ * returns (a 4 MiB batch of 10 KB documents is ~9 MB of UTF-16): let go of the previous
+ * batch's list before converting the next (holding both doubles the garbage collector's work),
+ * and for batches of megabytes {@link toNDJSON}, which returns bytes, is faster still.
  * @throws {TranscodeError}
  */
 export declare function toJSONList(docs: BatchInput, options?: BatchOptions): string[]
