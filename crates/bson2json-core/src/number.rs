@@ -30,10 +30,10 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
             } else {
                 s.len()
             };
-            push_short(out, &s[..keep]);
+            crate::escape::push_small(out, &s[..keep]);
         }
         // Both use `d[.ddd]e±x` outside 1e-7 < |x| < 1e21, with the same text.
-        Some((e, _)) if !(-6..21).contains(&e) => push_short(out, s),
+        Some((e, _)) if !(-6..21).contains(&e) => crate::escape::push_small(out, s),
         Some(_) => {
             let mut digits = [0u8; 32];
             let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
@@ -62,12 +62,6 @@ fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
         v = v * 10 + i32::from(b - b'0');
     }
     Some((if s[p + 1] == b'-' { -v } else { v }, p))
-}
-
-/// Appends `s` (at most 32 bytes: a formatted number) without a `memcpy` call.
-#[inline(always)]
-fn push_short(out: &mut Vec<u8>, s: &[u8]) {
-    crate::escape::push_small(out, s);
 }
 
 /// Writes `x` in fixed notation and returns true when `x` is exactly the double nearest to
@@ -253,11 +247,11 @@ pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
     match exponent_of(s) {
         // Żmij's fixed notation (1e-5 <= |x| < 1e16, integers with `.0`) is exactly the
         // Extended JSON form, whose fixed range (1e-6 <= |x| < 1e16) contains it.
-        None => push_short(out, s),
+        None => crate::escape::push_small(out, s),
         // Outside that range both use `d[.ddd]e±x`; Extended JSON spells it with `E`.
         Some((e, p)) if e != -6 => {
             let at = out.len() + p;
-            push_short(out, s);
+            crate::escape::push_small(out, s);
             out[at] = b'E';
         }
         Some(_) => {
@@ -480,7 +474,7 @@ pub fn write_iso_date(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
     let (y, mo, d, rem) = date_parts(ms);
     let milli = rem % 1000;
     if !(0..=9999).contains(&y) || !(always_millis || milli != 0) {
-        return write_iso_date_plain(out, ms, always_millis);
+        return iso_date_bytewise(out, (y, mo, d, rem), always_millis);
     }
     let pair = |v: u32| {
         let r = v as usize * 2;
@@ -522,7 +516,15 @@ fn date_parts(ms: i64) -> (i64, u32, u32, u32) {
 /// and copied out as one block: the path for years outside 0-9999 and for relaxed dates on a
 /// whole second, and the fast path's twin in tests.
 pub fn write_iso_date_plain(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
-    let (y, mo, d, rem) = date_parts(ms);
+    iso_date_bytewise(out, date_parts(ms), always_millis);
+}
+
+/// The byte-by-byte layout of [`write_iso_date_plain`] from the [`date_parts`] of an instant.
+fn iso_date_bytewise(
+    out: &mut Vec<u8>,
+    (y, mo, d, rem): (i64, u32, u32, u32),
+    always_millis: bool,
+) {
     let mut buf = [0u8; 32];
     let mut i = if (0..=9999).contains(&y) {
         let y = y as u32;
