@@ -41,7 +41,23 @@ pub fn checked_transcode(
 ) -> Result<Vec<u8>, Error> {
     const PREFIX: &[u8] = b"[\"prefix\",";
     let mut out = PREFIX.to_vec();
-    match tc.transcode(input, opts, &mut out) {
+    let result = tc.transcode(input, opts, &mut out);
+    // The lean `compat` walk and its recording twin: same output, same error.
+    let mut twin = PREFIX.to_vec();
+    let twin_result = Transcoder::new().transcode_plain(input, opts, &mut twin);
+    assert_eq!(
+        result,
+        twin_result,
+        "transcode vs transcode_plain for {}",
+        hex(input)
+    );
+    assert_eq!(
+        out,
+        twin,
+        "transcode vs transcode_plain output for {}",
+        hex(input)
+    );
+    match result {
         Ok(()) => {
             assert!(out.starts_with(PREFIX), "prefix clobbered");
             let json = out.split_off(PREFIX.len());
@@ -49,7 +65,12 @@ pub fn checked_transcode(
             Ok(json)
         }
         Err(e) => {
-            assert_eq!(out, PREFIX, "output changed on error {e} for {}", hex(input));
+            assert_eq!(
+                out,
+                PREFIX,
+                "output changed on error {e} for {}",
+                hex(input)
+            );
             assert_error(&e, input);
             Err(e)
         }
@@ -81,12 +102,14 @@ impl Writer {
         self.buf[at..at + 4].copy_from_slice(&n.to_le_bytes());
     }
     pub fn cstring(&mut self, s: &[u8]) {
-        self.buf.extend(s.iter().map(|&b| if b == 0 { b'_' } else { b }));
+        self.buf
+            .extend(s.iter().map(|&b| if b == 0 { b'_' } else { b }));
         self.buf.push(0);
     }
     pub fn string(&mut self, s: &[u8]) {
         self.lengths.push(self.buf.len());
-        self.buf.extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
         self.buf.extend_from_slice(s);
         self.buf.push(0);
     }
@@ -127,7 +150,8 @@ impl Writer {
         self.buf.push(sub);
         if old {
             self.lengths.push(self.buf.len());
-            self.buf.extend_from_slice(&(data.len() as i32).to_le_bytes());
+            self.buf
+                .extend_from_slice(&(data.len() as i32).to_le_bytes());
         }
         self.buf.extend_from_slice(data);
     }
@@ -176,7 +200,11 @@ pub fn build(ops: &[Op]) -> Writer {
     w.begin_doc();
     let key_for = |frames: &mut Vec<(bool, usize, bool)>, k: &str| -> Vec<u8> {
         let f = frames.last_mut().expect("frame");
-        let key = if f.0 { f.1.to_string().into_bytes() } else { k.as_bytes().to_vec() };
+        let key = if f.0 {
+            f.1.to_string().into_bytes()
+        } else {
+            k.as_bytes().to_vec()
+        };
         f.1 += 1;
         key
     };

@@ -162,6 +162,16 @@ pub fn write_js_double(out: &mut Vec<u8>, x: f64) {
     }
 }
 
+/// The plain twin of [`write_js_double`]: [`write_js_number_plain`] for finite values.
+#[inline(never)]
+pub fn write_js_double_plain(out: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        write_js_number_plain(out, x);
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
 /// The shortest round-trip digits of a finite, non-zero `x` and its decimal exponent, from
 /// `ryu_js`'s ECMAScript text: the plain twin of the Żmij fast paths.
 fn shortest_digits_plain(x: f64, digits: &mut [u8; 32]) -> (usize, i32) {

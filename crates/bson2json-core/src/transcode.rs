@@ -9,7 +9,8 @@ use crate::decimal128::{write_decimal128, Decimal128Style};
 use crate::error::{Error, ErrorKind};
 use crate::escape::{write_quoted, write_quoted_in};
 use crate::number::{
-    write_ejson_double, write_i64, write_iso_date, write_js_double, write_u64, JS_DATE_MAX_MS,
+    write_ejson_double, write_i64, write_iso_date, write_js_double, write_js_double_plain,
+    write_u64, JS_DATE_MAX_MS,
 };
 use crate::scan::{find_nul, nul_in_16, short_key, short_key_tail, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
@@ -27,17 +28,23 @@ pub(crate) struct Frame {
     pub out_start: usize,
     /// `compat` objects: index of this frame's first entry in the member list.
     pub members_start: usize,
+    /// Input index of the container's first element (lean `compat` reads its keys back from
+    /// there instead of keeping member records).
+    pub first: usize,
     /// Elements written so far (decides the comma).
     pub count: u32,
-    /// `compat` objects: 64-bit Bloom filter over key hashes (top six bits), to spot possible
-    /// duplicates.
-    pub bloom: u64,
+    /// `compat` objects: a Bloom filter over key hashes, to spot possible duplicates: two
+    /// 64-bit words, one bit set in each per key (see [`bloom_insert`]).
+    pub bloom: [u64; 2],
     /// `compat` objects: `compat::F_*` bits saying whether the object needs reordering.
     pub flags: u8,
     /// True for arrays (element names are ignored).
     pub is_array: bool,
-    /// Extra `}` to write after this container closes (code-with-scope wrappers).
-    pub extra_close: u8,
+    /// Extra `}` to write after this container closes (code-with-scope wrappers). A `u16` so
+    /// that the small fields fill eight bytes: with seven, the compiler initialises them with
+    /// two overlapping four-byte stores, and the first read of `count` after a push cannot be
+    /// forwarded from them (a 25 % stall on tiny documents, found with `perf`).
+    pub extra_close: u16,
 }
 
 /// A regular expression met in `compat` mode. js-bson builds a JS `RegExp` from it and throws a
@@ -66,6 +73,11 @@ pub struct Transcoder {
     /// shrinks when a `compat` object is repaired, so this is recorded before each repair and
     /// at the end; batch workers use it to place the cap error where a sequential run would.
     peak: usize,
+    /// `compat` documents still to walk with member records before trying a lean walk again.
+    lean_skip: u32,
+    /// What `lean_skip` becomes when a lean walk gives up: 8, doubling up to 1024 while lean
+    /// walks keep giving up, reset by one that succeeds.
+    lean_backoff: u32,
 }
 
 #[inline(always)]
@@ -193,7 +205,21 @@ fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool 
     }
 }
 
-/// A key whose Bloom bit is already set in its object: settles small objects with a scan of
+/// Adds the key hash `h` to an object's Bloom filter: bit `h >> 58` of the first word and bit
+/// `(h >> 52) & 63` of the second. Returns true if both were already set (a possible
+/// duplicate). Two bits in two words cut the false hits of one 64-bit word for objects of a
+/// dozen keys from about one per object to about one in ten, and a false hit costs a lean walk
+/// a scan of the object's earlier keys.
+#[inline(always)]
+fn bloom_insert(bloom: &mut [u64; 2], h: u64) -> bool {
+    let (b0, b1) = (1u64 << (h >> 58), 1u64 << ((h >> 52) & 63));
+    let hit = bloom[0] & b0 != 0 && bloom[1] & b1 != 0;
+    bloom[0] |= b0;
+    bloom[1] |= b1;
+    hit
+}
+
+/// A key whose Bloom bits are already set in its object: settles small objects with a scan of
 /// their hashes (`F_DUP`), and marks larger ones for one exact check when they close.
 #[inline(never)]
 fn bloom_hit(mine: &[Member], input: &[u8], h: u64, key: &[u8]) -> u8 {
@@ -209,12 +235,89 @@ fn bloom_hit(mine: &[Member], input: &[u8], h: u64, key: &[u8]) -> u8 {
     }
 }
 
+/// The element of an already walked (so already validated) container that starts at `at`,
+/// whose elements end at `end`: its key's input range and the index just after its value.
+/// `None` only if the bytes disagree with the walk, which cannot happen; callers then take the
+/// recording path, which reports whatever the walk reports.
+fn element_at(input: &[u8], at: usize, end: usize) -> Option<(usize, usize, usize)> {
+    let t = *input.get(at)?;
+    let ks = at + 1;
+    let klen = match (ks + 16 <= input.len()).then(|| nul_in_16(input, ks)) {
+        Some(Some(n)) => n,
+        _ => find_nul(input.get(ks..end)?)?,
+    };
+    let ke = ks + klen;
+    if ke >= end {
+        return None;
+    }
+    let v = ke + 1;
+    let len_at = |i: usize| -> Option<usize> {
+        usize::try_from(i32::from_le_bytes(input.get(i..i + 4)?.try_into().ok()?)).ok()
+    };
+    let cstring_end = |i: usize| -> Option<usize> { Some(i + find_nul(input.get(i..end)?)? + 1) };
+    let next = match t {
+        0x01 | 0x09 | 0x11 | 0x12 => v + 8,
+        0x02 | 0x0D | 0x0E => v + 4 + len_at(v)?,
+        0x03 | 0x04 | 0x0F => v + len_at(v)?,
+        0x05 => v + 5 + len_at(v)?,
+        0x06 | 0x0A | 0x7F | 0xFF => v,
+        0x07 => v + 12,
+        0x08 => v + 1,
+        0x0B => cstring_end(cstring_end(v)?)?,
+        0x0C => v + 4 + len_at(v)? + 12,
+        0x10 => v + 4,
+        0x13 => v + 16,
+        _ => return None,
+    };
+    (next <= end).then_some((ks, ke, next))
+}
+
+/// Lean `compat`'s answer to a Bloom hit on the key `input[ks..ke]` of the open object `f`.
+/// Objects with fewer than [`compat::SCAN_LIMIT`] members read their earlier keys back from
+/// the input (`F_DUP` if one is equal). A larger object starts keeping its keys in `members`
+/// (`F_KEYS`: the earlier ones read back once, later ones as they come) and is marked for one
+/// exact check when it closes; reading back a wide object at every hit would cost more than
+/// the records the lean walk saves.
+#[inline(never)]
+fn lean_bloom_hit(input: &[u8], f: &Frame, ks: usize, ke: usize, members: &mut Vec<Member>) -> u8 {
+    let wide = f.count as usize >= compat::SCAN_LIMIT;
+    if wide && f.flags & compat::F_KEYS != 0 {
+        return compat::F_MAYBE_DUP;
+    }
+    let key = &input[ks..ke];
+    let mut at = f.first;
+    while at + 1 < ks {
+        let Some((s, e, next)) = element_at(input, at, f.end) else {
+            return compat::F_DUP;
+        };
+        if wide {
+            members.push(Member {
+                key_start: s,
+                key_end: e,
+                out_key: 0,
+                out_val: 0,
+                val_start: e + 1,
+                vtype: input[at],
+                hash: key_hash(input, s, e - s),
+            });
+        } else if &input[s..e] == key {
+            return compat::F_DUP;
+        }
+        at = next;
+    }
+    if wide {
+        compat::F_MAYBE_DUP | compat::F_KEYS
+    } else {
+        0
+    }
+}
+
 /// Every `compat` member the walker's fast path does not take (array-index, `$`-prefixed,
 /// long, escaped or invalid-UTF-8 keys, `undefined` values): writes the key, sets the object's
 /// flags and records the member. Returns true for an `undefined` value (nothing is written).
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn compat_member(
+fn compat_member<const LEAN: bool>(
     f: &mut Frame,
     members: &mut Vec<Member>,
     out: &mut Vec<u8>,
@@ -241,11 +344,13 @@ fn compat_member(
         Some(ShortKey { lo, hi, len, .. }) => mix_key_hash(lo, hi, 0, len),
         None => key_hash(input, ks, key.len()),
     };
-    let bit = 1u64 << (h >> 58);
-    if f.bloom & bit != 0 {
-        flags |= bloom_hit(&members[f.members_start..], input, h, key);
+    if bloom_insert(&mut f.bloom, h) {
+        flags |= if LEAN {
+            lean_bloom_hit(input, f, ks, ke, members)
+        } else {
+            bloom_hit(&members[f.members_start..], input, h, key)
+        };
     }
-    f.bloom |= bit;
     let undefined = t == 0x06;
     let (out_key, out_val) = if undefined {
         (compat::NONE, out.len() + 1)
@@ -272,15 +377,17 @@ fn compat_member(
         }
     };
     f.flags |= flags;
-    members.push(Member {
-        key_start: ks,
-        key_end: ke,
-        out_key,
-        out_val,
-        val_start: ke + 1,
-        vtype: t,
-        hash: h,
-    });
+    if !LEAN || f.flags & compat::F_KEYS != 0 {
+        members.push(Member {
+            key_start: ks,
+            key_end: ke,
+            out_key,
+            out_val,
+            val_start: ke + 1,
+            vtype: t,
+            hash: h,
+        });
+    }
     undefined
 }
 
@@ -341,25 +448,82 @@ impl Transcoder {
 
     /// Transcodes one BSON document (all of `input`) and appends its JSON to `out`.
     /// On error, `out` is restored to its length before the call.
+    ///
+    /// In `compat`, documents are first walked without member records (the bookkeeping that
+    /// only an object needing repair uses); a document with such an object is walked again
+    /// with them, and so are the next few documents (8, doubling up to 1024 while documents
+    /// keep needing it). The output and errors are those of [`Transcoder::transcode_plain`].
     pub fn transcode(
         &mut self,
         input: &[u8],
         options: &Options,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
+        self.transcode_with(input, options, out, true)
+    }
+
+    /// [`Transcoder::transcode`] with every `compat` object's members recorded as it is
+    /// walked: the plain twin of the lean first walk, which tests and the fuzz targets hold
+    /// equal to it (same output, same errors).
+    pub fn transcode_plain(
+        &mut self,
+        input: &[u8],
+        options: &Options,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        self.transcode_with(input, options, out, false)
+    }
+
+    fn transcode_with(
+        &mut self,
+        input: &[u8],
+        options: &Options,
+        out: &mut Vec<u8>,
+        lean: bool,
+    ) -> Result<(), Error> {
         let base = out.len();
         self.regexes.clear();
         self.peak = base;
         let r = match options.dialect {
-            Dialect::Compat => self.run::<COMPAT>(input, options, out),
-            Dialect::Relaxed => self.run::<RELAXED>(input, options, out),
-            Dialect::Canonical => self.run::<CANONICAL>(input, options, out),
+            Dialect::Compat => {
+                let try_lean = lean && self.lean_skip == 0;
+                if lean && !try_lean {
+                    self.lean_skip -= 1;
+                }
+                self.compat(input, options, out, base, try_lean)
+            }
+            Dialect::Relaxed => self.run::<RELAXED, false>(input, options, out).map(drop),
+            Dialect::Canonical => self.run::<CANONICAL, false>(input, options, out).map(drop),
         };
         if r.is_err() {
             out.truncate(base);
         }
         self.peak = self.peak.max(out.len());
         r
+    }
+
+    /// `compat`: the lean walk first if `lean`, then (if it gave up) the recording walk over
+    /// again, from `out` cut back to `base`.
+    fn compat(
+        &mut self,
+        input: &[u8],
+        options: &Options,
+        out: &mut Vec<u8>,
+        base: usize,
+        lean: bool,
+    ) -> Result<(), Error> {
+        if lean {
+            if self.run::<COMPAT, true>(input, options, out)? {
+                self.lean_backoff = 0;
+                return Ok(());
+            }
+            self.lean_backoff = (self.lean_backoff * 2).clamp(8, 1024);
+            self.lean_skip = self.lean_backoff;
+            out.truncate(base);
+            self.regexes.clear();
+            self.peak = base;
+        }
+        self.run::<COMPAT, false>(input, options, out).map(drop)
     }
 
     /// The longest the output buffer was at any output-cap check of the last successful call:
@@ -374,12 +538,15 @@ impl Transcoder {
         &self.regexes
     }
 
-    fn run<const D: u8>(
+    /// The walk. `LEAN` (`compat` only) keeps no member records: it returns `Ok(false)` as soon
+    /// as an object closes that needs them (a repair, or an exact duplicate check that finds
+    /// one), and the caller starts over with records. Otherwise `Ok(true)`.
+    fn run<const D: u8, const LEAN: bool>(
         &mut self,
         input: &[u8],
         opts: &Options,
         out: &mut Vec<u8>,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let compat = D == COMPAT;
         let canonical = D == CANONICAL;
         if input.len() < 5 {
@@ -434,8 +601,9 @@ impl Transcoder {
             end: size - 1,
             out_start: out.len() - 1,
             members_start: 0,
+            first: 4,
             count: 0,
-            bloom: 0,
+            bloom: [0; 2],
             flags: 0,
             is_array: false,
             extra_close: 0,
@@ -456,6 +624,19 @@ impl Transcoder {
                 let f = self.stack.pop().unwrap_or_else(|| unreachable!());
                 let mut flags = f.flags;
                 if compat
+                    && LEAN
+                    && (compat::needs_fixup(flags)
+                        || flags & compat::F_MAYBE_DUP != 0
+                            && compat::has_duplicate(
+                                input,
+                                &self.members[f.members_start..],
+                                &mut self.table,
+                            ))
+                {
+                    return Ok(false);
+                }
+                if compat
+                    && !LEAN
                     && flags & compat::F_MAYBE_DUP != 0
                     && compat::has_duplicate(
                         input,
@@ -465,7 +646,7 @@ impl Transcoder {
                 {
                     flags |= compat::F_DUP;
                 }
-                if compat && !f.is_array && compat::needs_fixup(flags) {
+                if compat && !LEAN && !f.is_array && compat::needs_fixup(flags) {
                     // The cap was last checked at this length; the repair may shorten it.
                     self.peak = self.peak.max(out.len());
                     compat::fixup(
@@ -496,6 +677,66 @@ impl Transcoder {
                     break;
                 }
                 continue;
+            }
+
+            // Numbers in an array, in a loop of their own, where the compiler keeps its state
+            // in registers (number-heavy documents are mostly this). Anything else, including
+            // anything malformed, leaves it for the general path below, which also reports
+            // the errors. Not in the recording `compat` walk, so that its twin tests compare
+            // this loop with the general path.
+            if !canonical && (LEAN || !compat) && self.stack[top].is_array {
+                let f = &mut self.stack[top];
+                while pos < end {
+                    let t = input[pos];
+                    let ks = pos + 1;
+                    if !matches!(t, 0x01 | 0x10 | 0x12) || ks + 16 > input.len() {
+                        break;
+                    }
+                    let Some(klen) = nul_in_16(input, ks) else {
+                        break;
+                    };
+                    let v = ks + klen + 1;
+                    let next = v + if t == 0x10 { 4 } else { 8 };
+                    if next > end {
+                        break;
+                    }
+                    // (Only the value's own bytes: an int32 may end the input.)
+                    let bits = if t == 0x10 {
+                        i64::from(rd_i32(input, v)) as u64
+                    } else {
+                        rd_u64(input, v)
+                    };
+                    let x = f64::from_bits(bits);
+                    let n = bits as i64;
+                    // Values the general path prints some other way.
+                    if (t == 0x01 && !compat && !x.is_finite())
+                        || (t == 0x12 && compat && !(-(1i64 << 53)..=1i64 << 53).contains(&n))
+                    {
+                        break;
+                    }
+                    if f.count > 0 {
+                        out.push(b',');
+                    }
+                    f.count += 1;
+                    if t != 0x01 {
+                        write_i64(out, n);
+                    } else if compat {
+                        write_js_double(out, x);
+                    } else {
+                        write_ejson_double(out, x);
+                    }
+                    pos = next;
+                    if out.len() > max_out {
+                        return Err(err(
+                            ErrorKind::OutputTooLarge,
+                            pos,
+                            "JSON output exceeds maxOutputBytes",
+                        ));
+                    }
+                }
+                if pos >= end {
+                    continue;
+                }
             }
 
             let t = input[pos];
@@ -556,33 +797,45 @@ impl Transcoder {
                                     && k.lo as u8 != b'$' =>
                             {
                                 let h = mix_key_hash(k.lo, k.hi, 0, k.len);
-                                let bit = 1u64 << (h >> 58);
-                                if f.bloom & bit != 0 {
-                                    f.flags |= bloom_hit(
-                                        &self.members[f.members_start..],
-                                        input,
-                                        h,
-                                        &input[ks..ke],
-                                    );
+                                if bloom_insert(&mut f.bloom, h) {
+                                    f.flags |= if LEAN {
+                                        lean_bloom_hit(input, f, ks, ke, &mut self.members)
+                                    } else {
+                                        bloom_hit(
+                                            &self.members[f.members_start..],
+                                            input,
+                                            h,
+                                            &input[ks..ke],
+                                        )
+                                    };
                                 }
-                                f.bloom |= bit;
                                 let comma = f.count > 0;
                                 f.count += 1;
                                 let at = out.len() + usize::from(comma);
                                 put_plain_key(out, comma, k, input, ks);
-                                self.members.push(Member {
-                                    key_start: ks,
-                                    key_end: ke,
-                                    out_key: at,
-                                    out_val: out.len(),
-                                    val_start: v,
-                                    vtype: t,
-                                    hash: h,
-                                });
+                                if !LEAN || f.flags & compat::F_KEYS != 0 {
+                                    self.members.push(Member {
+                                        key_start: ks,
+                                        key_end: ke,
+                                        out_key: at,
+                                        out_val: out.len(),
+                                        val_start: v,
+                                        vtype: t,
+                                        hash: h,
+                                    });
+                                }
                             }
                             _ => {
-                                if compat_member(f, &mut self.members, out, input, ks, ke, t, short)
-                                {
+                                if compat_member::<LEAN>(
+                                    f,
+                                    &mut self.members,
+                                    out,
+                                    input,
+                                    ks,
+                                    ke,
+                                    t,
+                                    short,
+                                ) {
                                     // `undefined`: recorded, nothing written.
                                     pos = v;
                                     continue;
@@ -613,7 +866,14 @@ impl Transcoder {
                     let x = f64::from_bits(rd_u64(input, v));
                     pos = v + 8;
                     if compat {
-                        write_js_double(out, x);
+                        if LEAN {
+                            write_js_double(out, x);
+                        } else {
+                            // The recording walk (rare, and the twin of the lean one) prints
+                            // doubles with the plain twin, so the fast writer keeps a single
+                            // caller and stays inlined into the lean walk.
+                            write_js_double_plain(out, x);
+                        }
                     } else if x.is_finite() && !canonical {
                         write_ejson_double(out, x);
                     } else {
@@ -674,8 +934,9 @@ impl Transcoder {
                         end: child_end,
                         out_start: out.len() - 1,
                         members_start: self.members.len(),
+                        first: v + 4,
                         count: 0,
-                        bloom: 0,
+                        bloom: [0; 2],
                         flags: 0,
                         is_array,
                         extra_close: 0,
@@ -945,8 +1206,9 @@ impl Transcoder {
                         end: scope_end,
                         out_start: out.len() - 1,
                         members_start: self.members.len(),
+                        first: scope_at + 4,
                         count: 0,
-                        bloom: 0,
+                        bloom: [0; 2],
                         // js-bson builds the Code from the scope object as is: the scope
                         // itself is never promoted to a DBRef (documents inside it are).
                         flags: compat::F_NO_DBREF,
@@ -1051,6 +1313,6 @@ impl Transcoder {
                 ));
             }
         }
-        Ok(())
+        Ok(true)
     }
 }

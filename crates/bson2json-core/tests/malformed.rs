@@ -789,3 +789,25 @@ fn terminators_are_checked_where_the_walk_reaches_them() {
         }
     }
 }
+
+/// An int32 with a long element name that ends an array at the very end of the input: the
+/// array fast path must read only its four bytes (a regression: it read eight, past the end).
+#[test]
+fn array_number_at_the_end_of_the_input() {
+    // {"a": [7]}, the element named "123456789012" (names in arrays are ignored).
+    let elem: Vec<u8> = [&[0x10][..], b"123456789012\0", &7i32.to_le_bytes()].concat();
+    let arr: Vec<u8> = [&((elem.len() + 5) as i32).to_le_bytes()[..], &elem, &[0]].concat();
+    let body: Vec<u8> = [&[0x04, b'a', 0][..], &arr, &[0]].concat();
+    let doc: Vec<u8> = [&((body.len() + 4) as i32).to_le_bytes()[..], &body].concat();
+    for d in [Dialect::Compat, Dialect::Relaxed, Dialect::Canonical] {
+        let mut out = Vec::new();
+        let opts = Options::with_dialect(d);
+        Transcoder::new().transcode(&doc, &opts, &mut out).unwrap();
+        let want: &[u8] = if d == Dialect::Canonical {
+            br#"{"a":[{"$numberInt":"7"}]}"#
+        } else {
+            br#"{"a":[7]}"#
+        };
+        assert_eq!(out, want, "{d:?}");
+    }
+}

@@ -4,6 +4,9 @@
 //!   bytes (biased towards NUL, control characters, quotes, backslashes and high bytes);
 //! - random valid documents (a tree generated with `prop_recursive`, serialized by hand)
 //!   always transcode `Ok` in every dialect and mode, and the output parses as JSON;
+//! - the lean `compat` walk (`Transcoder::transcode`) equals its recording twin
+//!   (`Transcoder::transcode_plain`), output and errors, on valid and mutated documents, with
+//!   one transcoder reused across them (so its give-up backoff is exercised too);
 //! - strict `relaxed`/`canonical` accept/reject agrees with the `bson` crate on random byte
 //!   mutations of valid documents. Documented exceptions: (1) depth: the crate has no limit,
 //!   so we use `max_depth: u32::MAX`; (2) array element names: bson2json ignores them and so
@@ -12,7 +15,7 @@
 
 use bson2json_core::escape::{write_escaped, write_escaped_in, write_escaped_plain};
 use bson2json_core::scan::{find_nul, find_nul_plain, short_key};
-use bson2json_core::{transcode, Dialect, Options, Utf8Mode};
+use bson2json_core::{transcode, Dialect, Options, Transcoder, Utf8Mode};
 use proptest::prelude::*;
 
 fn byte() -> impl Strategy<Value = u8> {
@@ -356,6 +359,35 @@ proptest! {
                 serde_json::from_slice::<serde_json::Value>(&out).unwrap();
             } else {
                 prop_assert!(out.is_empty());
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lean_compat_walk_equals_its_recording_twin(
+        docs in prop::collection::vec(document(), 1..6),
+        muts in prop::collection::vec((any::<prop::sample::Index>(), byte()), 0..3),
+    ) {
+        let mut docs = docs;
+        if let Some(last) = docs.last_mut() {
+            for (i, b) in &muts {
+                let i = i.index(last.len());
+                last[i] = *b;
+            }
+        }
+        let (mut lean, mut plain) = (Transcoder::new(), Transcoder::new());
+        for u in [Utf8Mode::Strict, Utf8Mode::Replace] {
+            for doc in &docs {
+                let (mut a, mut b) = (b"[".to_vec(), b"[".to_vec());
+                let ra = lean.transcode(doc, &opts(Dialect::Compat, u), &mut a);
+                let rb = plain.transcode_plain(doc, &opts(Dialect::Compat, u), &mut b);
+                prop_assert_eq!(&ra, &rb, "{:02X?}", doc);
+                prop_assert_eq!(&a, &b, "{:02X?}", doc);
+                prop_assert_eq!(lean.regexes(), plain.regexes());
             }
         }
     }
