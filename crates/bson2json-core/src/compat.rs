@@ -2,8 +2,10 @@
 //! "keys in BSON order": V8 puts array-index keys first in ascending order, a duplicate key keeps
 //! its first position but takes the last value (and disappears from the JSON if that value is
 //! `undefined`), and js-bson turns `$ref`/`$id`/`$db` documents into `DBRef`s whose `toJSON`
-//! reorders them. The walker writes every object in BSON order and records its members; only
-//! objects that need it (rare in real data) are rewritten here, after they close.
+//! reorders them. The walker writes every object in BSON order; only objects that need it (rare
+//! in real data) are rewritten here, after they close, from the member records of the
+//! recording walk. The lean walk that runs first keeps no records: it only sets the flags
+//! below, and gives the document to the recording walk when an object needs a rewrite.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
