@@ -30,10 +30,6 @@ pub(crate) const F_MAYBE_DUP: u8 = 32;
 /// The object is a code-with-scope scope, which js-bson never promotes to a DBRef.
 pub(crate) const F_NO_DBREF: u8 = 64;
 
-/// Lean walk only: the object keeps its members' keys (not their output positions) because it
-/// grew past [`SCAN_LIMIT`].
-pub(crate) const F_KEYS: u8 = 128;
-
 /// Objects with fewer members check a Bloom hit by scanning their hashes right away.
 pub(crate) const SCAN_LIMIT: usize = 32;
 

@@ -272,44 +272,74 @@ fn element_at(input: &[u8], at: usize, end: usize) -> Option<(usize, usize, usiz
     (next <= end).then_some((ks, ke, next))
 }
 
-/// Lean `compat`'s answer to a Bloom hit on the key `input[ks..ke]` of the open object `f`.
-/// Objects with fewer than [`compat::SCAN_LIMIT`] members read their earlier keys back from
-/// the input (`F_DUP` if one is equal). A larger object starts keeping its keys in `members`
-/// (`F_KEYS`: the earlier ones read back once, later ones as they come) and is marked for one
-/// exact check when it closes; reading back a wide object at every hit would cost more than
-/// the records the lean walk saves.
+/// A lean Bloom hit in an object with fewer members reads the earlier keys back at once;
+/// larger objects are checked once, when they close. Lower than [`compat::SCAN_LIMIT`]
+/// (the recording walk's, whose check scans hashes already in hand): reading keys back from
+/// the input costs more per key, and 1-3 rescans of a 30-key object cost more than one pass
+/// over all of it (10 KB update events, whose `updatedFields` has ~60 keys: −2.7 %
+/// instructions).
+const LEAN_SCAN_LIMIT: usize = 16;
+
+/// Lean `compat`'s answer to a Bloom hit on the key `input[ks..ke]` of the open object `f`:
+/// objects with fewer than [`LEAN_SCAN_LIMIT`] members read their earlier keys back from
+/// the input (`F_DUP` if one is equal), larger ones are marked for one exact check when they
+/// close.
 #[inline(never)]
-fn lean_bloom_hit(input: &[u8], f: &Frame, ks: usize, ke: usize, members: &mut Vec<Member>) -> u8 {
-    let wide = f.count as usize >= compat::SCAN_LIMIT;
-    if wide && f.flags & compat::F_KEYS != 0 {
+fn lean_bloom_hit(input: &[u8], f: &Frame, ks: usize, ke: usize) -> u8 {
+    if f.count as usize >= LEAN_SCAN_LIMIT {
         return compat::F_MAYBE_DUP;
     }
     let key = &input[ks..ke];
     let mut at = f.first;
     while at + 1 < ks {
-        let Some((s, e, next)) = element_at(input, at, f.end) else {
-            return compat::F_DUP;
-        };
-        if wide {
-            members.push(Member {
-                key_start: s,
-                key_end: e,
-                out_key: 0,
-                out_val: 0,
-                val_start: e + 1,
-                vtype: input[at],
-                hash: key_hash(input, s, e - s),
-            });
-        } else if &input[s..e] == key {
-            return compat::F_DUP;
+        match element_at(input, at, f.end) {
+            Some((s, e, next)) => {
+                if &input[s..e] == key {
+                    return compat::F_DUP;
+                }
+                at = next;
+            }
+            None => return compat::F_DUP,
         }
-        at = next;
     }
-    if wide {
-        compat::F_MAYBE_DUP | compat::F_KEYS
-    } else {
-        0
+    0
+}
+
+/// Lean `compat`'s exact duplicate check of the closed object `f` (marked `F_MAYBE_DUP`): its
+/// keys read back from the input into `scratch` (emptied again) for
+/// [`compat::has_duplicate`].
+#[inline(never)]
+fn lean_has_duplicate(
+    input: &[u8],
+    f: &Frame,
+    scratch: &mut Vec<Member>,
+    table: &mut Vec<u32>,
+) -> bool {
+    let mut at = f.first;
+    let mut dup = false;
+    while at < f.end {
+        match element_at(input, at, f.end) {
+            Some((ks, ke, next)) => {
+                scratch.push(Member {
+                    key_start: ks,
+                    key_end: ke,
+                    out_key: 0,
+                    out_val: 0,
+                    val_start: ke + 1,
+                    vtype: input[at],
+                    hash: key_hash(input, ks, ke - ks),
+                });
+                at = next;
+            }
+            None => {
+                dup = true;
+                break;
+            }
+        }
     }
+    dup = dup || compat::has_duplicate(input, scratch, table);
+    scratch.clear();
+    dup
 }
 
 /// Every `compat` member the walker's fast path does not take (array-index, `$`-prefixed,
@@ -346,7 +376,7 @@ fn compat_member<const LEAN: bool>(
     };
     if bloom_insert(&mut f.bloom, h) {
         flags |= if LEAN {
-            lean_bloom_hit(input, f, ks, ke, members)
+            lean_bloom_hit(input, f, ks, ke)
         } else {
             bloom_hit(&members[f.members_start..], input, h, key)
         };
@@ -377,7 +407,7 @@ fn compat_member<const LEAN: bool>(
         }
     };
     f.flags |= flags;
-    if !LEAN || f.flags & compat::F_KEYS != 0 {
+    if !LEAN {
         members.push(Member {
             key_start: ks,
             key_end: ke,
@@ -627,11 +657,7 @@ impl Transcoder {
                     && LEAN
                     && (compat::needs_fixup(flags)
                         || flags & compat::F_MAYBE_DUP != 0
-                            && compat::has_duplicate(
-                                input,
-                                &self.members[f.members_start..],
-                                &mut self.table,
-                            ))
+                            && lean_has_duplicate(input, &f, &mut self.members, &mut self.table))
                 {
                     return Ok(false);
                 }
@@ -799,7 +825,7 @@ impl Transcoder {
                                 let h = mix_key_hash(k.lo, k.hi, 0, k.len);
                                 if bloom_insert(&mut f.bloom, h) {
                                     f.flags |= if LEAN {
-                                        lean_bloom_hit(input, f, ks, ke, &mut self.members)
+                                        lean_bloom_hit(input, f, ks, ke)
                                     } else {
                                         bloom_hit(
                                             &self.members[f.members_start..],
@@ -813,7 +839,7 @@ impl Transcoder {
                                 f.count += 1;
                                 let at = out.len() + usize::from(comma);
                                 put_plain_key(out, comma, k, input, ks);
-                                if !LEAN || f.flags & compat::F_KEYS != 0 {
+                                if !LEAN {
                                     self.members.push(Member {
                                         key_start: ks,
                                         key_end: ke,
