@@ -52,8 +52,9 @@ pub fn split_concatenated(
 }
 
 /// Length in bytes of the value of an element of type `t` starting at `at`, which must lie
-/// before `end`; used to step over top-level fields of a cursor reply without decoding them.
-fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error> {
+/// before `end`; used to step over top-level fields of a cursor reply without decoding them,
+/// and by the lean `compat` walk to read back the keys of an object it has already walked.
+pub(crate) fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error> {
     let need = |n: usize| -> Result<usize, Error> {
         if at + n > end {
             Err(Error::new(

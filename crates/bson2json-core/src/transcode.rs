@@ -251,25 +251,8 @@ fn element_at(input: &[u8], at: usize, end: usize) -> Option<(usize, usize, usiz
         return None;
     }
     let v = ke + 1;
-    let len_at = |i: usize| -> Option<usize> {
-        usize::try_from(i32::from_le_bytes(input.get(i..i + 4)?.try_into().ok()?)).ok()
-    };
-    let cstring_end = |i: usize| -> Option<usize> { Some(i + find_nul(input.get(i..end)?)? + 1) };
-    let next = match t {
-        0x01 | 0x09 | 0x11 | 0x12 => v + 8,
-        0x02 | 0x0D | 0x0E => v + 4 + len_at(v)?,
-        0x03 | 0x04 | 0x0F => v + len_at(v)?,
-        0x05 => v + 5 + len_at(v)?,
-        0x06 | 0x0A | 0x7F | 0xFF => v,
-        0x07 => v + 12,
-        0x08 => v + 1,
-        0x0B => cstring_end(cstring_end(v)?)?,
-        0x0C => v + 4 + len_at(v)? + 12,
-        0x10 => v + 4,
-        0x13 => v + 16,
-        _ => return None,
-    };
-    (next <= end).then_some((ks, ke, next))
+    let n = crate::batch::value_len(input, t, v, end).ok()?;
+    Some((ks, ke, v + n))
 }
 
 /// A lean Bloom hit in an object with fewer members reads the earlier keys back at once;
