@@ -9,7 +9,9 @@
 //! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins, and
 //!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, and `number::write_iso_date`
 //!   (three words) vs `write_iso_date_plain` (both forms, the window folded into the JS date
-//!   range), on every 8-byte window.
+//!   range), on every 8-byte window;
+//! - `utf8::is_valid` / `is_valid_short` (shift DFA, `simdutf8` from 64 bytes) vs
+//!   `std::str::from_utf8`, on every suffix the loop below takes.
 #![no_main]
 use bson2json_core::escape::{
     short_run_is_plain, short_run_is_plain_swar, write_escaped, write_escaped_in, write_escaped_plain,
@@ -92,6 +94,9 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(bson2json_core::scan::short_key_tail(s, at), short_key(&padded, 0), "short_key_tail at {at}");
             }
         }
+        let valid = std::str::from_utf8(s).is_ok();
+        assert_eq!(bson2json_core::utf8::is_valid(s), valid, "utf8::is_valid at skip {skip}");
+        assert_eq!(bson2json_core::utf8::is_valid_short(s), valid, "utf8::is_valid_short at skip {skip}");
         let ascii = s.is_ascii();
         let mut a = b"pre".to_vec();
         let mut b = b"pre".to_vec();

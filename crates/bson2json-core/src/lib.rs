@@ -36,6 +36,7 @@ pub mod number;
 pub mod scan;
 pub mod text;
 mod transcode;
+pub mod utf8;
 
 pub use error::{Error, ErrorKind};
 pub use transcode::{RegexRecord, Transcoder};

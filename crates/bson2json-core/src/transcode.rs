@@ -170,7 +170,7 @@ fn write_str_value(
 ) -> Result<(), Error> {
     let mark = out.len();
     let s = &input[from..to];
-    if write_quoted_in(out, input, from, to) || simdutf8::basic::from_utf8(s).is_ok() {
+    if write_quoted_in(out, input, from, to) || crate::utf8::is_valid(s) {
         return Ok(());
     }
     match mode {
@@ -196,7 +196,7 @@ fn write_str_value(
 fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
     let mark = out.len();
     let s = &input[from..to];
-    if write_quoted_in(out, input, from, to) || simdutf8::basic::from_utf8(s).is_ok() {
+    if write_quoted_in(out, input, from, to) || crate::utf8::is_valid(s) {
         true
     } else {
         out.truncate(mark);

@@ -1,0 +1,176 @@
+//! UTF-8 validation of strings that the escaper found to contain non-ASCII bytes.
+//!
+//! Long strings go to `simdutf8` (AVX2 / SSE4.2, chosen at run time), which hands anything
+//! under 64 bytes to `std::str::from_utf8`. Short non-ASCII strings (names, words, tags: most
+//! of the non-ASCII text in documents) are instead checked by [`is_valid_short`], a
+//! branch-free shift-based DFA: one table load and one shift per byte, no branch that depends
+//! on the text, where the standard library's validator branches on every multi-byte sequence
+//! and mispredicts on mixed text. `std::str::from_utf8` is the twin that tests (every
+//! sequence of up to five bytes over all byte classes, every two-byte sequence, random text)
+//! and the `swar` fuzz target hold it equal to.
+
+/// The DFA's states, each stored as its bit offset (6 × index) in a transition row, so that
+/// the next state is `row >> state` (the shift count is taken mod 64, so no mask is needed
+/// between steps). `ACCEPT` must be 0: a row shifted by it keeps that state's bits lowest.
+const ACCEPT: u64 = 0;
+const ERROR: u64 = 6;
+/// One continuation byte (80-BF) to go.
+const CONT1: u64 = 12;
+/// Two continuation bytes to go.
+const CONT2: u64 = 18;
+/// After E0: A0-BF (no overlong three-byte forms), then one more.
+const E0: u64 = 24;
+/// After ED: 80-9F (no surrogates), then one more.
+const ED: u64 = 30;
+/// After F0: 90-BF (no overlong four-byte forms), then two more.
+const F0: u64 = 36;
+/// After F1-F3: three continuation bytes to go.
+const CONT3: u64 = 42;
+/// After F4: 80-8F (nothing above U+10FFFF), then two more.
+const F4: u64 = 48;
+
+/// The next state from every state for byte `b`, as RFC 3629's table of well-formed byte
+/// sequences defines them.
+const fn row(b: u8) -> u64 {
+    // (state, next) for each state; unlisted states go to ERROR.
+    let mut next = [ERROR; 9];
+    next[(ACCEPT / 6) as usize] = match b {
+        0x00..=0x7F => ACCEPT,
+        0xC2..=0xDF => CONT1,
+        0xE0 => E0,
+        0xE1..=0xEC | 0xEE..=0xEF => CONT2,
+        0xED => ED,
+        0xF0 => F0,
+        0xF1..=0xF3 => CONT3,
+        0xF4 => F4,
+        _ => ERROR,
+    };
+    let cont = matches!(b, 0x80..=0xBF);
+    if cont {
+        next[(CONT1 / 6) as usize] = ACCEPT;
+        next[(CONT2 / 6) as usize] = CONT1;
+        next[(CONT3 / 6) as usize] = CONT2;
+    }
+    if matches!(b, 0xA0..=0xBF) {
+        next[(E0 / 6) as usize] = CONT1;
+    }
+    if matches!(b, 0x80..=0x9F) {
+        next[(ED / 6) as usize] = CONT1;
+    }
+    if matches!(b, 0x90..=0xBF) {
+        next[(F0 / 6) as usize] = CONT2;
+    }
+    if matches!(b, 0x80..=0x8F) {
+        next[(F4 / 6) as usize] = CONT2;
+    }
+    let mut r = 0u64;
+    let mut s = 0;
+    while s < 9 {
+        r |= next[s] << (6 * s);
+        s += 1;
+    }
+    r
+}
+
+static DFA: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = row(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// Whether `s` is well-formed UTF-8, by the shift DFA; meant for short strings (it runs at
+/// about one byte per cycle whatever the text). [`is_valid`] picks between it and `simdutf8`.
+#[inline]
+pub fn is_valid_short(s: &[u8]) -> bool {
+    let mut state = ACCEPT;
+    for &b in s {
+        state = DFA[b as usize] >> (state & 63);
+    }
+    state & 63 == ACCEPT
+}
+
+/// Strings from this length on go to `simdutf8`'s SIMD validator (below it, `simdutf8` itself
+/// falls back to the standard library).
+const SIMD_FROM: usize = 64;
+
+/// Whether `s` is well-formed UTF-8 (exactly `std::str::from_utf8(s).is_ok()`).
+#[inline]
+pub fn is_valid(s: &[u8]) -> bool {
+    if s.len() < SIMD_FROM {
+        is_valid_short(s)
+    } else {
+        simdutf8::basic::from_utf8(s).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A byte of every class the DFA distinguishes, at both ends of each range.
+    const CLASSES: [u8; 24] = [
+        0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+        0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+    ];
+
+    fn check(s: &[u8]) {
+        let want = std::str::from_utf8(s).is_ok();
+        assert_eq!(is_valid_short(s), want, "{s:02X?}");
+        assert_eq!(is_valid(s), want, "{s:02X?}");
+    }
+
+    #[test]
+    fn every_sequence_of_up_to_five_class_bytes() {
+        let mut s = Vec::with_capacity(5);
+        fn rec(s: &mut Vec<u8>, depth: usize) {
+            check(s);
+            if depth == 0 {
+                return;
+            }
+            for &b in &CLASSES {
+                s.push(b);
+                rec(s, depth - 1);
+                s.pop();
+            }
+        }
+        rec(&mut s, if cfg!(debug_assertions) { 4 } else { 5 });
+    }
+
+    #[test]
+    fn every_two_byte_sequence_and_prefixed() {
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                check(&[a, b]);
+                check(&[b'x', a, b, b'y']);
+            }
+        }
+    }
+
+    #[test]
+    fn random_text_short_and_long() {
+        // Mixed scripts, cut at every byte (so that truncated sequences come up), plus
+        // single-byte corruptions; lengths cross the 64-byte switch to simdutf8.
+        let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro ASCII only, then more: Ærøskøbing 👍🏽 한국어 end";
+        let b = text.as_bytes();
+        for from in 0..b.len() {
+            for to in from..=b.len().min(from + 90) {
+                check(&b[from..to]);
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut v = b.to_vec();
+            let at = (x % v.len() as u64) as usize;
+            v[at] = (x >> 32) as u8;
+            let len = ((x >> 40) % v.len() as u64) as usize;
+            check(&v[..len]);
+        }
+    }
+}
