@@ -11,7 +11,10 @@
 //!   (three words) vs `write_iso_date_plain` (both forms, the window folded into the JS date
 //!   range), on every 8-byte window;
 //! - `utf8::is_valid` / `is_valid_short` (shift DFA, `simdutf8` from 64 bytes) vs
-//!   `std::str::from_utf8`, on every suffix the loop below takes.
+//!   `std::str::from_utf8`, and `utf8::to_utf16` (SSE2 widening, unvalidated decoding) vs
+//!   `to_utf16_plain` on valid UTF-8 (on any other input: no panic, no more units than bytes),
+//!   on every suffix the loop below takes; `escape::widen16` vs `widen16_plain` on each
+//!   16-byte window.
 #![no_main]
 use bson2json_core::escape::{
     short_run_is_plain, short_run_is_plain_swar, write_escaped, write_escaped_in, write_escaped_plain,
@@ -97,6 +100,23 @@ fuzz_target!(|data: &[u8]| {
         let valid = std::str::from_utf8(s).is_ok();
         assert_eq!(bson2json_core::utf8::is_valid(s), valid, "utf8::is_valid at skip {skip}");
         assert_eq!(bson2json_core::utf8::is_valid_short(s), valid, "utf8::is_valid_short at skip {skip}");
+        let mut wide = vec![0u16; s.len() + bson2json_core::utf8::UTF16_SLACK];
+        let units = bson2json_core::utf8::to_utf16(s, &mut wide);
+        assert!(units <= s.len(), "to_utf16 wrote more units than bytes");
+        if valid {
+            let mut plain = Vec::new();
+            bson2json_core::utf8::to_utf16_plain(s, &mut plain);
+            assert_eq!(&wide[..units], &plain[..], "to_utf16 at skip {skip}");
+        }
+        if s.len() >= 16 {
+            let block: &[u8; 16] = s[..16].try_into().unwrap();
+            let (mut a16, mut b16) = ([0u16; 16], [1u16; 16]);
+            assert_eq!(
+                bson2json_core::escape::widen16(block, &mut a16),
+                bson2json_core::escape::widen16_plain(block, &mut b16)
+            );
+            assert_eq!(a16, b16, "widen16 at skip {skip}");
+        }
         let ascii = s.is_ascii();
         let mut a = b"pre".to_vec();
         let mut b = b"pre".to_vec();

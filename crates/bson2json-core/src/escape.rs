@@ -267,6 +267,48 @@ pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32, u32) {
     }
 }
 
+/// Widens the 16 bytes of `src` to 16 UTF-16 code units in `dst` (each byte zero-extended)
+/// and returns the mask of the bytes that are non-ASCII (bit `k` for byte `k`): the ASCII
+/// step of [`crate::utf8::to_utf16`], which keeps only the units before the first set bit.
+/// SSE2 on x86-64 (one load, two unpacks, two stores, a movemask; the compiler does not find
+/// this for the plain loop); [`widen16_plain`] elsewhere and as its twin in tests.
+#[inline(always)]
+pub fn widen16(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128, _mm_storeu_si128,
+            _mm_unpackhi_epi8, _mm_unpacklo_epi8,
+        };
+        // SAFETY: `src` is 16 readable bytes and `dst` 32 writable bytes (16 `u16`s, the
+        // second store at unit 8 covers units 8..16); unaligned loads and stores have no
+        // alignment requirement; SSE2 is in the x86_64 baseline.
+        unsafe {
+            let v = _mm_loadu_si128(src.as_ptr().cast());
+            let z = _mm_setzero_si128();
+            let d = dst.as_mut_ptr();
+            _mm_storeu_si128(d.cast(), _mm_unpacklo_epi8(v, z));
+            _mm_storeu_si128(d.add(8).cast(), _mm_unpackhi_epi8(v, z));
+            _mm_movemask_epi8(v) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        widen16_plain(src, dst)
+    }
+}
+
+/// The plain twin of [`widen16`]: a loop over the bytes.
+#[inline]
+pub fn widen16_plain(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
+    let mut high = 0u32;
+    for k in 0..16 {
+        dst[k] = u16::from(src[k]);
+        high |= u32::from(src[k] >> 7) << k;
+    }
+    high
+}
+
 /// [`short_run_is_plain`] with 64-bit word arithmetic only (the SSE2 path's twin in tests and
 /// the `swar` fuzz target).
 #[inline]
@@ -751,6 +793,32 @@ mod tests {
             crate::text::write_hex_plain(&mut b, &id);
             b.push(b'"');
             assert_eq!(a, b, "{id:02x?}");
+        }
+    }
+
+    #[test]
+    fn widen16_matches_its_plain_twin() {
+        let mut x = 0x243F_6A88_85A3_08D3u64;
+        for round in 0..20_000 {
+            let mut src = [0u8; 16];
+            for b in src.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly ASCII, sometimes high bytes, so masks of every density come up.
+                *b = if round % 3 == 0 {
+                    x as u8
+                } else {
+                    (x as u8) & 0x7F | ((x >> 60) as u8 & 0x80)
+                };
+            }
+            let (mut a, mut b) = ([7u16; 16], [9u16; 16]);
+            assert_eq!(
+                widen16(&src, &mut a),
+                widen16_plain(&src, &mut b),
+                "{src:02X?}"
+            );
+            assert_eq!(a, b);
         }
     }
 

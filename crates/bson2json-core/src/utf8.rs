@@ -107,6 +107,98 @@ pub fn is_valid(s: &[u8]) -> bool {
     }
 }
 
+/// Spare `u16`s that [`to_utf16`] needs in `dst` beyond `s.len()`: it stores whole blocks of
+/// sixteen code units and keeps only the ones it converted.
+pub const UTF16_SLACK: usize = 16;
+
+/// Converts the UTF-8 text `s` to UTF-16 in `dst`, which must hold at least
+/// `s.len() + UTF16_SLACK` units (asserted), and returns the number of units written.
+///
+/// Meant for the transcoder's output, which is well-formed UTF-8, so it does not validate:
+/// sixteen bytes at a time are widened as a block while they are ASCII (SSE2 on x86-64), and
+/// runs of non-ASCII characters are decoded one by one. Ill-formed input cannot make it panic
+/// or write outside `dst`, only produce different units than a validating decoder would.
+/// [`to_utf16_plain`] (the standard library's `encode_utf16`) is its twin in tests and the
+/// `swar` fuzz target.
+pub fn to_utf16(s: &[u8], dst: &mut [u16]) -> usize {
+    assert!(dst.len() >= s.len() + UTF16_SLACK);
+    let n = s.len();
+    // Invariant: `j <= i` (no character takes more units than bytes), so `j + 16 <= dst.len()`
+    // whenever `i + 16 <= n`.
+    let (mut i, mut j) = (0usize, 0usize);
+    loop {
+        while i + 16 <= n {
+            let block: &[u8; 16] = s[i..i + 16].try_into().unwrap_or_else(|_| unreachable!());
+            let d: &mut [u16; 16] = (&mut dst[j..j + 16])
+                .try_into()
+                .unwrap_or_else(|_| unreachable!());
+            let high = crate::escape::widen16(block, d);
+            if high == 0 {
+                i += 16;
+                j += 16;
+                continue;
+            }
+            // Keep the units before the first non-ASCII byte.
+            let k = high.trailing_zeros() as usize;
+            i += k;
+            j += k;
+            break;
+        }
+        if i >= n {
+            return j;
+        }
+        if s[i] < 0x80 {
+            // Fewer than sixteen bytes left.
+            dst[j] = u16::from(s[i]);
+            i += 1;
+            j += 1;
+            continue;
+        }
+        while i < n && s[i] >= 0x80 {
+            let (c, len) = decode_at(s, i);
+            if c < 0x1_0000 {
+                dst[j] = c as u16;
+                j += 1;
+            } else {
+                let c = c - 0x1_0000;
+                dst[j] = 0xD800 | (c >> 10) as u16;
+                dst[j + 1] = 0xDC00 | (c & 0x3FF) as u16;
+                j += 2;
+            }
+            i += len;
+        }
+    }
+}
+
+/// The code point of the multi-byte UTF-8 sequence starting at `s[i]` (a byte >= 0x80) and
+/// its length. For ill-formed input the result only has to keep [`to_utf16`] in bounds: a
+/// stray continuation byte counts as a two-byte lead, a sequence cut off by the end of `s`
+/// gives U+FFFD for the bytes left, and four-byte leads stay in the surrogate-pair range. So
+/// no sequence yields more UTF-16 units than it has bytes.
+#[inline(always)]
+fn decode_at(s: &[u8], i: usize) -> (u32, usize) {
+    let b0 = u32::from(s[i]);
+    let len = 2 + usize::from(b0 >= 0xE0) + usize::from(b0 >= 0xF0);
+    let Some(seq) = s.get(i..i + len) else {
+        return (0xFFFD, s.len() - i);
+    };
+    let at = |k: usize| u32::from(seq[k] & 0x3F);
+    match len {
+        2 => (((b0 & 0x1F) << 6) | at(1), 2),
+        3 => (((b0 & 0x0F) << 12) | (at(1) << 6) | at(2), 3),
+        _ => {
+            let c = ((b0 & 0x07) << 18) | (at(1) << 12) | (at(2) << 6) | at(3);
+            (c.clamp(0x1_0000, 0x10_FFFF), 4)
+        }
+    }
+}
+
+/// The plain twin of [`to_utf16`]: the standard library's `encode_utf16` of the text (with
+/// U+FFFD for ill-formed sequences, where [`to_utf16`]'s units are unspecified).
+pub fn to_utf16_plain(s: &[u8], dst: &mut Vec<u16>) {
+    dst.extend(String::from_utf8_lossy(s).encode_utf16());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +238,68 @@ mod tests {
             for b in 0..=255u8 {
                 check(&[a, b]);
                 check(&[b'x', a, b, b'y']);
+            }
+        }
+    }
+
+    fn utf16_both(s: &[u8]) {
+        let mut fast = vec![0u16; s.len() + UTF16_SLACK];
+        let n = to_utf16(s, &mut fast);
+        let mut plain = Vec::new();
+        to_utf16_plain(s, &mut plain);
+        if fast[..n] != plain[..] {
+            let at = fast.iter().zip(&plain).take_while(|(a, b)| a == b).count();
+            panic!("to_utf16 of {} bytes differs at unit {at}", s.len());
+        }
+    }
+
+    #[test]
+    fn utf16_of_every_slice_of_mixed_text() {
+        let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro; a run of plain ASCII that is longer than sixteen bytes, then 👍🏽 한국어 \u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff} end";
+        let b = text.as_bytes();
+        for from in (0..b.len()).filter(|&i| text.is_char_boundary(i)) {
+            for to in (from..=b.len()).filter(|&i| text.is_char_boundary(i)) {
+                utf16_both(&b[from..to]);
+            }
+        }
+        // Every scalar value, starting at different characters so that each lands at several
+        // offsets of a 16-byte block.
+        let all: String = (0..=0x10_FFFFu32).filter_map(char::from_u32).collect();
+        for skip in 0..20 {
+            let from = all.char_indices().nth(skip * 7).map_or(0, |(i, _)| i);
+            utf16_both(&all.as_bytes()[from..]);
+        }
+    }
+
+    #[test]
+    fn utf16_of_ill_formed_bytes_stays_in_bounds() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..300 {
+            let mut v: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            // Every lead byte cut off at the end, after the random bytes.
+            for lead in [
+                None,
+                Some(0x80u8),
+                Some(0xC3),
+                Some(0xE6),
+                Some(0xF0),
+                Some(0xFF),
+            ] {
+                if let Some(b) = lead {
+                    v.push(b);
+                }
+                let mut dst = vec![0u16; v.len() + UTF16_SLACK];
+                assert!(to_utf16(&v, &mut dst) <= v.len());
+                if lead.is_some() {
+                    v.pop();
+                }
             }
         }
     }

@@ -126,17 +126,17 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::
             units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
             crate::strings::latin1(env, text)?
         } else {
-            if wide.len() < text.len() + 1 {
-                wide.resize(text.len() + 1, 0);
+            let need = text.len() + bson2json_core::utf8::UTF16_SLACK;
+            if wide.len() < need {
+                wide.resize(need, 0);
             }
             let mut pos = 0usize;
             units.push(0);
             for i in first..last {
+                // `pos` never passes the segment's byte offset in `text`, so `wide[pos..need]`
+                // holds the segment plus the converter's slack.
                 let seg = &r.out[r.offsets[i]..r.offsets[i + 1]];
-                pos += encoding_rs::mem::convert_utf8_to_utf16(
-                    seg,
-                    &mut wide[pos..pos + seg.len() + 1],
-                );
+                pos += bson2json_core::utf8::to_utf16(seg, &mut wide[pos..need]);
                 units.push(pos as u32);
             }
             crate::strings::utf16(env, &wide[..pos])?

@@ -174,10 +174,12 @@ fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value,
         return Ok((latin1(env, text)?, text.len()));
     }
     // The buffer keeps its length between calls, so it is only zero-filled when it grows.
-    if wide.len() < text.len() + 1 {
-        wide.resize(text.len() + 1, 0);
+    let need = text.len() + bson2json_core::utf8::UTF16_SLACK;
+    if wide.len() < need {
+        wide.resize(need, 0);
     }
-    let n = encoding_rs::mem::convert_utf8_to_utf16(text, &mut wide[..text.len() + 1]);
+    // The converter does not validate: `text` is transcoder output, always well-formed UTF-8.
+    let n = bson2json_core::utf8::to_utf16(text, &mut wide[..need]);
     Ok((utf16(env, &wide[..n])?, n))
 }
 
