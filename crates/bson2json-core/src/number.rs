@@ -366,7 +366,7 @@ fn put_digits8(out: &mut Vec<u8>, v: u32) {
     crate::escape::put_word(out, eight_digits(v) + ASCII_ZEROS, 8);
 }
 
-/// Appends the decimal digits of `v`: eight digits at a time (SWAR, [`eight_digits`]) written
+/// Appends the decimal digits of `v`: eight digits at a time (SWAR, `eight_digits`) written
 /// straight into reserved space. [`write_u64_plain`] is its twin.
 #[inline]
 pub fn write_u64(out: &mut Vec<u8>, v: u64) {

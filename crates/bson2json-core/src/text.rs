@@ -26,7 +26,7 @@ fn hex8(x: u32) -> u64 {
     n + 0x3030_3030_3030_3030 + letters * 39
 }
 
-/// Appends the lowercase hex of `bytes`, eight bytes of text per step ([`hex8`]);
+/// Appends the lowercase hex of `bytes`, eight bytes of text per step (`hex8`);
 /// [`write_hex_plain`] is its twin.
 #[inline]
 pub fn write_hex(out: &mut Vec<u8>, bytes: &[u8]) {
