@@ -126,17 +126,14 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::
             units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
             crate::strings::latin1(env, text)?
         } else {
-            let need = text.len() + bson2json_core::utf8::UTF16_SLACK;
-            if wide.len() < need {
-                wide.resize(need, 0);
-            }
+            let dst = crate::strings::utf16_scratch(wide, text.len());
             let mut pos = 0usize;
             units.push(0);
             for i in first..last {
-                // `pos` never passes the segment's byte offset in `text`, so `wide[pos..need]`
-                // holds the segment plus the converter's slack.
+                // `pos` never passes the segment's byte offset in `text`, so `dst[pos..]` holds
+                // the segment plus the converter's slack.
                 let seg = &r.out[r.offsets[i]..r.offsets[i + 1]];
-                pos += bson2json_core::utf8::to_utf16(seg, &mut wide[pos..need]);
+                pos += bson2json_core::utf8::to_utf16(seg, &mut dst[pos..]);
                 units.push(pos as u32);
             }
             crate::strings::utf16(env, &wide[..pos])?

@@ -173,14 +173,21 @@ fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value,
     if text.is_ascii() {
         return Ok((latin1(env, text)?, text.len()));
     }
-    // The buffer keeps its length between calls, so it is only zero-filled when it grows.
-    let need = text.len() + bson2json_core::utf8::UTF16_SLACK;
+    let dst = utf16_scratch(wide, text.len());
+    // The converter does not validate: `text` is transcoder output, always well-formed UTF-8.
+    let n = bson2json_core::utf8::to_utf16(text, dst);
+    Ok((utf16(env, &wide[..n])?, n))
+}
+
+/// The scratch that `utf8::to_utf16` needs for `bytes` of UTF-8: `bytes` units plus its slack.
+/// The buffer keeps its length between calls, so it is only zero-filled when it grows.
+#[inline]
+pub(crate) fn utf16_scratch(wide: &mut Vec<u16>, bytes: usize) -> &mut [u16] {
+    let need = bytes + bson2json_core::utf8::UTF16_SLACK;
     if wide.len() < need {
         wide.resize(need, 0);
     }
-    // The converter does not validate: `text` is transcoder output, always well-formed UTF-8.
-    let n = bson2json_core::utf8::to_utf16(text, &mut wide[..need]);
-    Ok((utf16(env, &wide[..n])?, n))
+    &mut wide[..need]
 }
 
 /// The rope of `text` in parts of at most [`PART_UTF8`] bytes cut between characters, or one
