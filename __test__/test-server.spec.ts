@@ -46,11 +46,22 @@ async function watch(target: Collection | Db | MongoClient, pipeline: any[] = []
   return stream
 }
 
-/** `{raw: true}` replies: driver 7 leaves embedded documents (`cursor`, `$clusterTime`) as raw BSON bytes. */
+/**
+ * `{raw: true}` replies: driver 7 leaves embedded documents (`cursor`, `$clusterTime`) as raw BSON bytes.
+ * Int64 values stay `Long` (see `db` below).
+ */
 function asDocument(reply: any): any {
-  if (reply instanceof Uint8Array) return BSON.deserialize(reply)
-  return Object.fromEntries(Object.entries(reply).map(([k, v]) => [k, v instanceof Uint8Array ? BSON.deserialize(v) : v]))
+  const parse = (bytes: Uint8Array) => BSON.deserialize(bytes, { promoteLongs: false })
+  if (reply instanceof Uint8Array) return parse(reply)
+  return Object.fromEntries(Object.entries(reply).map(([k, v]) => [k, v instanceof Uint8Array ? parse(v) : v]))
 }
+
+/**
+ * `db.command()` with int64 values kept as `Long` (the driver does not inherit BSON options for it).
+ * Cursor ids are random positive int64s, as on a real server: with the default `promoteLongs`, one in
+ * ~1024 fits in 53 bits and comes back as a JS number, which the driver would send back as a double.
+ */
+const command = (target: Db, cmd: any, options: any = {}): Promise<any> => target.command(cmd, { promoteLongs: false, ...options })
 
 const isType = (value: any, type: string) => value?._bsontype === type
 
@@ -68,7 +79,7 @@ afterAll(async () => {
 describe('connection and handshake', () => {
   it('connects as a replica-set primary and answers hello, ping and buildInfo', async () => {
     expect(server.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/\?replicaSet=rs0$/)
-    expect(await db.command({ ping: 1 })).toMatchObject({ ok: 1 })
+    expect(await command(db, { ping: 1 })).toMatchObject({ ok: 1 })
     const hello = await db.admin().command({ hello: 1 })
     expect(hello).toMatchObject({ isWritablePrimary: true, setName: 'rs0', minWireVersion: 0, maxWireVersion: 21, logicalSessionTimeoutMinutes: 30, maxBsonObjectSize: 16777216, maxMessageSizeBytes: 48000000, maxWriteBatchSize: 100000, ok: 1 })
     expect(hello.hosts).toEqual([`127.0.0.1:${server.port}`])
@@ -132,13 +143,19 @@ describe('CRUD and cursors', () => {
     expect(server.killCursorsStats().commands).toBe(before + 1)
     expect(server.openCursors()).toEqual([])
 
-    const raw = await db.command({ find: coll.collectionName, batchSize: 4 })
+    const raw = await command(db, { find: coll.collectionName, batchSize: 4 })
     expect(isType(raw.cursor.id, 'Long')).toBe(true)
     expect(raw.cursor.firstBatch).toHaveLength(4)
-    const killed = await db.command({ killCursors: coll.collectionName, cursors: [raw.cursor.id, Long.fromNumber(12345)] })
+    const killed = await command(db, { killCursors: coll.collectionName, cursors: [raw.cursor.id, Long.fromNumber(12345)] })
     expect(killed.cursorsKilled.map(String)).toEqual([raw.cursor.id.toString()])
     expect(killed.cursorsNotFound.map(String)).toEqual(['12345'])
-    await expect(db.command({ getMore: raw.cursor.id, collection: coll.collectionName })).rejects.toMatchObject({ code: 43 })
+    await expect(command(db, { getMore: raw.cursor.id, collection: coll.collectionName })).rejects.toMatchObject({ code: 43 })
+
+    // The id must be an int64 on the wire, as on a real server; a JS number is sent as int32 or double.
+    const open = await command(db, { find: coll.collectionName, batchSize: 1 })
+    await expect(db.command({ getMore: 12345, collection: coll.collectionName })).rejects.toMatchObject({ code: 14, codeName: 'TypeMismatch' })
+    await expect(db.command({ getMore: 2 ** 40, collection: coll.collectionName })).rejects.toThrow(/wrong type 'double', expected type 'long'/)
+    await command(db, { killCursors: coll.collectionName, cursors: [open.cursor.id] })
   })
 
   it('supports filters, sort, skip, limit and projection', async () => {
@@ -298,7 +315,7 @@ describe('change streams through the driver', () => {
 describe('raw change-stream commands', () => {
   it('aggregate + getMore with raw replies carry postBatchResumeToken and cluster time', async () => {
     const coll = freshCollection()
-    const rawReply = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }], cursor: {} }, { raw: true } as any)
+    const rawReply = await command(db, { aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }], cursor: {} }, { raw: true } as any)
     expect(rawReply.cursor).toBeInstanceOf(Uint8Array)
     const reply = asDocument(rawReply)
     expect(Object.keys(reply.cursor)).toEqual(['firstBatch', 'postBatchResumeToken', 'id', 'ns'])
@@ -310,33 +327,33 @@ describe('raw change-stream commands', () => {
 
     // An empty getMore waits maxTimeMS before answering.
     const started = Date.now()
-    const empty = asDocument((await db.command({ getMore: reply.cursor.id, collection: coll.collectionName, maxTimeMS: 150 }, { raw: true } as any)) as any)
+    const empty = asDocument((await command(db, { getMore: reply.cursor.id, collection: coll.collectionName, maxTimeMS: 150 }, { raw: true } as any)) as any)
     expect(Date.now() - started).toBeGreaterThanOrEqual(140)
     expect(empty.cursor.nextBatch).toEqual([])
     expect(empty.cursor.postBatchResumeToken).toBeDefined()
 
     // A waiting getMore wakes up on a write.
-    const pending = db.command({ getMore: reply.cursor.id, collection: coll.collectionName, maxTimeMS: 5000, batchSize: 10 }, { raw: true } as any)
+    const pending = command(db, { getMore: reply.cursor.id, collection: coll.collectionName, maxTimeMS: 5000, batchSize: 10 }, { raw: true } as any)
     const writer = await connect(server.uri)
     await writer.db('app').collection(coll.collectionName).insertOne({ _id: 'w' } as any)
     const next = asDocument(await pending)
     expect(next.cursor.nextBatch.map((e: any) => e.documentKey._id)).toEqual(['w'])
     expect(next.cursor.postBatchResumeToken).toEqual(next.cursor.nextBatch[0]._id)
     expect(next.ok).toBe(1)
-    await db.command({ killCursors: coll.collectionName, cursors: [reply.cursor.id] })
+    await command(db, { killCursors: coll.collectionName, cursors: [reply.cursor.id] })
   })
 
   it('fails with ChangeStreamHistoryLost for tokens no longer in the oplog', async () => {
     const coll = freshCollection()
     await coll.insertMany([{ _id: 1 }, { _id: 2 }] as any[])
-    const reply = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: new Timestamp({ t: 1, i: 1 }) } }], cursor: {} }).catch((e) => e)
+    const reply = await command(db, { aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: new Timestamp({ t: 1, i: 1 }) } }], cursor: {} }).catch((e) => e)
     // Full history is kept by default, so starting at time 1 is fine.
     expect(reply.cursor.firstBatch.length).toBeGreaterThan(0)
     const token = reply.cursor.firstBatch[0]._id
     server.truncateOplog()
     await coll.insertOne({ _id: 3 } as any)
-    await expect(db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { resumeAfter: token } }], cursor: {} })).rejects.toMatchObject({ code: 286, codeName: 'ChangeStreamHistoryLost' })
-    await db.command({ killCursors: coll.collectionName, cursors: [reply.cursor.id] })
+    await expect(command(db, { aggregate: coll.collectionName, pipeline: [{ $changeStream: { resumeAfter: token } }], cursor: {} })).rejects.toMatchObject({ code: 286, codeName: 'ChangeStreamHistoryLost' })
+    await command(db, { killCursors: coll.collectionName, cursors: [reply.cursor.id] })
   })
 
   it('rejects resume tokens from another server instance and matches faults selectively', async () => {
@@ -344,13 +361,13 @@ describe('raw change-stream commands', () => {
     try {
       const otherClient = await connect(other.directUri)
       const coll = otherClient.db('app').collection('foreign')
-      const open = await otherClient.db('app').command({ aggregate: 'foreign', pipeline: [{ $changeStream: {} }], cursor: {} })
+      const open = await command(otherClient.db('app'), { aggregate: 'foreign', pipeline: [{ $changeStream: {} }], cursor: {} })
       await coll.insertOne({ _id: 1 } as any)
-      const more = await otherClient.db('app').command({ getMore: open.cursor.id, collection: 'foreign' })
+      const more = await command(otherClient.db('app'), { getMore: open.cursor.id, collection: 'foreign' })
       const foreignToken = more.cursor.nextBatch[0]._id
       expect(other.decodeResumeToken(foreignToken)?.seq).toBeGreaterThan(0)
-      await expect(db.command({ aggregate: 'foreign', pipeline: [{ $changeStream: { resumeAfter: foreignToken } }], cursor: {} })).rejects.toMatchObject({ code: 286 })
-      await expect(db.command({ aggregate: 'foreign', pipeline: [{ $changeStream: { resumeAfter: { _data: 'zz' } } }], cursor: {} })).rejects.toMatchObject({ code: 2 })
+      await expect(command(db, { aggregate: 'foreign', pipeline: [{ $changeStream: { resumeAfter: foreignToken } }], cursor: {} })).rejects.toMatchObject({ code: 286 })
+      await expect(command(db, { aggregate: 'foreign', pipeline: [{ $changeStream: { resumeAfter: { _data: 'zz' } } }], cursor: {} })).rejects.toMatchObject({ code: 2 })
       await otherClient.close()
     } finally {
       await other.close()
@@ -365,7 +382,7 @@ describe('raw change-stream commands', () => {
     await faulty.findOne({})
     expect(fault.hits).toBe(2)
     expect(server.commandLog.filter((e) => e.fault === 'error')).toHaveLength(2)
-    const empty = await db.command({ find: 'faulty', batchSize: 0 })
+    const empty = await command(db, { find: 'faulty', batchSize: 0 })
     expect(empty.cursor.firstBatch).toEqual([])
   })
 
@@ -374,19 +391,19 @@ describe('raw change-stream commands', () => {
     server.splitThresholdBytes = 4096
     try {
       const open = (pipeline: any[], spec: any = {}) =>
-        db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { fullDocumentBeforeChange: 'whenAvailable', ...spec } }, ...pipeline], cursor: { batchSize: 0 } })
+        command(db, { aggregate: coll.collectionName, pipeline: [{ $changeStream: { fullDocumentBeforeChange: 'whenAvailable', ...spec } }, ...pipeline], cursor: { batchSize: 0 } })
       const split = await open([{ $changeStreamSplitLargeEvent: {} }])
       const unsplit = await open([])
       await coll.insertOne({ _id: 1, big: 'a'.repeat(3000) } as any)
       await coll.replaceOne({ _id: 1 } as any, { big: 'b'.repeat(3000) })
 
-      const more = await db.command({ getMore: split.cursor.id, collection: coll.collectionName, batchSize: 2 })
+      const more = await command(db, { getMore: split.cursor.id, collection: coll.collectionName, batchSize: 2 })
       const [small, first] = more.cursor.nextBatch
       expect(small.operationType).toBe('insert')
       expect(small.splitEvent).toBeUndefined()
       expect(first.splitEvent).toEqual({ fragment: 1, of: 2 })
       expect(more.cursor.postBatchResumeToken).toEqual(first._id)
-      const rest = await db.command({ getMore: split.cursor.id, collection: coll.collectionName })
+      const rest = await command(db, { getMore: split.cursor.id, collection: coll.collectionName })
       const [second] = rest.cursor.nextBatch
       expect(second.splitEvent).toEqual({ fragment: 2, of: 2 })
       const merged = { ...first, ...second }
@@ -398,12 +415,12 @@ describe('raw change-stream commands', () => {
 
       // Resuming after fragment 1 yields fragment 2.
       const resumed = await open([{ $changeStreamSplitLargeEvent: {} }], { resumeAfter: first._id })
-      const again = await db.command({ getMore: resumed.cursor.id, collection: coll.collectionName })
+      const again = await command(db, { getMore: resumed.cursor.id, collection: coll.collectionName })
       expect(again.cursor.nextBatch[0].splitEvent).toEqual({ fragment: 2, of: 2 })
 
-      await db.command({ getMore: unsplit.cursor.id, collection: coll.collectionName, batchSize: 1 })
-      await expect(db.command({ getMore: unsplit.cursor.id, collection: coll.collectionName })).rejects.toMatchObject({ code: 10334 })
-      await db.command({ killCursors: coll.collectionName, cursors: [split.cursor.id, unsplit.cursor.id, resumed.cursor.id] })
+      await command(db, { getMore: unsplit.cursor.id, collection: coll.collectionName, batchSize: 1 })
+      await expect(command(db, { getMore: unsplit.cursor.id, collection: coll.collectionName })).rejects.toMatchObject({ code: 10334 })
+      await command(db, { killCursors: coll.collectionName, cursors: [split.cursor.id, unsplit.cursor.id, resumed.cursor.id] })
     } finally {
       server.splitThresholdBytes = 16 * 1024 * 1024
     }
@@ -426,18 +443,18 @@ describe('raw change-stream commands', () => {
 
   it('injects empty batches and delays', async () => {
     const coll = freshCollection()
-    const open = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }], cursor: {} })
+    const open = await command(db, { aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }], cursor: {} })
     await coll.insertOne({ _id: 1 } as any)
     server.faults.push({ command: 'getMore', kind: 'emptyBatch' })
-    const empty = await db.command({ getMore: open.cursor.id, collection: coll.collectionName })
+    const empty = await command(db, { getMore: open.cursor.id, collection: coll.collectionName })
     expect(empty.cursor.nextBatch).toEqual([])
     server.injectFault({ command: 'getMore', kind: 'delay', delayMs: 120 })
     const started = Date.now()
-    const full = await db.command({ getMore: open.cursor.id, collection: coll.collectionName })
+    const full = await command(db, { getMore: open.cursor.id, collection: coll.collectionName })
     expect(Date.now() - started).toBeGreaterThanOrEqual(110)
     expect(full.cursor.nextBatch).toHaveLength(1)
     expect(server.faults.history.slice(-2).map((h) => h.kind)).toEqual(['emptyBatch', 'delay'])
-    await db.command({ killCursors: coll.collectionName, cursors: [open.cursor.id] })
+    await command(db, { killCursors: coll.collectionName, cursors: [open.cursor.id] })
   })
 })
 

@@ -351,6 +351,20 @@ function aggregate(cmd, ctx) {
   return { cursor: { firstBatch, postBatchResumeToken: reader.postBatchResumeToken(), id, ns } }
 }
 
+/** The server's name of a decoded (promoteValues: false) BSON value's type, for type-mismatch errors. */
+function bsonTypeName(value) {
+  if (value === null || value === undefined) return 'null'
+  if (typeof value === 'object' && typeof value._bsontype === 'string') {
+    return { Int32: 'int', Double: 'double', Long: 'long', Decimal128: 'decimal', ObjectId: 'objectId', Timestamp: 'timestamp', Binary: 'binData' }[value._bsontype] ?? value._bsontype
+  }
+  if (typeof value === 'string') return 'string'
+  if (typeof value === 'boolean') return 'bool'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double'
+  if (value instanceof Date) return 'date'
+  if (Array.isArray(value)) return 'array'
+  return 'object'
+}
+
 /**
  * getMore for query cursors and (awaiting) change-stream cursors.
  * @param {Record<string, any>} cmd
@@ -359,6 +373,10 @@ function aggregate(cmd, ctx) {
 async function getMore(cmd, ctx) {
   const { cursors, oplog } = ctx.state
   const id = cmd.getMore
+  // As the server's IDL parser: the id must be a BSON int64, even when its value would fit an int32 or a double.
+  if (id?._bsontype !== 'Long') {
+    throw new CommandError(ErrorCodes.TypeMismatch, 'TypeMismatch', `BSON field 'getMore.getMore' is the wrong type '${bsonTypeName(id)}', expected type 'long'`)
+  }
   const cursor = cursors.get(id)
   if (!cursor) throw new CommandError(ErrorCodes.CursorNotFound, 'CursorNotFound', `cursor id ${id} not found`)
   cursor.getMores++

@@ -23,7 +23,10 @@ const { Long } = require('bson')
  */
 
 class CursorRegistry {
-  constructor() {
+  /** @param {{ cursorIdBits?: number }} [options] */
+  constructor(options = {}) {
+    /** Cursor ids are drawn below 2^cursorIdBits (default 63: any positive int64, as a real server does). */
+    this.cursorIdBits = Math.min(63, Math.max(8, options.cursorIdBits ?? 63))
     /** @type {Map<string, Cursor>} */
     this.cursors = new Map()
     /** killCursors commands received */
@@ -35,7 +38,7 @@ class CursorRegistry {
   }
 
   /**
-   * Register a cursor and assign it a random positive 64-bit id.
+   * Register a cursor and assign it a random positive 64-bit id below 2^cursorIdBits.
    * @param {Omit<Cursor, 'id'|'createdAt'|'lastUsedAt'|'abort'|'getMores'>} fields
    * @returns {Cursor}
    */
@@ -43,7 +46,10 @@ class CursorRegistry {
     let id
     do {
       const bytes = crypto.randomBytes(8)
-      id = Long.fromBits(bytes.readInt32LE(0), bytes.readInt32LE(4) & 0x7fffffff)
+      const bits = this.cursorIdBits
+      const low = bits >= 32 ? bytes.readInt32LE(0) : bytes.readInt32LE(0) & ((1 << bits) - 1)
+      const high = bits > 32 ? bytes.readInt32LE(4) & (2 ** (bits - 32) - 1) : 0
+      id = Long.fromBits(low, high)
     } while (id.isZero() || this.cursors.has(id.toString()))
     const now = new Date()
     const cursor = { ...fields, id, createdAt: now, lastUsedAt: now, abort: new AbortController(), getMores: 0 }

@@ -29,6 +29,11 @@ export interface TestServerOptions {
   randomFaultChangeStreamOnly?: boolean
   /** Keep at most this many oplog entries (default unlimited). */
   maxOplogEvents?: number
+  /**
+   * Cursor ids are random positive int64s below 2^cursorIdBits, 8..63 (default 63, like a real server).
+   * Small values make ids that fit in a JS number, to test that clients keep them int64 on the wire.
+   */
+  cursorIdBits?: number
   /** buildInfo version (default '8.0.0'). */
   version?: string
   /** hello maxWireVersion (default 21). */

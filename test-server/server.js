@@ -33,6 +33,7 @@ const HELLO_COMMANDS = new Set(['hello', 'isMaster', 'ismaster'])
  * @property {string[]} [randomFaultKinds] kinds chosen by random faults
  * @property {boolean} [randomFaultChangeStreamOnly] random faults only hit change streams (default true)
  * @property {number} [maxOplogEvents] keep at most this many oplog entries (default unlimited)
+ * @property {number} [cursorIdBits] cursor ids are random below 2^cursorIdBits, 8..63 (default 63, as a real server)
  * @property {string} [version] buildInfo version (default '8.0.0')
  * @property {number} [maxWireVersion] (default 21)
  * @property {number} [maxCommandLog] command log entries kept (default 10000)
@@ -60,7 +61,7 @@ class TestServer {
     this.host = options.host ?? '127.0.0.1'
     this.oplog = new Oplog({ maxEvents: options.maxOplogEvents ?? Infinity })
     this.store = new Store(this.oplog)
-    this.cursors = new CursorRegistry()
+    this.cursors = new CursorRegistry({ cursorIdBits: options.cursorIdBits })
     this.faults = new FaultInjector({
       faultRate: options.faultRate ?? 0,
       seed: options.seed ?? 1,
