@@ -48,6 +48,32 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
 #[inline(always)]
 fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
     let l = s.len();
+    if l < 8 {
+        return exponent_of_plain(s);
+    }
+    // The `e` can only be one of bytes 3..=5 of the last eight (l-5, l-4, l-3): find it
+    // without a branch per position (fixed and exponent forms alternate unpredictably in
+    // mixed data), as the zero byte of `word ^ "eeeeeeee"` in those lanes. The zero-byte
+    // test is exact (no false lanes), and there is at most one `e`.
+    let w = crate::scan::load_u64(s, l - 8) ^ 0x6565_6565_6565_6565;
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let zero = !(((w & LOW7) + LOW7) | w | LOW7) & 0x0000_8080_8000_0000;
+    if zero == 0 {
+        return None;
+    }
+    let p = l - 8 + (zero.trailing_zeros() / 8) as usize;
+    let mut v = 0i32;
+    for &b in &s[p + 2..] {
+        v = v * 10 + i32::from(b - b'0');
+    }
+    Some((if s[p + 1] == b'-' { -v } else { v }, p))
+}
+
+/// [`exponent_of`] position by position: its twin in tests, and its answer for texts under
+/// eight bytes.
+#[inline(never)]
+fn exponent_of_plain(s: &[u8]) -> Option<(i32, usize)> {
+    let l = s.len();
     let p = if l >= 4 && s[l - 3] == b'e' {
         l - 3
     } else if l >= 5 && s[l - 4] == b'e' {
@@ -85,9 +111,15 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     let big = scaled + MAGIC;
     let r = big - MAGIC;
     let m = big.to_bits() as i64 - MAGIC.to_bits() as i64;
-    // A cheap filter first (a two-decimal x scales to within rounding error of `m`; most
-    // other doubles land far from an integer), then the exact test.
-    if (scaled - r).abs() > 1e-5 || m % 100 == 0 || r / 100.0 != x {
+    // A cheap filter first (a two-decimal x scales to within rounding error of a non-zero
+    // `m`; most other doubles land far from an integer, and tiny ones on zero), then the
+    // exact test. The filter is the one branch that mixed data mispredicts: its two halves
+    // are combined without a branch (`|`), and it comes before the exact test so that a
+    // misprediction is found without waiting for the division.
+    if ((scaled - r).abs() > 1e-5) | (m == 0) {
+        return false;
+    }
+    if m % 100 == 0 || r / 100.0 != x {
         return false;
     }
     let u = m.unsigned_abs();
@@ -350,13 +382,11 @@ fn eight_digits(v: u32) -> u64 {
 /// first digit in the low byte, and how many there are.
 #[inline(always)]
 fn digits_word(v: u32) -> (u64, usize) {
-    if v < 10 {
-        (u64::from(b'0') + u64::from(v), 1)
-    } else {
-        let d = eight_digits(v);
-        let lead = (d.trailing_zeros() / 8) as usize; // leading zero digits (low bytes)
-        ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
-    }
+    let d = eight_digits(v);
+    // Leading zero digits (low bytes), at most seven: the last digit always stays, so zero
+    // is `0`. No branch on the number of digits, which varies unpredictably in mixed data.
+    let lead = ((d | 1 << 56).trailing_zeros() / 8) as usize;
+    ((d + ASCII_ZEROS) >> (8 * lead), 8 - lead)
 }
 
 /// Appends the eight digits of `v < 10^8`, leading zeros included; needs 8 bytes of spare
@@ -791,6 +821,46 @@ mod tests {
                 None => break,
             }
         }
+    }
+
+    /// The SWAR `e` search against its position-by-position twin, on Żmij texts of every
+    /// length and exponent width (`1e-7`, `1.5e+16`, `-1.2345678901234567e-308`).
+    #[test]
+    fn exponent_of_matches_its_twin() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut checked = 0;
+        let mut check = |x: f64| {
+            let mut buf = zmij::Buffer::new();
+            let s = buf.format_finite(x).as_bytes();
+            assert_eq!(exponent_of(s), exponent_of_plain(s), "{x:e}");
+            checked += usize::from(s.len() >= 8);
+        };
+        for i in -324..=308 {
+            for m in [
+                1.0,
+                1.5,
+                2.25,
+                9.875,
+                1.234_567_890_123_456_7,
+                7.000_000_000_000_001,
+            ] {
+                let x = m * 10f64.powi(i);
+                if x.is_finite() && x != 0.0 {
+                    check(x);
+                    check(-x);
+                }
+            }
+        }
+        for _ in 0..if cfg!(miri) { 100 } else { 200_000 } {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let x = f64::from_bits(seed);
+            if x.is_finite() && x != 0.0 {
+                check(x);
+            }
+        }
+        assert!(checked > 1000);
     }
 
     /// The Żmij digits against the Ryū twin: ECMAScript text and Extended JSON text.
