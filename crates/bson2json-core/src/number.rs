@@ -99,24 +99,23 @@ fn exponent_of_plain(s: &[u8]) -> Option<(i32, usize)> {
 #[inline(always)]
 fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     let scaled = x * 100.0;
-    // NaN fails this test too.
-    if scaled.abs().partial_cmp(&1e10) != Some(std::cmp::Ordering::Less) {
-        return false;
-    }
     // The integer nearest `scaled`, both as a double and as bits: adding 1.5 * 2^52 leaves a
     // double whose ulp is 1, so the addition rounds to an integer (ties to even; a tie fails
     // the filter below anyway), and that integer sits in the low mantissa bits. Exact for
-    // |scaled| < 2^51, far above the 10^10 bound.
+    // |scaled| < 2^51, far above the 10^10 bound; outside it `r` and `m` are meaningless
+    // (NaN or garbage), and the range test rejects them.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
     let big = scaled + MAGIC;
     let r = big - MAGIC;
     let m = big.to_bits() as i64 - MAGIC.to_bits() as i64;
-    // A cheap filter first (a two-decimal x scales to within rounding error of a non-zero
-    // `m`; most other doubles land far from an integer, and tiny ones on zero), then the
-    // exact test. The filter is the one branch that mixed data mispredicts: its two halves
-    // are combined without a branch (`|`), and it comes before the exact test so that a
-    // misprediction is found without waiting for the division.
-    if ((scaled - r).abs() > 1e-5) | (m == 0) {
+    // A cheap filter first: a two-decimal x scales, within range, to within rounding error
+    // of a non-zero `m`; most other doubles land far from an integer, tiny ones on zero,
+    // huge ones (and NaN) out of range. Then the exact test. The filter is the one branch
+    // that mixed data mispredicts: its three parts are combined without branches (`|`), and
+    // it comes before the exact test, so a misprediction shows without waiting for the
+    // division.
+    let in_range = scaled.abs() < 1e10; // false for NaN
+    if !in_range | ((scaled - r).abs() > 1e-5) | (m == 0) {
         return false;
     }
     if m % 100 == 0 || r / 100.0 != x {
