@@ -95,6 +95,20 @@ fn err(kind: ErrorKind, offset: usize, detail: &'static str) -> Error {
     Error::new(kind, offset, detail)
 }
 
+/// `OutputTooLarge` (at input offset `at`) once `out` is over `max_out` bytes.
+#[inline(always)]
+fn within_limit(out: &[u8], max_out: usize, at: usize) -> Result<(), Error> {
+    if out.len() > max_out {
+        Err(err(
+            ErrorKind::OutputTooLarge,
+            at,
+            "JSON output exceeds maxOutputBytes",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// The error for the innermost open container (the last of `stack`) whose last byte is not
 /// the NUL its length promises.
 #[cold]
@@ -675,13 +689,7 @@ impl Transcoder {
                     out.push(b'}');
                 }
                 pos = end + 1;
-                if out.len() > max_out {
-                    return Err(err(
-                        ErrorKind::OutputTooLarge,
-                        end,
-                        "JSON output exceeds maxOutputBytes",
-                    ));
-                }
+                within_limit(out, max_out, end)?;
                 if self.stack.is_empty() {
                     break;
                 }
@@ -735,13 +743,7 @@ impl Transcoder {
                         write_ejson_double(out, x);
                     }
                     pos = next;
-                    if out.len() > max_out {
-                        return Err(err(
-                            ErrorKind::OutputTooLarge,
-                            pos,
-                            "JSON output exceeds maxOutputBytes",
-                        ));
-                    }
+                    within_limit(out, max_out, pos)?;
                 }
                 if pos >= end {
                     continue;
@@ -868,7 +870,17 @@ impl Transcoder {
                 }
             }
 
-            // The value.
+            // The value. Strings, about 40 % of the values of realistic documents, take a
+            // conditional branch ahead of the type dispatch: the jump table's indirect branch
+            // mispredicts often on mixed types, and this test is cheaper to get wrong
+            // (1.03-1.06x on 1-10 KB documents and events in `compat`).
+            if t == 0x02 {
+                let (_, next) = read_string(input, v, end)?;
+                pos = next;
+                write_str_value(out, input, v + 4, next - 1, utf8)?;
+                within_limit(out, max_out, pos)?;
+                continue;
+            }
             match t {
                 0x01 => {
                     need(v, 8, end)?;
@@ -1314,13 +1326,7 @@ impl Transcoder {
                     ));
                 }
             }
-            if out.len() > max_out {
-                return Err(err(
-                    ErrorKind::OutputTooLarge,
-                    pos,
-                    "JSON output exceeds maxOutputBytes",
-                ));
-            }
+            within_limit(out, max_out, pos)?;
         }
         Ok(true)
     }

@@ -161,6 +161,45 @@ fn control_string(n: usize) -> Vec<u8> {
     b
 }
 
+/// The cap is checked after every value: a document crossing it in its second string fails
+/// at the end of that string (the offset of the next element), in every dialect.
+#[test]
+fn output_cap_is_checked_after_each_string() {
+    let mut body = Vec::new();
+    for (key, fill) in [(b'a', b'x'), (b'b', b'y')] {
+        body.extend_from_slice(&[2, key, 0]);
+        body.extend_from_slice(&101i32.to_le_bytes());
+        body.resize(body.len() + 100, fill);
+        body.push(0);
+    }
+    let third = 4 + body.len();
+    body.extend_from_slice(&[0x10, b'c', 0, 1, 0, 0, 0]);
+    let mut doc = ((body.len() + 5) as i32).to_le_bytes().to_vec();
+    doc.extend_from_slice(&body);
+    doc.push(0);
+    for dialect in [Dialect::Compat, Dialect::Relaxed, Dialect::Canonical] {
+        let opts = Options {
+            max_output_bytes: 150,
+            dialect,
+            ..Options::default()
+        };
+        let mut out = Vec::new();
+        let e = transcode(&doc, &opts, &mut out).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.offset()),
+            (ErrorKind::OutputTooLarge, third),
+            "{dialect:?}"
+        );
+        let plain = bson2json_core::Transcoder::new()
+            .transcode_plain(&doc, &opts, &mut out)
+            .unwrap_err();
+        assert_eq!((plain.kind(), plain.offset()), (e.kind(), e.offset()));
+        assert!(out.is_empty(), "partial output kept");
+        transcode(&doc, &Options::with_dialect(dialect), &mut out).unwrap();
+        assert!(out.len() > 200);
+    }
+}
+
 #[test]
 fn output_cap_16mb_of_control_chars() {
     let n = 16 * 1024 * 1024 - 32;
