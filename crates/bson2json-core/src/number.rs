@@ -103,11 +103,12 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     // double whose ulp is 1, so the addition rounds to an integer (ties to even; a tie fails
     // the filter below anyway), and that integer sits in the low mantissa bits. Exact for
     // |scaled| < 2^51, far above the 10^10 bound; outside it `r` and `m` are meaningless
-    // (NaN or garbage), and the range test rejects them.
+    // (NaN or garbage; the bit difference may wrap, hence `wrapping_sub`), and the range test
+    // rejects them.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
     let big = scaled + MAGIC;
     let r = big - MAGIC;
-    let m = big.to_bits() as i64 - MAGIC.to_bits() as i64;
+    let m = (big.to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64);
     // A cheap filter first: a two-decimal x scales, within range, to within rounding error
     // of a non-zero `m`; most other doubles land far from an integer, tiny ones on zero,
     // huge ones (and NaN) out of range. Then the exact test. The filter is the one branch
@@ -897,6 +898,11 @@ mod tests {
             1e-6,
             1e20,
             9007199254740993.0,
+            // x * 100 + 1.5 * 2^52 is negative here: the two-decimal filter's bit difference
+            // wraps (found by the `differential` fuzz target in an overflow-checked build).
+            -7e13,
+            -8.5e13,
+            -1.1e14,
         ] {
             check(x);
             check(-x);
