@@ -45,11 +45,7 @@ class CursorRegistry {
   open(fields) {
     let id
     do {
-      const bytes = crypto.randomBytes(8)
-      const bits = this.cursorIdBits
-      const low = bits >= 32 ? bytes.readInt32LE(0) : bytes.readInt32LE(0) & ((1 << bits) - 1)
-      const high = bits > 32 ? bytes.readInt32LE(4) & (2 ** (bits - 32) - 1) : 0
-      id = Long.fromBits(low, high)
+      id = Long.fromBigInt(BigInt.asUintN(this.cursorIdBits, crypto.randomBytes(8).readBigUInt64LE(0)))
     } while (id.isZero() || this.cursors.has(id.toString()))
     const now = new Date()
     const cursor = { ...fields, id, createdAt: now, lastUsedAt: now, abort: new AbortController(), getMores: 0 }

@@ -61,12 +61,17 @@ fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
     if zero == 0 {
         return None;
     }
-    let p = l - 8 + (zero.trailing_zeros() / 8) as usize;
+    Some(exponent_at(s, l - 8 + (zero.trailing_zeros() / 8) as usize))
+}
+
+/// The exponent written after the `e` at `s[p]` (a sign, then digits), and `p`.
+#[inline(always)]
+fn exponent_at(s: &[u8], p: usize) -> (i32, usize) {
     let mut v = 0i32;
     for &b in &s[p + 2..] {
         v = v * 10 + i32::from(b - b'0');
     }
-    Some((if s[p + 1] == b'-' { -v } else { v }, p))
+    (if s[p + 1] == b'-' { -v } else { v }, p)
 }
 
 /// [`exponent_of`] position by position: its twin in tests, and its answer for texts under
@@ -83,11 +88,7 @@ fn exponent_of_plain(s: &[u8]) -> Option<(i32, usize)> {
     } else {
         return None;
     };
-    let mut v = 0i32;
-    for &b in &s[p + 2..] {
-        v = v * 10 + i32::from(b - b'0');
-    }
-    Some((if s[p + 1] == b'-' { -v } else { v }, p))
+    Some(exponent_at(s, p))
 }
 
 /// Writes `x` in fixed notation and returns true when `x` is exactly the double nearest to

@@ -911,28 +911,21 @@ impl Transcoder {
                         out.extend_from_slice(b"\"}");
                     }
                 }
-                0x02 | 0x0D | 0x0E => {
+                // JavaScript code and symbols (strings take the branch above the dispatch):
+                // js-bson wraps code as `{"code": …}` and reads a symbol as a plain string.
+                0x0D | 0x0E => {
                     let (_, next) = read_string(input, v, end)?;
                     pos = next;
-                    if compat {
-                        match t {
-                            0x0D => {
-                                out.extend_from_slice(b"{\"code\":");
-                                write_str_value(out, input, v + 4, next - 1, utf8)?;
-                                out.push(b'}');
-                            }
-                            _ => write_str_value(out, input, v + 4, next - 1, utf8)?,
-                        }
-                    } else {
-                        match t {
-                            0x0D => out.extend_from_slice(b"{\"$code\":"),
-                            0x0E => out.extend_from_slice(b"{\"$symbol\":"),
-                            _ => {}
-                        }
-                        write_str_value(out, input, v + 4, next - 1, utf8)?;
-                        if t != 0x02 {
-                            out.push(b'}');
-                        }
+                    let wrapper: &[u8] = match (compat, t) {
+                        (true, 0x0D) => b"{\"code\":",
+                        (true, _) => b"",
+                        (false, 0x0D) => b"{\"$code\":",
+                        (false, _) => b"{\"$symbol\":",
+                    };
+                    out.extend_from_slice(wrapper);
+                    write_str_value(out, input, v + 4, next - 1, utf8)?;
+                    if !wrapper.is_empty() {
+                        out.push(b'}');
                     }
                 }
                 0x03 | 0x04 => {
