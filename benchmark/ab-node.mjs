@@ -1,0 +1,63 @@
+// Side-by-side comparison of two builds of the Node addon in one process, as ARCHITECTURE.md's
+// rounds report it: both are loaded, each timing round alternates their order, and the median
+// MB/s of each is printed with the ratio B/A.
+//
+//   cargo build --release -p bson2json-node --target-dir /tmp/nA && cp /tmp/nA/release/libbson2json_node.so /tmp/a.node
+//   (same for the other build, to /tmp/b.node)
+//   A=/tmp/a.node B=/tmp/b.node WL=doc1k,doc10k,numeric METHODS=doc,batch node benchmark/ab-node.mjs
+//
+// `doc` times one native call per document (what `toJSON` does), `batch` the NDJSON batch call
+// on concatenated documents of up to 1,000 documents / 4 MiB. ROUNDS (default 9) timing rounds
+// of 250 ms each. Workloads come from benchmark/workloads.mjs (quick sizes, the benchmark seed).
+import { createRequire } from 'node:module';
+import { loadWorkload } from './workloads.mjs';
+
+const require = createRequire(import.meta.url);
+if (!process.env.A || !process.env.B) {
+  console.error('usage: A=<a.node> B=<b.node> [WL=doc1k,...] [METHODS=doc,batch] [ROUNDS=9] node benchmark/ab-node.mjs');
+  process.exit(2);
+}
+const mods = [['A', require(process.env.A)], ['B', require(process.env.B)]];
+const ROUNDS = Number(process.env.ROUNDS || 9);
+const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
+
+for (const wl of (process.env.WL || 'tiny,small250,doc1k').split(',')) {
+  const w = loadWorkload(wl, { quick: true, seed: 20241122 });
+  const batches = [];
+  for (let s = 0; s < w.docs.length; ) {
+    let e = s;
+    let bytes = 0;
+    while (e < w.docs.length && e - s < 1000 && (e === s || bytes + w.docs[e].length <= 4 << 20)) bytes += w.docs[e++].length;
+    batches.push(Buffer.concat(w.docs.slice(s, e)));
+    s = e;
+  }
+  for (const method of (process.env.METHODS || 'doc,batch').split(',')) {
+    const res = { A: [], B: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [name, m] of r % 2 ? [...mods].reverse() : mods) {
+        const once =
+          method === 'doc'
+            ? () => {
+                let n = 0;
+                for (const d of w.docs) n += m.transcode(d).length;
+                return n;
+              }
+            : () => {
+                let n = 0;
+                for (const b of batches) n += m.transcodeBatch(b, 1, 0, 1000, 1e15, 1).length;
+                return n;
+              };
+        once();
+        const t0 = performance.now();
+        let k = 0;
+        while (performance.now() - t0 < 250) {
+          once();
+          k++;
+        }
+        res[name].push((w.bytes * k) / ((performance.now() - t0) / 1000) / 1e6);
+      }
+    }
+    const [a, b] = [median(res.A), median(res.B)];
+    console.log(`${wl.padEnd(14)} ${method.padEnd(5)} A ${a.toFixed(0)} MB/s  B ${b.toFixed(0)} MB/s  B/A ${(b / a).toFixed(3)}`);
+  }
+}
