@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side wall-clock comparison of two builds of the core's `examples/throughput`
-# (for example the start and the end of a change), as ARCHITECTURE.md's rounds report it.
+# (for example before and after a change), as ARCHITECTURE.md's design decisions report them.
 #
 #   cargo build --release -p bson2json-core --example throughput --target-dir /tmp/A   # before
 #   cargo build --release -p bson2json-core --example throughput --target-dir /tmp/B   # after

@@ -1,5 +1,5 @@
 // Side-by-side comparison of two builds of the Node addon in one process, as ARCHITECTURE.md's
-// rounds report it: both are loaded, each timing round alternates their order, and the median
+// design decisions report them: both are loaded, each timing round alternates their order, and the median
 // MB/s of each is printed with the ratio B/A.
 //
 //   cargo build --release -p bson2json-node --target-dir /tmp/nA && cp /tmp/nA/release/libbson2json_node.so /tmp/a.node
