@@ -1,0 +1,185 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { createRequire } from 'node:module'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { BSON } from 'bson'
+
+// `bson2json [dump] --pretty / --fields / --fieldFile` and the subcommand dispatcher.
+
+const require = createRequire(import.meta.url)
+const { toNDJSON } = require('../index.js')
+const { Indenter, prettyJSON } = require('../lib/cli/pretty.js')
+const { pathTree, projectRaw } = require('../lib/cli/fields.js')
+const BIN = resolve(__dirname, '../bin/bson2json.js')
+
+interface Result {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function cli(args: string[], stdin?: Uint8Array): Promise<Result> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    child.stdout.on('data', (c) => out.push(c))
+    child.stderr.on('data', (c) => err.push(c))
+    child.on('error', fail)
+    child.on('close', (code) =>
+      done({
+        code,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err)
+          .toString()
+          .split('\n')
+          .filter((l) => !l.includes('BSON2JSON_FALLBACK') && !l.includes('--trace-warnings'))
+          .join('\n'),
+      }),
+    )
+    child.stdin.on('error', () => {})
+    child.stdin.end(stdin ?? new Uint8Array(0))
+  })
+}
+
+const objects = [
+  { _id: 1, a: { b: 1, c: [1, { b: 2, x: 3 }, [{ b: 4 }, 'q']], d: 'x' }, s: 'brackets {[,:]} "quoted" \\ back', e: {}, arr: [] },
+  { _id: 2, a: 5, s: 'näme 東京', t: [{ u: { v: 1, w: 2 } }, { u: 3 }, { z: 1 }] },
+  { _id: 3, a: { c: 'no b' }, nested: { deep: { er: [[]] } } },
+  { a: { b: null }, s: '', noId: true },
+]
+const docs = objects.map((o) => BSON.serialize(o))
+const dump = Buffer.concat(docs)
+
+let dir: string
+let file: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bson2json-cli-dump-'))
+  file = join(dir, 'in.bson')
+  writeFileSync(file, dump)
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** What Go's json.Indent(…, "", "\t") gives for compact JSON: JSON.stringify's tab layout. */
+function tabIndent(line: string): string {
+  return JSON.stringify(JSON.parse(line), null, '\t')
+}
+
+/** The server's inclusion projection on plain objects (the reference for --fields). */
+function project(v: any, paths: string[][], top = true): any {
+  const out: any = {}
+  const whole = new Set(paths.filter((p) => p.length === 1).map((p) => p[0]))
+  if (top) whole.add('_id')
+  for (const [k, val] of Object.entries(v)) {
+    if (whole.has(k)) {
+      out[k] = val
+      continue
+    }
+    const sub = paths.filter((p) => p.length > 1 && p[0] === k).map((p) => p.slice(1))
+    if (sub.length === 0) continue
+    const inner = (x: any): any => (Array.isArray(x) ? x.filter((e) => typeof e === 'object' && e !== null).map(inner) : project(x, sub, false))
+    if (Array.isArray(val)) out[k] = inner(val)
+    else if (typeof val === 'object' && val !== null) out[k] = project(val, sub, false)
+  }
+  return out
+}
+
+describe('bson2json dump --pretty', () => {
+  it('indents every document with tabs, like bsondump --pretty (json.Indent)', async () => {
+    const r = await cli(['--pretty', file])
+    expect(r.code).toBe(0)
+    const expected = Buffer.from(toNDJSON(dump)).toString().trimEnd().split('\n').map(tabIndent).join('\n') + '\n'
+    expect(r.stdout).toBe(expected)
+    const relaxed = await cli(['--pretty', '--dialect', 'relaxed', file])
+    expect(relaxed.stdout).toContain('{\n\t"_id": 1,\n\t"a": {\n\t\t"b": 1,')
+  })
+
+  it('--pretty --array indents the whole array; gzip input too', async () => {
+    const r = await cli(['--pretty', '--array'], gzipSync(dump))
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe(JSON.stringify(objects.map((o) => JSON.parse(JSON.stringify(o))), null, '\t') + '\n')
+  })
+
+  it('the indenter gives the same bytes whatever the chunk boundaries', () => {
+    const text = Buffer.from(toNDJSON(dump, { dialect: 'canonical' }))
+    const whole = prettyJSON(text)
+    for (let cut = 1; cut < 40; cut++) {
+      const ind = new Indenter()
+      const parts: Buffer[] = []
+      for (let i = 0; i < text.length; i += cut) parts.push(ind.push(text.subarray(i, i + cut)))
+      expect(Buffer.concat(parts).equals(whole)).toBe(true)
+    }
+    expect(prettyJSON('{"a":[],"b":{},"c":[{}]}').toString()).toBe('{\n\t"a": [],\n\t"b": {},\n\t"c": [\n\t\t{}\n\t]\n}')
+  })
+})
+
+describe('bson2json dump --fields', () => {
+  const cases = ['a.b', 's', 'a.b,s', 'a', 'a.c.b', 't.u.v', 't.u', 'nested.deep.er,arr', 'missing', 'a.b,a', 'a,a.b']
+  it.each(cases)('--fields %s equals the server projection of each document', async (fields) => {
+    const r = await cli(['--fields', fields, file])
+    expect(r.code).toBe(0)
+    const paths = fields.split(',').map((f) => f.split('.'))
+    const expected = Buffer.from(toNDJSON(objects.map((o) => BSON.serialize(project(o, paths))))).toString()
+    expect(r.stdout).toBe(expected)
+  })
+
+  it('keeps field order, nested arrays and BSON types exactly (hand-checked)', () => {
+    const p = projectRaw(docs[0], pathTree(['a.c.b', 's']))
+    expect(BSON.deserialize(p)).toEqual({ _id: 1, a: { c: [{ b: 2 }, [{ b: 4 }]] }, s: objects[0].s })
+    const typed = BSON.serialize({ x: new BSON.Int32(1), y: { z: BSON.Long.fromString('9007199254740993'), w: new BSON.Double(1) }, _id: 'k' })
+    const q = projectRaw(typed, pathTree(['y.z']))
+    expect(Buffer.from(toNDJSON(q, { dialect: 'canonical' })).toString()).toBe('{"y":{"z":{"$numberLong":"9007199254740993"}},"_id":"k"}\n')
+  })
+
+  it('--fieldFile, -f, and usage errors', async () => {
+    const ff = join(dir, 'fields.txt')
+    writeFileSync(ff, 'a.b\n\ns\n')
+    const r = await cli(['--fieldFile', ff, file])
+    expect(r.stdout).toBe((await cli(['-f', 'a.b,s', file])).stdout)
+    for (const args of [['--fields', '', file], ['--fields', 'a..b', file], ['--fields', '$x', file], ['--fieldFile', join(dir, 'none.txt'), file]]) {
+      const u = await cli(args)
+      expect(u.code, args.join(' ')).toBe(2)
+      expect(u.stderr).toMatch(/^bson2json: /)
+    }
+  })
+
+  it('corrupt input under --fields: exit 1, the input offset of the bad byte, earlier documents written', async () => {
+    const bad = Buffer.from(dump)
+    const k = 2
+    const start = docs[0].length + docs[1].length
+    bad[start + docs[k].length - 1] = 1 // bad terminator: the projection passes it on unchanged
+    const r = await cli(['--fields', 's'], bad)
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`document ${k}, byte offset ${start + docs[k].length - 1}:`)
+    expect(r.stdout.split('\n')).toHaveLength(3)
+    const utf8 = Buffer.from(BSON.serialize({ _id: 9, s: 'ok', t: 'xx' }))
+    const at = utf8.indexOf('xx')
+    utf8[at] = 0xff // invalid UTF-8 inside a kept field: found by the transcoder after projection
+    const r2 = await cli(['--fields', 't'], Buffer.concat([docs[0], utf8]))
+    expect(r2.code).toBe(1)
+    expect(r2.stderr).toContain(`document 1, byte offset ${docs[0].length}:`)
+    expect(r2.stderr).toContain('BSON_INVALID_UTF8')
+  })
+})
+
+describe('subcommands', () => {
+  it('`dump` names the default command; unknown words are files', async () => {
+    const a = await cli(['dump', file])
+    const b = await cli([file])
+    expect(a.code).toBe(0)
+    expect(a.stdout).toBe(b.stdout)
+    const c = await cli(['nosuchcommand'])
+    expect(c.code).toBe(2)
+    expect(c.stderr).toContain('nosuchcommand: no such file')
+  })
+
+  it('--help names the subcommands', async () => {
+    const r = await cli(['--help'])
+    expect(r.stdout).toContain('bson2json [dump]')
+    expect(r.stdout).toContain('--pretty')
+    expect(r.stdout).toContain('--fields')
+  })
+})
