@@ -20,6 +20,7 @@
 
 const { resolveOptions } = require('./options')
 const { loadBackend } = require('./backend')
+const { RawCursor } = require('./raw-cursor')
 
 let native = null
 function binding() {
@@ -231,9 +232,7 @@ function mergeFragments(frags) {
 
 // ---- the stream ----------------------------------------------------------------------------
 
-const END = Object.freeze({ end: true })
-
-class ChangeStream {
+class ChangeStream extends RawCursor {
   /**
    * @param {any} target MongoClient, Db or Collection
    * @param {object[]} [pipeline]
@@ -243,14 +242,14 @@ class ChangeStream {
     if (!Array.isArray(pipeline)) throw new TypeError('bson2json: watch() pipeline must be an array')
     if (options === null || typeof options !== 'object') throw new TypeError('bson2json: watch() options must be an object')
     const t = resolveTarget(target)
-    this._client = t.client
-    this._db = t.db
+    const o = resolveOptions(options)
+    const batchSize = positiveInt('batchSize', options.batchSize, 0)
+    const maxAwaitTimeMS = positiveInt('maxAwaitTimeMS', options.maxAwaitTimeMS, 0)
+    const prefetch = options.prefetch === undefined ? 4 : positiveInt('prefetch', options.prefetch, 0)
+    super({ client: t.client, db: t.db, prefetch, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
     this._aggregate = t.aggregate
-    this._o = resolveOptions(options)
+    this._o = o
     this._whole = options.whole === true
-    this._batchSize = positiveInt('batchSize', options.batchSize, 0)
-    this._maxAwaitTimeMS = positiveInt('maxAwaitTimeMS', options.maxAwaitTimeMS, 0)
-    this._prefetch = options.prefetch === undefined ? 4 : positiveInt('prefetch', options.prefetch, 0)
     this._split = options.splitLargeEvents === true
 
     const stage = {}
@@ -267,23 +266,7 @@ class ChangeStream {
     this._received = 0
     this._operationTime = options.startAtOperationTime
     this._checkpoint = this._position === undefined ? null : this._position
-
-    // Cursor state
-    this._cursorId = null // bigint once open; 0n when exhausted
-    this._getMoreColl = null
-    this._session = null
     this._pending = [] // split fragments awaiting their last piece
-
-    // Queue between the fetch loop and the consumer.
-    this._queue = []
-    this._batchesQueued = 0
-    this._waiter = null
-    this._wake = null
-    this._demand = false
-    this._closed = false
-    this._closing = null
-    this._ac = new AbortController()
-    this._loop = null
 
     // Consumer state
     this._cur = null
@@ -291,21 +274,6 @@ class ChangeStream {
     this._resumeToken = this._checkpoint
     this._terminal = null
     this._resumes = 0
-
-    this._signal = options.signal
-    if (this._signal) {
-      if (this._signal.aborted) {
-        this._abortReason = abortError(this._signal)
-        this._closed = true
-        this._closing = Promise.resolve()
-      } else {
-        this._onAbort = () => {
-          this._abortReason = abortError(this._signal)
-          this.close().catch(() => {})
-        }
-        this._signal.addEventListener('abort', this._onAbort, { once: true })
-      }
-    }
   }
 
   /** Token of the last delivered event (or batch); persist it and pass it as `resumeAfter`. */
@@ -322,75 +290,33 @@ class ChangeStream {
     return this._closed
   }
 
-  // -- fetch loop --------------------------------------------------------------------------
+  // -- engine hooks ------------------------------------------------------------------------
 
-  _start() {
-    if (this._loop === null && !this._closed) {
-      this._session = this._client.startSession()
-      this._loop = this._run().catch((e) => this._push({ error: e }))
-    }
+  _queuedBatches() {
+    let n = 0
+    for (const item of this._queue) if (item.events) n++
+    return n
   }
 
-  _wantMore() {
-    return this._batchesQueued < this._prefetch || (this._demand && this._queue.length === 0)
+  _retry(err, isGetMore) {
+    if (isGetMore && isResumableError(err, maxWireVersionOf(this._client))) {
+      this._resumes++
+      return true
+    }
+    return false
   }
 
-  async _run() {
-    while (!this._closed) {
-      if (!this._wantMore()) {
-        await new Promise((resolve) => {
-          this._wake = resolve
-        })
-        this._wake = null
-        continue
-      }
-      let reply
-      const isGetMore = this._cursorId !== null
-      try {
-        reply = isGetMore ? await this._getMore() : await this._aggregateCmd()
-      } catch (err) {
-        if (this._closed) return
-        if (isGetMore && isResumableError(err, maxWireVersionOf(this._client))) {
-          await this._killCursor()
-          this._cursorId = null
-          this._resumes++
-          continue
-        }
-        this._push({ error: err })
-        return
-      }
-      if (this._closed) return
-      let b
-      try {
-        b = binding().transcodeChangeBatch(reply.cursor, this._whole, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
-      } catch (err) {
-        this._push({ error: err })
-        return
-      }
-      if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
-        this._operationTime = reply.operationTime
-      }
-      this._cursorId = b.id
-      if (this._getMoreColl === null || !isGetMore) {
-        const ns = b.ns || ''
-        const dot = ns.indexOf('.')
-        this._getMoreColl = dot >= 0 ? ns.slice(dot + 1) : ns
-      }
-      const err = this._accept(b)
-      if (err) {
-        this._push({ error: err })
-        return
-      }
-      if (b.id === 0n) {
-        this._cursorId = 0n
-        this._push(END)
-        return
-      }
+  _accept(reply, isGetMore) {
+    const b = binding().transcodeChangeBatch(reply.cursor, this._whole, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
+      this._operationTime = reply.operationTime
     }
+    this._setCursor(b.id, b.ns, isGetMore)
+    return this._acceptBatch(b)
   }
 
   /** Processes one transcoded batch: token bookkeeping, reassembly, queueing. */
-  _accept(b) {
+  _acceptBatch(b) {
     const events = b.events
     const pbrt = batchPBRT(b)
     const out = []
@@ -435,7 +361,7 @@ class ChangeStream {
     return null
   }
 
-  _aggregateCmd() {
+  _initialCommand() {
     const stage = { ...this._stage }
     delete stage.resumeAfter
     delete stage.startAfter
@@ -451,65 +377,7 @@ class ChangeStream {
       pipeline: [{ $changeStream: stage }, ...this._userPipeline],
       cursor: this._batchSize === undefined ? {} : { batchSize: this._batchSize },
     }
-    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
-  }
-
-  _getMore() {
-    const cmd = { getMore: this._cursorId, collection: this._getMoreColl }
-    if (this._batchSize !== undefined) cmd.batchSize = this._batchSize
-    if (this._maxAwaitTimeMS !== undefined) cmd.maxTimeMS = this._maxAwaitTimeMS
-    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
-  }
-
-  async _killCursor() {
-    const id = this._cursorId
-    if (id === null || id === 0n) return
-    this._cursorId = null
-    try {
-      await this._db.command({ killCursors: this._getMoreColl, cursors: [id] }, { session: this._session })
-    } catch {
-      // best effort (spec: errors suppressed)
-    }
-  }
-
-  // -- queue -------------------------------------------------------------------------------
-
-  _push(item) {
-    this._queue.push(item)
-    if (item.events) this._batchesQueued++
-    if (this._waiter) this._deliver()
-  }
-
-  _deliver() {
-    const w = this._waiter
-    this._waiter = null
-    this._demand = false
-    const item = this._queue.shift()
-    if (item.events) this._batchesQueued--
-    this._poke()
-    w(item)
-  }
-
-  _poke() {
-    if (this._wake) this._wake()
-  }
-
-  /** Next queued item (batch, error or end). */
-  _take() {
-    if (this._terminal) return Promise.resolve(this._terminal)
-    if (this._closed) return Promise.resolve(this._abortReason ? { error: this._abortReason } : END)
-    this._start()
-    if (this._queue.length > 0) {
-      const item = this._queue.shift()
-      if (item.events) this._batchesQueued--
-      this._poke()
-      return Promise.resolve(item)
-    }
-    return new Promise((resolve) => {
-      this._waiter = resolve
-      this._demand = true
-      this._poke()
-    })
+    return cmd
   }
 
   async _terminate(item) {
@@ -620,48 +488,14 @@ class ChangeStream {
     })
   }
 
-  /** Stops fetching, kills the server cursor (killCursors, awaited) and ends the session. */
+  /**
+   * Stops fetching, lets an in-flight getMore finish (at most maxAwaitTimeMS + 2 s), kills the
+   * server cursor (killCursors, awaited) and ends the session. Idempotent.
+   */
   close() {
-    if (this._closing) return this._closing
-    this._closed = true
     this._cur = null
-    if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort)
-    this._closing = (async () => {
-      this._ac.abort()
-      this._poke()
-      if (this._loop) {
-        try {
-          await this._loop
-        } catch {
-          // already reported
-        }
-      }
-      await this._killCursor()
-      this._queue.length = 0
-      this._batchesQueued = 0
-      if (this._waiter) {
-        const w = this._waiter
-        this._waiter = null
-        w(this._abortReason ? { error: this._abortReason } : END)
-      }
-      if (this._session) {
-        try {
-          await this._session.endSession()
-        } catch {
-          // ignore
-        }
-      }
-    })()
-    return this._closing
+    return super.close()
   }
-}
-
-function abortError(signal) {
-  const r = signal.reason
-  if (r instanceof Error) return r
-  const e = new Error('bson2json: change stream aborted')
-  e.name = 'AbortError'
-  return e
 }
 
 /**

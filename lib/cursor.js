@@ -10,6 +10,7 @@
 
 const { resolveOptions } = require('./options')
 const { loadBackend } = require('./backend')
+const { RawCursor } = require('./raw-cursor')
 
 const LAYOUT_NDJSON = 1
 const LAYOUT_LIST = 2
@@ -29,8 +30,6 @@ function binding() {
 const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS', 'collation', 'comment', 'let', 'allowDiskUse', 'min', 'max', 'returnKey', 'showRecordId', 'readConcern']
 const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
 
-const END = Object.freeze({ end: true })
-
 function resolveCollection(coll) {
   if (!coll || typeof coll.collectionName !== 'string' || typeof coll.dbName !== 'string' || !coll.client) {
     throw new TypeError('bson2json: expected a driver Collection (collectionName, dbName, client)')
@@ -38,129 +37,49 @@ function resolveCollection(coll) {
   return { client: coll.client, db: coll.client.db(coll.dbName), name: coll.collectionName }
 }
 
-class JsonCursor {
+class JsonCursor extends RawCursor {
   constructor(collection, command, options) {
     const c = resolveCollection(collection)
-    this._client = c.client
-    this._db = c.db
-    this._coll = c.name
-    this._cmd = command
-    this._o = resolveOptions(options)
-    this._batchSize = options.batchSize
-    this._maxAwaitTimeMS = options.maxAwaitTimeMS
     const p = options.prefetch === undefined ? 1 : options.prefetch
     if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${String(p)}`)
-    this._prefetch = p
-    this._userSession = options.session
-    this._session = null
-    this._layout = 0 // decided by the first consumer
-    this._cursorId = null
+    const o = resolveOptions(options)
+    super({
+      client: c.client,
+      db: c.db,
+      prefetch: p,
+      batchSize: options.batchSize,
+      maxAwaitTimeMS: options.maxAwaitTimeMS,
+      session: options.session,
+      signal: options.signal,
+      what: 'cursor',
+      reportAbort: false,
+    })
+    this._cmd = command
+    this._o = o
     this._getMoreColl = c.name
-    this._queue = []
-    this._waiter = null
-    this._wake = null
-    this._demand = false
-    this._closed = false
-    this._closing = null
-    this._loop = null
-    this._ac = new AbortController()
+    this._layout = 0 // decided by the first consumer
     this._terminal = null
-    this._signal = options.signal
-    if (this._signal) {
-      this._onAbort = () => this.close().catch(() => {})
-      if (this._signal.aborted) this._onAbort()
-      else this._signal.addEventListener('abort', this._onAbort, { once: true })
-    }
   }
 
   /** Server cursor id (bigint) once the first reply arrived; 0n when exhausted. */
   get id() {
-    return this._cursorId
-  }
-
-  get closed() {
-    return this._closed
+    return this._lastId
   }
 
   _use(layout) {
     if (this._layout === 0) this._layout = layout
     else if (this._layout !== layout) throw new Error('bson2json: a cursor is consumed either as strings or as NDJSON, not both')
-    if (this._loop === null && !this._closed) {
-      this._session = this._userSession || this._client.startSession()
-      this._loop = this._run().catch((e) => this._push({ error: e }))
-    }
   }
 
-  async _run() {
-    let first = true
-    while (!this._closed) {
-      if (!first && !(this._queue.length < this._prefetch || (this._demand && this._queue.length === 0))) {
-        await new Promise((resolve) => {
-          this._wake = resolve
-        })
-        this._wake = null
-        continue
-      }
-      let reply
-      try {
-        if (first) {
-          reply = await this._db.command(this._cmd, { raw: true, session: this._session, signal: this._ac.signal })
-        } else {
-          const gm = { getMore: this._cursorId, collection: this._getMoreColl }
-          if (this._batchSize !== undefined) gm.batchSize = this._batchSize
-          if (this._maxAwaitTimeMS !== undefined) gm.maxTimeMS = this._maxAwaitTimeMS
-          reply = await this._db.command(gm, { raw: true, session: this._session, signal: this._ac.signal })
-        }
-      } catch (err) {
-        if (!this._closed) this._push({ error: err })
-        return
-      }
-      if (this._closed) return
-      let b
-      try {
-        b = binding().transcodeCursor(reply.cursor, this._layout, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
-      } catch (err) {
-        this._push({ error: err })
-        return
-      }
-      this._cursorId = b.id
-      if (first && b.ns) {
-        const dot = b.ns.indexOf('.')
-        if (dot >= 0) this._getMoreColl = b.ns.slice(dot + 1)
-      }
-      first = false
-      if (b.count > 0) this._push({ docs: b.docs, count: b.count })
-      if (b.id === 0n) {
-        this._push(END)
-        return
-      }
-    }
+  _initialCommand() {
+    return this._cmd
   }
 
-  _push(item) {
-    this._queue.push(item)
-    if (this._waiter) {
-      const w = this._waiter
-      this._waiter = null
-      this._demand = false
-      w(this._queue.shift())
-      if (this._wake) this._wake()
-    }
-  }
-
-  _take() {
-    if (this._terminal) return Promise.resolve(this._terminal)
-    if (this._queue.length > 0) {
-      const item = this._queue.shift()
-      if (this._wake) this._wake()
-      return Promise.resolve(item)
-    }
-    if (this._closed) return Promise.resolve(END)
-    return new Promise((resolve) => {
-      this._waiter = resolve
-      this._demand = true
-      if (this._wake) this._wake()
-    })
+  _accept(reply, isGetMore) {
+    const b = binding().transcodeCursor(reply.cursor, this._layout, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    this._setCursor(b.id, b.ns, isGetMore)
+    if (b.count > 0) this._push({ docs: b.docs, count: b.count })
+    return null
   }
 
   /** Next batch item of the chosen layout, or null at the end (errors are thrown after close). */
@@ -295,45 +214,6 @@ class JsonCursor {
       })
     }
     return s.pipe(destination, options.end === undefined ? undefined : { end: options.end })
-  }
-
-  /** Stops fetching and kills the server cursor if it is still open. Idempotent. */
-  close() {
-    if (this._closing) return this._closing
-    this._closed = true
-    if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort)
-    this._closing = (async () => {
-      this._ac.abort()
-      if (this._wake) this._wake()
-      if (this._loop) {
-        try {
-          await this._loop
-        } catch {
-          // reported through the queue
-        }
-      }
-      const id = this._cursorId
-      if (id !== null && id !== 0n) {
-        try {
-          await this._db.command({ killCursors: this._getMoreColl, cursors: [id] }, { session: this._session })
-        } catch {
-          // best effort
-        }
-      }
-      if (this._waiter) {
-        const w = this._waiter
-        this._waiter = null
-        w(END)
-      }
-      if (this._session && this._session !== this._userSession) {
-        try {
-          await this._session.endSession()
-        } catch {
-          // ignore
-        }
-      }
-    })()
-    return this._closing
   }
 }
 

@@ -79,7 +79,7 @@ function helloReply(state, cmd, conn) {
     maxMessageSizeBytes: MAX_MESSAGE_SIZE_BYTES,
     maxWriteBatchSize: MAX_WRITE_BATCH_SIZE,
     localTime: now,
-    logicalSessionTimeoutMinutes: 30,
+    ...(config.sessions ? { logicalSessionTimeoutMinutes: 30 } : {}),
     connectionId: conn.id,
     minWireVersion: 0,
     maxWireVersion: config.maxWireVersion,

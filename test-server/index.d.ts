@@ -38,6 +38,8 @@ export interface TestServerOptions {
   version?: string
   /** hello maxWireVersion (default 21). */
   maxWireVersion?: number
+  /** Advertise sessions (`logicalSessionTimeoutMinutes` in hello; default true). */
+  sessions?: boolean
   /** Command log entries kept (default 10000). */
   maxCommandLog?: number
   /** Diagnostic logger (default: silent). */

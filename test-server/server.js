@@ -84,6 +84,7 @@ class TestServer {
       splitThresholdBytes: options.splitThresholdBytes ?? DEFAULT_SPLIT_THRESHOLD_BYTES,
       version: options.version ?? '8.0.0',
       maxWireVersion: options.maxWireVersion ?? 21,
+      sessions: options.sessions ?? true,
     }
     this.state = { store: this.store, oplog: this.oplog, cursors: this.cursors, config: this.config }
     this.closing = false

@@ -1,0 +1,301 @@
+'use strict'
+
+/**
+ * The raw-cursor engine shared by `find()` / `aggregate()` (lib/cursor.js) and `watch()`
+ * (lib/change-stream.js): the initial command and the `getMore` pump, run as
+ * `db.command(cmd, { raw: true, session })`, with prefetch, the batch queue between the pump and
+ * the consumer, and close/kill.
+ *
+ * Connections: closing (or leaving a loop early) never cancels an in-flight command, because the
+ * driver cancels a command by destroying its pooled connection. `close()` stops the pump, lets the
+ * in-flight command finish (bounded: at most `maxAwaitTimeMS` (default 1000) + 2000 ms, after
+ * which it is cancelled after all), then kills the server cursor with `killCursors`. Only the
+ * caller's own `AbortSignal` cancels a command in flight.
+ *
+ * Sessions: one explicit session per cursor (the caller's `session`, or one started here and
+ * ended on close), so every getMore runs in the session the cursor was created in. On a server
+ * that does not support sessions (no `logicalSessionTimeoutMinutes` in its hello) the commands
+ * run without one, as the driver's own cursors do; a caller-supplied session there is an error.
+ *
+ * A subclass provides:
+ *   _initialCommand()            the find/aggregate command (called again after a resume)
+ *   _accept(reply, isGetMore)    transcodes one reply and queues its batch (via _push); returns
+ *                                an Error to end the stream with, or null
+ *   _retry(err, isGetMore)       true when a failed command is to be retried by re-running the
+ *                                initial command (the cursor is killed first); default false
+ *   _queuedBatches()             batches counted against `prefetch` (default: queue length)
+ */
+
+/** Server-side default wait of an awaitData getMore without maxTimeMS. */
+const DEFAULT_AWAIT_MS = 1000
+/** Slack on top of the getMore's own wait before close() cancels it after all. */
+const CLOSE_GRACE_MS = 2000
+
+const END = Object.freeze({ end: true })
+
+function noSessionSupport(err) {
+  return err !== null && typeof err === 'object' && err.name === 'MongoCompatibilityError' && /does not support sessions/.test(String(err.message))
+}
+
+function abortError(signal, what) {
+  const r = signal.reason
+  if (r instanceof Error) return r
+  const e = new Error(`bson2json: ${what} aborted`)
+  e.name = 'AbortError'
+  return e
+}
+
+class RawCursor {
+  /**
+   * @param {{ client: any, db: any, prefetch: number, batchSize?: number, maxAwaitTimeMS?: number,
+   *   session?: any, signal?: AbortSignal, what: string, reportAbort?: boolean }} o
+   * `reportAbort`: an aborted signal ends the consumer with the signal's reason (default true;
+   * false ends it like close()).
+   */
+  constructor(o) {
+    this._client = o.client
+    this._db = o.db
+    this._prefetch = o.prefetch
+    this._batchSize = o.batchSize
+    this._maxAwaitTimeMS = o.maxAwaitTimeMS
+    this._userSession = o.session
+    this._what = o.what
+    this._session = undefined
+    this._cursorId = null // bigint once open; 0n when exhausted
+    this._getMoreColl = null
+    this._queue = []
+    this._waiter = null
+    this._wake = null
+    this._demand = false
+    this._inFlight = false
+    this._closed = false
+    this._closing = null
+    this._loop = null
+    this._ac = new AbortController()
+    this._abortReason = null
+    this._lastId = null
+    this._signal = o.signal
+    const report = o.reportAbort !== false
+    if (this._signal) {
+      if (this._signal.aborted) {
+        if (report) this._abortReason = abortError(this._signal, this._what)
+        this._ac.abort()
+        this._closed = true
+        this._closing = Promise.resolve()
+      } else {
+        this._onAbort = () => {
+          if (report) this._abortReason = abortError(this._signal, this._what)
+          this._ac.abort()
+          this.close().catch(() => {})
+        }
+        this._signal.addEventListener('abort', this._onAbort, { once: true })
+      }
+    }
+  }
+
+  get closed() {
+    return this._closed
+  }
+
+  // -- hooks (overridden) ------------------------------------------------------------------
+
+  _retry() {
+    return false
+  }
+
+  _queuedBatches() {
+    return this._queue.length
+  }
+
+  // -- pump --------------------------------------------------------------------------------
+
+  _start() {
+    if (this._loop === null && !this._closed) {
+      this._session = this._userSession || this._client.startSession()
+      this._loop = this._run().catch((e) => this._push({ error: e }))
+    }
+  }
+
+  _wantMore() {
+    return this._queuedBatches() < this._prefetch || (this._demand && this._queue.length === 0)
+  }
+
+  async _run() {
+    while (!this._closed) {
+      if (!this._wantMore()) {
+        await new Promise((resolve) => {
+          this._wake = resolve
+        })
+        this._wake = null
+        continue
+      }
+      const isGetMore = this._cursorId !== null
+      let reply
+      this._inFlight = true
+      try {
+        reply = await this._command(isGetMore ? this._getMoreCommand() : this._initialCommand())
+      } catch (err) {
+        this._inFlight = false
+        if (this._closed) return
+        if (!isGetMore && noSessionSupport(err) && this._session && this._session !== this._userSession) {
+          // The server has no sessions: run without one, as the driver's own cursors do.
+          await this._endSession()
+          continue
+        }
+        if (this._retry(err, isGetMore)) {
+          await this._killCursor()
+          continue
+        }
+        this._push({ error: err })
+        return
+      }
+      this._inFlight = false
+      // Even after close() the reply is accepted: it carries the cursor id that close() kills.
+      let err
+      try {
+        err = this._accept(reply, isGetMore)
+      } catch (e) {
+        err = e
+      }
+      if (err) {
+        this._push({ error: err })
+        return
+      }
+      if (this._cursorId === 0n) {
+        this._push(END)
+        return
+      }
+    }
+  }
+
+  /** Records the cursor id and (from the first reply) the collection getMore names. */
+  _setCursor(id, ns, isGetMore) {
+    this._cursorId = id
+    this._lastId = id
+    if (!isGetMore || this._getMoreColl === null) {
+      const s = ns || ''
+      const dot = s.indexOf('.')
+      if (dot >= 0) this._getMoreColl = s.slice(dot + 1)
+      else if (this._getMoreColl === null) this._getMoreColl = s
+    }
+  }
+
+  _getMoreCommand() {
+    const cmd = { getMore: this._cursorId, collection: this._getMoreColl }
+    if (this._batchSize !== undefined) cmd.batchSize = this._batchSize
+    if (this._maxAwaitTimeMS !== undefined) cmd.maxTimeMS = this._maxAwaitTimeMS
+    return cmd
+  }
+
+  _command(cmd) {
+    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+  }
+
+  async _killCursor() {
+    const id = this._cursorId
+    this._cursorId = null
+    if (id === null || id === 0n) return
+    try {
+      await this._db.command({ killCursors: this._getMoreColl, cursors: [id] }, { session: this._session })
+    } catch {
+      // best effort (spec: killCursors errors are suppressed)
+    }
+  }
+
+  async _endSession() {
+    const s = this._session
+    this._session = undefined
+    if (s && s !== this._userSession) {
+      try {
+        await s.endSession()
+      } catch {
+        // ignore
+      }
+    }
+  }
+
+  // -- queue -------------------------------------------------------------------------------
+
+  _push(item) {
+    this._queue.push(item)
+    if (this._waiter) this._deliver()
+  }
+
+  _deliver() {
+    const w = this._waiter
+    this._waiter = null
+    this._demand = false
+    const item = this._queue.shift()
+    this._poke()
+    w(item)
+  }
+
+  _poke() {
+    if (this._wake) this._wake()
+  }
+
+  /** Next queued item (batch, error or end); starts the pump on first use. */
+  _take() {
+    if (this._terminal) return Promise.resolve(this._terminal)
+    if (this._closed) return Promise.resolve(this._abortReason ? { error: this._abortReason } : END)
+    this._start()
+    if (this._queue.length > 0) {
+      const item = this._queue.shift()
+      this._poke()
+      return Promise.resolve(item)
+    }
+    return new Promise((resolve) => {
+      this._waiter = resolve
+      this._demand = true
+      this._poke()
+    })
+  }
+
+  // -- close -------------------------------------------------------------------------------
+
+  /**
+   * Stops fetching, lets an in-flight command finish (bounded), kills the server cursor
+   * (killCursors, awaited) and ends the session it started. Idempotent.
+   */
+  close() {
+    if (this._closing) return this._closing
+    this._closed = true
+    if (this._signal && this._onAbort) this._signal.removeEventListener('abort', this._onAbort)
+    this._closing = (async () => {
+      this._poke()
+      if (this._loop) {
+        if (this._inFlight && !this._ac.signal.aborted) {
+          const bound = (this._maxAwaitTimeMS === undefined ? DEFAULT_AWAIT_MS : this._maxAwaitTimeMS) + CLOSE_GRACE_MS
+          let timer
+          const timedOut = await Promise.race([
+            this._loop.then(() => false),
+            new Promise((resolve) => {
+              timer = setTimeout(() => resolve(true), bound)
+            }),
+          ])
+          clearTimeout(timer)
+          if (timedOut) this._ac.abort()
+        }
+        try {
+          await this._loop
+        } catch {
+          // reported through the queue
+        }
+      }
+      await this._killCursor()
+      this._queue.length = 0
+      this._afterClose()
+      if (this._waiter) {
+        const w = this._waiter
+        this._waiter = null
+        w(this._abortReason ? { error: this._abortReason } : END)
+      }
+      await this._endSession()
+    })()
+    return this._closing
+  }
+
+  _afterClose() {}
+}
+
+module.exports = { RawCursor, END, noSessionSupport }
