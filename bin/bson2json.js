@@ -7,6 +7,7 @@
 
 const COMMANDS = {
   dump: () => require('../lib/cli/dump'),
+  export: () => require('../lib/cli/export'),
 }
 
 const argv = process.argv.slice(2)

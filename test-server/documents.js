@@ -375,21 +375,46 @@ function unsetPath(doc, path) {
 function project(doc, projection) {
   if (!projection || Object.keys(projection).length === 0) return doc
   const entries = Object.entries(projection).map(([k, v]) => [k, Boolean(toNumber(v))])
-  const inclusive = entries.some(([k, v]) => v && k !== '_id')
+  const id = entries.find(([k]) => k === '_id')
+  // Inclusion when any field but _id is included, or the projection is just {_id: 1}.
+  const inclusive = entries.some(([k, v]) => v && k !== '_id') || (entries.length === 1 && id[1])
   if (inclusive) {
-    const out = {}
-    const includeId = !entries.some(([k, v]) => k === '_id' && !v)
-    if (includeId && doc._id !== undefined) out._id = doc._id
-    for (const [path, include] of entries) {
-      if (!include || path === '_id') continue
-      const value = getPath(doc, path)
-      if (value !== undefined) setPath(out, path, value)
+    // Like the server: the result keeps the document's field order; `a.b` keeps `a` as a
+    // document holding only `b` (`{}` without it), applies to every document of an array `a`
+    // (arrays in arrays too; other elements are dropped) and drops a scalar `a`.
+    const tree = {}
+    const add = (path) => {
+      const parts = path.split('.')
+      let node = tree
+      for (let i = 0; i < parts.length; i++) {
+        if (node[parts[i]] === true) return
+        if (i === parts.length - 1) node[parts[i]] = true
+        else node = node[parts[i]] = node[parts[i]] || {}
+      }
     }
-    return out
+    if (!id || id[1]) add('_id')
+    for (const [path, include] of entries) if (include && path !== '_id') add(path)
+    return includeTree(doc, tree)
   }
   const out = cloneDocument(doc)
   for (const [path] of entries) unsetPath(out, path)
   return out
+}
+
+function includeTree(value, tree) {
+  const out = {}
+  for (const [k, v] of Object.entries(value)) {
+    const sub = Object.prototype.hasOwnProperty.call(tree, k) ? tree[k] : undefined
+    if (sub === undefined) continue
+    if (sub === true) out[k] = v
+    else if (Array.isArray(v)) out[k] = includeArray(v, sub)
+    else if (isPlainObject(v)) out[k] = includeTree(v, sub)
+  }
+  return out
+}
+
+function includeArray(array, tree) {
+  return array.filter((e) => Array.isArray(e) || isPlainObject(e)).map((e) => (Array.isArray(e) ? includeArray(e, tree) : includeTree(e, tree)))
 }
 
 /**

@@ -1,0 +1,177 @@
+'use strict'
+
+// `--type csv`: one row per raw BSON document with mongoexport's conventions. A field is a
+// dotted path through documents and arrays (`a.0.b` is element 0 of array `a`); a missing
+// field, a path through a scalar and null are empty cells. Scalars are written as mongoexport
+// writes them (see docs/cli.md for the table): strings as they are, numbers as Go prints them
+// (`%v`), ObjectId as `ObjectId(hex)`, dates as `2006-01-02T15:04:05.000Z`, binary as upper-case
+// hex, regexes as `/pattern/options`; documents and arrays as one line of relaxed Extended JSON.
+// Cells are quoted like Go's encoding/csv: when they hold `,`, `"`, CR or LF or start with
+// white space (quotes doubled).
+
+const { T, forEachElement, findElement } = require('./bson')
+
+let native = null
+function toJSON(buf, options) {
+  if (native === null) native = require('../..').toJSON
+  return native(buf, options)
+}
+
+const INDEX = /^[+-]?\d+$/
+
+/** Parsed paths: each an array of { key: Buffer, index: number | null }. */
+function compilePaths(fields) {
+  return fields.map((f) =>
+    f.split('.').map((p) => ({ key: Buffer.from(p, 'utf8'), index: INDEX.test(p) ? Number(p) : null })),
+  )
+}
+
+function lookup(buf, path) {
+  let start = 0
+  let type = T.DOCUMENT
+  let el = null
+  for (const part of path) {
+    if (type === T.DOCUMENT) {
+      el = findElement(buf, start, part.key)
+    } else if (type === T.ARRAY) {
+      if (part.index === null || part.index < 0) return null
+      el = findElement(buf, start, Buffer.from(String(part.index)))
+    } else {
+      return null
+    }
+    if (el === null) return null
+    type = el.type
+    start = el.start
+  }
+  return el
+}
+
+/** Go's `%v` of a float64: shortest digits, exponent form below 1e-4 and from 1e6 (`1e+06`). */
+function goFloat(x) {
+  if (Number.isNaN(x)) return 'NaN'
+  if (x === Infinity) return '+Inf'
+  if (x === -Infinity) return '-Inf'
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0'
+  const [mant, e] = x.toExponential().split('e')
+  const exp = Number(e)
+  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`
+  return String(x)
+}
+
+const hex = (b) => b.toString('hex').toUpperCase()
+
+function isoDate(ms) {
+  // mongoexport formats dates before year 3001 (ms < 32535215999000) as ISO text, others as an object.
+  if (ms < 32535215999000 && ms >= -62135596800000) return new Date(ms).toISOString()
+  return `{ "$date": { "$numberLong" : "${ms}" }}`
+}
+
+function decimal128(bytes) {
+  const { Decimal128 } = require('bson')
+  return new Decimal128(Buffer.from(bytes)).toString()
+}
+
+function str(buf, at) {
+  const n = buf.readInt32LE(at)
+  return buf.toString('utf8', at + 4, at + 4 + n - 1)
+}
+
+/** A nested document or array as relaxed Extended JSON (one line). */
+function nestedJSON(buf, el) {
+  const value = buf.subarray(el.start, el.end)
+  const doc = Buffer.allocUnsafe(4 + 1 + 2 + value.length + 1)
+  doc.writeInt32LE(doc.length, 0)
+  doc[4] = el.type
+  doc[5] = 0x76 // key "v"
+  doc[6] = 0
+  value.copy(doc, 7)
+  doc[doc.length - 1] = 0
+  const text = toJSON(doc, { dialect: 'relaxed' })
+  return text.slice(5, -1) // {"v":…}
+}
+
+/** The cell text of one element (null: empty cell). */
+function cell(buf, el) {
+  const at = el.start
+  switch (el.type) {
+    case T.STRING:
+    case T.SYMBOL:
+    case T.CODE:
+      return str(buf, at)
+    case T.CODE_W_SCOPE:
+      return str(buf, at + 4)
+    case T.INT32:
+      return String(buf.readInt32LE(at))
+    case T.INT64:
+      return String(buf.readBigInt64LE(at))
+    case T.DOUBLE:
+      return goFloat(buf.readDoubleLE(at))
+    case T.DECIMAL128:
+      return decimal128(buf.subarray(at, at + 16))
+    case T.BOOLEAN:
+      return buf[at] === 0 ? 'false' : 'true'
+    case T.NULL:
+      return null
+    case T.UNDEFINED:
+      return '{ "$undefined": true }'
+    case T.OBJECTID:
+      return `ObjectId(${buf.toString('hex', at, at + 12)})`
+    case T.DATE:
+      return isoDate(Number(buf.readBigInt64LE(at)))
+    case T.TIMESTAMP:
+      return `{ "$timestamp": { "t": ${buf.readUInt32LE(at + 4)}, "i": ${buf.readUInt32LE(at)} } }`
+    case T.BINARY: {
+      const n = buf.readInt32LE(at)
+      const subtype = buf[at + 4]
+      const data = buf.subarray(at + 5, at + 5 + n)
+      return hex(subtype === 0x02 && data.length >= 4 ? data.subarray(4) : data)
+    }
+    case T.REGEX: {
+      const p = buf.indexOf(0, at)
+      const o = buf.indexOf(0, p + 1)
+      return `/${buf.toString('utf8', at, p)}/${buf.toString('utf8', p + 1, o)}`
+    }
+    case T.DBPOINTER: {
+      const n = buf.readInt32LE(at)
+      const ns = buf.toString('utf8', at + 4, at + 4 + n - 1)
+      return `{ "$ref": "${ns}", "$id": ObjectID("${buf.toString('hex', at + 4 + n, at + 16 + n)}") }`
+    }
+    case T.MINKEY:
+      return '$MinKey'
+    case T.MAXKEY:
+      return '$MaxKey'
+    case T.DOCUMENT:
+    case T.ARRAY:
+      return nestedJSON(buf, el)
+    default:
+      return null
+  }
+}
+
+const LEADING_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/
+
+/** Go encoding/csv's quoting of one field. */
+function quote(s) {
+  if (s === '') return s
+  if (s === '\\.' || /[",\r\n]/.test(s) || LEADING_SPACE.test(s)) return `"${s.replace(/"/g, '""')}"`
+  return s
+}
+
+/** The header line (field names as given). */
+function csvHeader(fields) {
+  return `${fields.map(quote).join(',')}\n`
+}
+
+/** One CSV line for the raw document `doc`; throws a RangeError when it is malformed. */
+function csvRow(doc, paths) {
+  forEachElement(doc, 0, () => true) // validates the top-level framing first
+  const cells = []
+  for (let i = 0; i < paths.length; i++) {
+    const el = lookup(doc, paths[i])
+    const text = el === null ? null : cell(doc, el)
+    cells.push(text === null ? '' : quote(text))
+  }
+  return `${cells.join(',')}\n`
+}
+
+module.exports = { compilePaths, csvHeader, csvRow, goFloat, quote }
