@@ -5,17 +5,12 @@
 // field, a path through a scalar and null are empty cells. Scalars are written as mongoexport
 // writes them (see docs/cli.md for the table): strings as they are, numbers as Go prints them
 // (`%v`), ObjectId as `ObjectId(hex)`, dates as `2006-01-02T15:04:05.000Z`, binary as upper-case
-// hex, regexes as `/pattern/options`; documents and arrays as one line of relaxed Extended JSON.
+// hex, regexes as `/pattern/options`; documents and arrays as compact JSON of the legacy
+// Extended JSON mongoexport uses there (`{"$numberLong":"5"}`, `{"$date":"…Z"}`).
 // Cells are quoted like Go's encoding/csv: when they hold `,`, `"`, CR or LF or start with
 // white space (quotes doubled).
 
 const { T, forEachElement, findElement } = require('./bson')
-
-let native = null
-function toJSON(buf, options) {
-  if (native === null) native = require('../..').toJSON
-  return native(buf, options)
-}
 
 const INDEX = /^[+-]?\d+$/
 
@@ -76,18 +71,107 @@ function str(buf, at) {
   return buf.toString('utf8', at + 4, at + 4 + n - 1)
 }
 
-/** A nested document or array as relaxed Extended JSON (one line). */
-function nestedJSON(buf, el) {
-  const value = buf.subarray(el.start, el.end)
-  const doc = Buffer.allocUnsafe(4 + 1 + 2 + value.length + 1)
-  doc.writeInt32LE(doc.length, 0)
-  doc[4] = el.type
-  doc[5] = 0x76 // key "v"
-  doc[6] = 0
-  value.copy(doc, 7)
-  doc[doc.length - 1] = 0
-  const text = toJSON(doc, { dialect: 'relaxed' })
-  return text.slice(5, -1) // {"v":…}
+const HEX = '0123456789abcdef'
+
+/** A JSON string as Go's encoding/json writes it (\u00XX for controls, <, > and &). */
+function goString(text) {
+  let out = '"'
+  let start = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    let esc = null
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
+      if (c === 0x22 || c === 0x5c) esc = `\\${text[i]}`
+      else if (c === 0x0a) esc = '\\n'
+      else if (c === 0x0d) esc = '\\r'
+      else esc = `\\u00${HEX[c >> 4]}${HEX[c & 15]}`
+    } else if (c === 0x2028 || c === 0x2029) {
+      esc = `\\u${c.toString(16)}`
+    }
+    if (esc !== null) {
+      out += text.slice(start, i) + esc
+      start = i + 1
+    }
+  }
+  return `${out + text.slice(start)}"`
+}
+
+/** strconv.FormatFloat(x, 'g', -1, 64), with `.0` on integral values as mongoexport adds. */
+function legacyFloat(x) {
+  if (x === Infinity) return '+Infinity'
+  if (x === -Infinity) return '-Infinity'
+  const g = goFloat(x)
+  return Number.isFinite(x) && Number.isInteger(x) && !g.includes('e') ? `${g}.0` : g
+}
+
+/**
+ * A nested document or array as mongoexport writes it in a CSV cell: compact JSON of its
+ * legacy Extended JSON (`{"$numberLong":"5"}`, `{"$date":"…Z"}`, `{"$binary":"…","$type":"00"}`,
+ * `{"$regex":…,"$options":…}`), int32 and doubles as numbers.
+ */
+function legacyJSON(buf, type, at) {
+  switch (type) {
+    case T.DOCUMENT:
+    case T.ARRAY: {
+      const parts = []
+      forEachElement(buf, at, (t, ks, ke, vs) => {
+        const v = legacyJSON(buf, t, vs)
+        parts.push(type === T.ARRAY ? v : `${goString(buf.toString('utf8', ks, ke))}:${v}`)
+      })
+      return type === T.ARRAY ? `[${parts.join(',')}]` : `{${parts.join(',')}}`
+    }
+    case T.STRING:
+    case T.SYMBOL:
+      return goString(str(buf, at))
+    case T.INT32:
+      return String(buf.readInt32LE(at))
+    case T.INT64:
+      return `{"$numberLong":"${buf.readBigInt64LE(at)}"}`
+    case T.DOUBLE:
+      return legacyFloat(buf.readDoubleLE(at))
+    case T.DECIMAL128:
+      return `{"$numberDecimal":"${decimal128(buf.subarray(at, at + 16))}"}`
+    case T.BOOLEAN:
+      return buf[at] === 0 ? 'false' : 'true'
+    case T.NULL:
+      return 'null'
+    case T.UNDEFINED:
+      return '{"$undefined":true}'
+    case T.OBJECTID:
+      return `{"$oid":"${buf.toString('hex', at, at + 12)}"}`
+    case T.DATE: {
+      const ms = Number(buf.readBigInt64LE(at))
+      return ms < 32535215999000 && ms >= -62135596800000 ? `{"$date":"${new Date(ms).toISOString()}"}` : `{"$date":{"$numberLong":"${ms}"}}`
+    }
+    case T.TIMESTAMP:
+      return `{"$timestamp":{"t":${buf.readUInt32LE(at + 4)},"i":${buf.readUInt32LE(at)}}}`
+    case T.BINARY: {
+      const n = buf.readInt32LE(at)
+      const subtype = buf[at + 4]
+      let data = buf.subarray(at + 5, at + 5 + n)
+      if (subtype === 0x02 && data.length >= 4) data = data.subarray(4)
+      return `{"$binary":"${data.toString('base64')}","$type":"${HEX[subtype >> 4]}${HEX[subtype & 15]}"}`
+    }
+    case T.REGEX: {
+      const p = buf.indexOf(0, at)
+      const o = buf.indexOf(0, p + 1)
+      return `{"$regex":${goString(buf.toString('utf8', at, p))},"$options":"${buf.toString('utf8', p + 1, o)}"}`
+    }
+    case T.CODE:
+      return `{"$code":${goString(str(buf, at))}}`
+    case T.CODE_W_SCOPE:
+      return `{"$code":${goString(str(buf, at + 4))},"$scope":${legacyJSON(buf, T.DOCUMENT, at + 8 + buf.readInt32LE(at + 4))}}`
+    case T.DBPOINTER: {
+      const n = buf.readInt32LE(at)
+      return `{"$ref":${goString(buf.toString('utf8', at + 4, at + 3 + n))},"$id":{"$oid":"${buf.toString('hex', at + 4 + n, at + 16 + n)}"}}`
+    }
+    case T.MINKEY:
+      return '{"$minKey":1}'
+    case T.MAXKEY:
+      return '{"$maxKey":1}'
+    default:
+      throw new RangeError(`unknown BSON type 0x${type.toString(16)}`)
+  }
 }
 
 /** The cell text of one element (null: empty cell). */
@@ -123,8 +207,10 @@ function cell(buf, el) {
     case T.BINARY: {
       const n = buf.readInt32LE(at)
       const subtype = buf[at + 4]
-      const data = buf.subarray(at + 5, at + 5 + n)
-      return hex(subtype === 0x02 && data.length >= 4 ? data.subarray(4) : data)
+      let data = buf.subarray(at + 5, at + 5 + n)
+      // Subtype 2 carries its own length (dropped by the driver), then mongoexport drops 4 more bytes.
+      if (subtype === 0x02) data = data.subarray(Math.min(8, data.length))
+      return hex(data)
     }
     case T.REGEX: {
       const p = buf.indexOf(0, at)
@@ -142,7 +228,7 @@ function cell(buf, el) {
       return '$MaxKey'
     case T.DOCUMENT:
     case T.ARRAY:
-      return nestedJSON(buf, el)
+      return legacyJSON(buf, el.type, at)
     default:
       return null
   }
