@@ -133,7 +133,7 @@ describe('bson2json export: JSON', () => {
 
   it('--fields on the server equals --fields on a dump of the same documents', async () => {
     const raw = (await coll('types').find({}, { raw: true }).toArray()) as unknown as Buffer[]
-    for (const fields of ['doc.b.c.d,arr', 'doc.when,s', 'arr.k']) {
+    for (const fields of ['doc.b.c.d,arr', 'doc.when,s', 'arr.k', 'doc,doc.b.c', 'doc.b.c,doc.b,s,s']) {
       const r = await cli(['-c', 'types', '--fields', fields])
       const local = raw.map((d) => projectRaw(d, pathTree(fields.split(','))))
       expect(r.stdout, fields).toBe(Buffer.from(toNDJSON(local, { dialect: 'relaxed' })).toString())
@@ -202,7 +202,7 @@ describe('bson2json export: mongoexport as the oracle', () => {
   it('mongoexport rejects a document with a symbol in CSV; bson2json writes the string', async () => {
     const r = await cli(['-c', 'types', '--type', 'csv', '--fields', '_id,sym', '--limit', '1'])
     expect(r.stdout).toBe('_id,sym\nObjectId(000000000000000000000001),sym\n')
-    if (MONGOEXPORT) {
+    if (MONGOEXPORT && !URI) {
       const m = await run(MONGOEXPORT, ['--uri', uri, '--db', DB, '-c', 'types', '--type', 'csv', '--fields', '_id,sym', '--limit', '1'])
       expect(m.code).not.toBe(0)
       expect(m.stderr).toContain('bson.Symbol')

@@ -8,7 +8,7 @@
 
 const fs = require('fs')
 const { once } = require('events')
-const { parseFieldList, serverProjection } = require('./fields')
+const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
 const { Indenter } = require('./pretty')
 const { compilePaths, csvHeader, csvRow } = require('./csv')
 const { splitRanges, rangeFilter } = require('./ranges')
@@ -223,7 +223,7 @@ function parseArgs(argv) {
     if (o.type === 'csv') usage('--type csv takes --fields, not --projection')
     o.projection = parseJSONArg('--projection', raw.projection)
   } else if (o.fields !== undefined) {
-    o.projection = serverProjection(o.fields)
+    o.projection = o.type === 'csv' ? topLevelProjection(o.fields) : serverProjection(o.fields)
   }
   if (o.type === 'csv') {
     if (o.fields === undefined) usage('--type csv needs --fields or --fieldFile')

@@ -27,10 +27,29 @@ function parseFieldList(text, { lines = false } = {}) {
   return out
 }
 
-/** `{ a: 1, 'b.c': 1 }` for the server. */
+/**
+ * `{ a: 1, 'b.c': 1 }` for the server; a path under another one in the list is left out (`a`
+ * covers `a.b`), since servers reject such a pair as a path collision.
+ */
 function serverProjection(fields) {
   const p = {}
-  for (const f of fields) p[f] = 1
+  const sorted = [...new Set(fields)].sort((x, y) => x.length - y.length)
+  for (const f of sorted) {
+    const parts = f.split('.')
+    let covered = false
+    for (let i = 1; i < parts.length && !covered; i++) covered = Object.hasOwn(p, parts.slice(0, i).join('.'))
+    if (!covered) p[f] = 1
+  }
+  return p
+}
+
+/**
+ * What mongoexport asks the server for with --fields: `_id` and the top-level name of each
+ * path; CSV then reads the dotted paths (`a.0.b` included) out of the whole top-level values.
+ */
+function topLevelProjection(fields) {
+  const p = { _id: 1 }
+  for (const f of fields) p[f.split('.')[0]] = 1
   return p
 }
 
@@ -116,4 +135,4 @@ function projectRaw(doc, tree) {
   return projectDocument(doc, 0, tree, false)
 }
 
-module.exports = { parseFieldList, serverProjection, pathTree, projectRaw }
+module.exports = { parseFieldList, serverProjection, topLevelProjection, pathTree, projectRaw }
