@@ -12,6 +12,7 @@
 
 const { Transform } = require('stream')
 const { resolveOptions } = require('./options')
+const { loadBackend } = require('./backend')
 
 /** Default cap on one document's declared length (MongoDB's own limit is 16 MiB). */
 const DEFAULT_MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -22,11 +23,22 @@ const OPEN = Buffer.from('[')
 const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 
-let toNDJSON = null
-function ndjson(buf, options) {
-  // Lazy: index.js requires this file at its end, so load it on first use.
-  if (toNDJSON === null) toNDJSON = require('../index').toNDJSON
-  return toNDJSON(buf, options)
+/** Batch layout of the backend's `transcodeBatch`: one Buffer, every document followed by `\n`. */
+const LAYOUT_NDJSON = 1
+
+let backend = null
+/** What `toNDJSON(buf, options)` does, from the backend directly (no require of index.js). */
+function ndjson(buf, o) {
+  if (backend === null) backend = loadBackend().binding
+  return backend.transcodeBatch(buf, LAYOUT_NDJSON, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+}
+
+function threadsOf(t) {
+  if (t === undefined) return 1
+  if (!Number.isInteger(t) || t < 1 || t > 256) {
+    throw new RangeError(`bson2json: options.threads must be an integer from 1 to 256, got ${String(t)}`)
+  }
+  return t
 }
 
 function positiveInt(value, name, fallback) {
@@ -73,13 +85,14 @@ class TranscodeStream extends Transform {
     const batchBytes = positiveInt(o.batchBytes, 'batchBytes', chunkSize || DEFAULT_BATCH_BYTES)
     const transcode = {}
     for (const k of ['dialect', 'utf8', 'maxDepth', 'maxOutputBytes', 'threads']) if (o[k] !== undefined) transcode[k] = o[k]
-    resolveOptions(transcode) // validate now, not on the first chunk
+    // validated now, not on the first chunk
+    const resolved = { ...resolveOptions(transcode), threads: threadsOf(transcode.threads) }
     super({
       highWaterMark: o.highWaterMark,
       readableHighWaterMark: o.readableHighWaterMark,
       writableHighWaterMark: o.writableHighWaterMark,
     })
-    this._opts = transcode
+    this._opts = resolved
     this._array = format === 'array'
     this._chunkSize = chunkSize
     this._maxDoc = maxDocumentBytes
