@@ -27,6 +27,26 @@ export interface TranscodeOptions {
    * instead of exhausting memory. Default 256 MiB.
    */
   maxOutputBytes?: number
+  /**
+   * `compat`: the js-bson major whose `JSON.stringify(BSON.deserialize(buf, opts))` is
+   * reproduced: 7 (default; `mongodb` 7.x) or 6 (`mongodb` 6.x, Mongoose 8), which prints a
+   * `Long` as `{"low","high","unsigned"}` and promotes DBRef-shaped code-with-scope scopes.
+   */
+  bsonVersion?: 6 | 7
+  /** `compat`, js-bson's option: `false` prints every int64 as a `Long` object. Default true. */
+  promoteLongs?: boolean
+  /** `compat`, js-bson's option: `false` as `promoteLongs: false`, and disables `promoteBuffers`. Default true. */
+  promoteValues?: boolean
+  /** `compat`, js-bson's option: binaries as Node Buffer JSON, `{"type":"Buffer","data":[…]}`. Default false. */
+  promoteBuffers?: boolean
+  /** `compat`, js-bson's option: regexes as `{"pattern","options"}` (options outside imxlsu throw). Default false. */
+  bsonRegExp?: boolean
+  /** js-bson's option: `{ utf8: false }` is `utf8: 'replace'`, `{ utf8: true }` is `'strict'`. */
+  validation?: { utf8: boolean }
+  /** Accepted only as js-bson's default (`false`): JSON.stringify throws on BigInt. */
+  useBigInt64?: false
+  /** Accepted only as js-bson's default (`false`). */
+  raw?: false
 }
 
 /** The stable codes of {@link TranscodeError}. */
@@ -229,6 +249,11 @@ export interface AbortSignalLike {
 }
 
 export interface WatchOptions extends TranscodeOptions {
+  /**
+   * The driver's option of this name (`false` is `utf8: 'replace'`). The driver's resolved
+   * `bsonOptions` (client → db → collection) and its js-bson major apply unless the call sets them.
+   */
+  enableUtf8Validation?: boolean
   /** Each event carries `json`: the whole event (in `compat`, `JSON.stringify` of the driver's event). */
   whole?: boolean
   batchSize?: number
@@ -306,6 +331,11 @@ export declare class ChangeStreamInvalidatedError extends Error {
 export declare function watch(target: WatchTarget, pipeline?: object[], options?: WatchOptions): ChangeStream
 
 export interface CursorOptions extends TranscodeOptions {
+  /**
+   * The driver's option of this name (`false` is `utf8: 'replace'`). The driver's resolved
+   * `bsonOptions` (client → db → collection) and its js-bson major apply unless the call sets them.
+   */
+  enableUtf8Validation?: boolean
   batchSize?: number
   /** Batches fetched ahead of the consumer. Default 1. */
   prefetch?: number

@@ -8,7 +8,7 @@
  * JavaScript fallback in `lib/fallback.js`.
  */
 
-const { resolveOptions, isTranscodeError, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/options')
+const { resolveOptions, isTranscodeError, BATCH_KEYS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/options')
 const { loadBackend } = require('./lib/backend')
 
 const backend = loadBackend()
@@ -85,7 +85,7 @@ function isCursorReply(docs) {
 }
 
 function batch(docs, layout, options) {
-  const o = resolveOptions(options)
+  const o = resolveOptions(options, BATCH_KEYS)
   if (isCursorReply(docs)) {
     return native.transcodeCursor(docs.cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes).docs
   }
@@ -94,7 +94,7 @@ function batch(docs, layout, options) {
 
 function batchAsync(docs, layout, options) {
   try {
-    const o = resolveOptions(options)
+    const o = resolveOptions(options, BATCH_KEYS)
     const cursor = isCursorReply(docs)
     return native.transcodeBatchAsync(
       cursor ? docs.cursor : docs,

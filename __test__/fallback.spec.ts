@@ -26,7 +26,7 @@ try {
 }
 const itNative = native ? it : it.skip
 // The native single-document calls take either (bson, flags, maxDepth, maxOutputBytes) or the
-// packed fast-path form (bson, flags | maxDepth << 3, maxOutputBytes): detect which.
+// packed fast-path form (bson, flags | maxDepth << FLAG_BITS, maxOutputBytes): detect which.
 const packedForm = (() => {
   try {
     native?.transcode(Buffer.from([5, 0, 0, 0, 0]), 0, 1000, 2 ** 32 - 1)
@@ -36,7 +36,7 @@ const packedForm = (() => {
   }
 })()
 function nativeTranscode(buf: Uint8Array, flags: number, maxDepth: number, maxOut: number): string {
-  return packedForm ? native.transcode(buf, flags + maxDepth * 8, maxOut) : native.transcode(buf, flags, maxDepth, maxOut)
+  return packedForm ? native.transcode(buf, flags + maxDepth * 256, maxOut) : native.transcode(buf, flags, maxDepth, maxOut)
 }
 
 const DIR = path.join(__dirname, '..', 'spec', 'bson-corpus', 'tests')
@@ -408,9 +408,9 @@ describe('limits and errors', () => {
     expect(() => fb.transcode('nope', 0, 1000, BIG)).toThrow(/Uint8Array/)
     expect(() => fb.__panicForTests()).toThrow(Error)
     // The packed single-document form and the one-argument form.
-    expect(fb.transcode(good, 2 + 1000 * 8, BIG)).toBe('{"a":true}')
+    expect(fb.transcode(good, 2 + 1000 * 256, BIG)).toBe('{"a":true}')
     expect(fb.transcode(good)).toBe('{"a":true}')
-    expect(thrown(() => fb.transcode(nested(3), 1 + 2 * 8)).code).toBe('BSON_TOO_DEEP')
+    expect(thrown(() => fb.transcode(nested(3), 1 + 2 * 256)).code).toBe('BSON_TOO_DEEP')
   })
 
   it('every error code the fallback can raise is reachable', () => {

@@ -18,7 +18,25 @@
  *     what an application persists as its checkpoint.
  */
 
-const { resolveOptions } = require('./options')
+const { resolveDriverOptions, BASE_KEYS } = require('./options')
+
+/** The option names watch accepts (anything else is a TypeError). */
+const WATCH_KEYS = new Set([
+  ...BASE_KEYS,
+  'whole',
+  'batchSize',
+  'maxAwaitTimeMS',
+  'prefetch',
+  'splitLargeEvents',
+  'fullDocument',
+  'fullDocumentBeforeChange',
+  'showExpandedEvents',
+  'resumeAfter',
+  'startAfter',
+  'startAtOperationTime',
+  'signal',
+  'enableUtf8Validation',
+])
 const { loadBackend } = require('./backend')
 const { RawCursor } = require('./raw-cursor')
 
@@ -242,7 +260,8 @@ class ChangeStream extends RawCursor {
     if (!Array.isArray(pipeline)) throw new TypeError('bson2json: watch() pipeline must be an array')
     if (options === null || typeof options !== 'object') throw new TypeError('bson2json: watch() options must be an object')
     const t = resolveTarget(target)
-    const o = resolveOptions(options)
+    // The driver's BSON options for the target and its js-bson major, under the call's.
+    const o = resolveDriverOptions(target, options, WATCH_KEYS)
     const batchSize = positiveInt('batchSize', options.batchSize, 0)
     const maxAwaitTimeMS = positiveInt('maxAwaitTimeMS', options.maxAwaitTimeMS, 0)
     const prefetch = options.prefetch === undefined ? 4 : positiveInt('prefetch', options.prefetch, 0)

@@ -8,7 +8,7 @@
  * batches at most are buffered), and the server cursor is killed when the consumer stops early.
  */
 
-const { resolveOptions } = require('./options')
+const { resolveDriverOptions, BASE_KEYS } = require('./options')
 const { loadBackend } = require('./backend')
 const { RawCursor } = require('./raw-cursor')
 
@@ -30,6 +30,11 @@ function binding() {
 const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS', 'collation', 'comment', 'let', 'allowDiskUse', 'min', 'max', 'returnKey', 'showRecordId', 'readConcern']
 const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
 
+/** The option names find / aggregate accept (anything else is a TypeError). */
+const CURSOR_KEYS = [...BASE_KEYS, 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation']
+const FIND_KEYS = new Set([...CURSOR_KEYS, ...FIND_OPTIONS])
+const AGG_KEYS = new Set([...CURSOR_KEYS, ...AGG_OPTIONS])
+
 function resolveCollection(coll) {
   if (!coll || typeof coll.collectionName !== 'string' || typeof coll.dbName !== 'string' || !coll.client) {
     throw new TypeError('bson2json: expected a driver Collection (collectionName, dbName, client)')
@@ -42,7 +47,8 @@ class JsonCursor extends RawCursor {
     const c = resolveCollection(collection)
     const p = options.prefetch === undefined ? 1 : options.prefetch
     if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${String(p)}`)
-    const o = resolveOptions(options)
+    // The driver's BSON options for this collection and its js-bson major, under the call's.
+    const o = resolveDriverOptions(collection, options, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
     super({
       client: c.client,
       db: c.db,

@@ -4,9 +4,11 @@
  * The JavaScript fallback: the native binding's contract (see binding.d.ts) in plain JavaScript,
  * used when no prebuilt binary fits the platform or `BSON2JSON_FORCE_FALLBACK=1` is set.
  *
- * - `compat` is js-bson itself: `JSON.stringify(BSON.deserialize(bson))` (`validation: { utf8:
- *   false }` for `utf8: 'replace'`). When js-bson throws, the document is walked again by the
- *   raw walker below to find the error code and byte offset the native addon reports.
+ * - `compat` is js-bson itself: `JSON.stringify(BSON.deserialize(bson, opts))` with the caller's
+ *   js-bson options (`validation: { utf8: false }` for `utf8: 'replace'`). For `bsonVersion: 6`
+ *   the js-bson 7 tree is changed into js-bson 6's (`Long`s with `low` first, DBRef-shaped
+ *   code-with-scope scopes promoted), see `asBson6`. When js-bson throws, the document is walked
+ *   again by the raw walker below to find the error code and byte offset the native addon reports.
  * - `relaxed` / `canonical` are written by a raw BSON walker (a port of the core's
  *   `transcode.rs`): keys in BSON order, exact int64 digits, `$dbPointer`, `$undefined`,
  *   `-0.0`, `1.0` / `1E+100` doubles, sorted regex options, the spec's Decimal128 strings and
@@ -17,10 +19,18 @@
 
 const { BSON } = require('bson')
 const { isUtf8 } = require('buffer')
+const { FLAG_BITS } = require('./options')
 
 const MODE_COMPAT = 0
 const MODE_RELAXED = 1
 const MODE_CANONICAL = 2
+// Option flags (lib/options.js).
+const FLAG_UTF8_REPLACE = 4
+const FLAG_BSON6 = 8
+const FLAG_LONGS = 16
+const FLAG_BUFFERS = 32
+const FLAG_BSON_REGEXP = 64
+const FLAG_NO_PROMOTE = 128
 
 const DEFAULT_MAX_DEPTH = 1000
 const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
@@ -247,7 +257,7 @@ function isoDate(ms) {
  * records the regexes js-bson would compile. Returns the JSON text; throws a CoreError.
  * `base` is the output size already written before this document (batches share the cap).
  */
-function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
+function walk(buf, mode, replace, maxDepth, maxOut, base, regexes, bsonRegExp = false) {
   const compat = mode === MODE_COMPAT
   const canonical = mode === MODE_CANONICAL
   const n = buf.length
@@ -418,7 +428,15 @@ function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
         const fe = findNul(fs, end)
         if (fe < 0) throw fail('BSON_TRUNCATED', fs, 'regex flags have no NUL terminator inside its document')
         pos = fe + 1
-        if (compat) {
+        if (compat && bsonRegExp) {
+          // js-bson's BSONRegExp constructor rejects options outside imxlsu.
+          for (let i = fs; i < fe; i++) {
+            if (!'imxlsu'.includes(String.fromCharCode(buf[i]))) {
+              throw fail('BSON_INVALID_REGEX', i, "regex option outside imxlsu (js-bson's BSONRegExp rejects it)")
+            }
+          }
+          piece = '{}'
+        } else if (compat) {
           let mapped = ''
           for (const c of lossy(buf.subarray(fs, fe))) {
             if (c === 'i' || c === 'm') mapped += c
@@ -517,8 +535,88 @@ function walk(buf, mode, replace, maxDepth, maxOut, base, regexes) {
 
 // ---- compat through js-bson ----------------------------------------------------------------
 
-const DESER_STRICT = {}
-const DESER_REPLACE = { validation: { utf8: false } }
+/** js-bson deserialize options by the option flags they come from. */
+const deserOptions = new Map()
+function deserOf(flags) {
+  const key = flags & (FLAG_UTF8_REPLACE | FLAG_LONGS | FLAG_BUFFERS | FLAG_BSON_REGEXP | FLAG_NO_PROMOTE)
+  let o = deserOptions.get(key)
+  if (o === undefined) {
+    o = {}
+    if (key & FLAG_UTF8_REPLACE) o.validation = { utf8: false }
+    if (key & FLAG_LONGS) o.promoteLongs = false
+    if (key & FLAG_NO_PROMOTE) o.promoteValues = false
+    if (key & FLAG_BUFFERS) o.promoteBuffers = true
+    if (key & FLAG_BSON_REGEXP) o.bsonRegExp = true
+    deserOptions.set(key, Object.freeze(o))
+  }
+  return o
+}
+
+/** js-bson 6's `Long` as JSON.stringify sees it: its own fields, `low` first. */
+function long6(l) {
+  return { low: l.low, high: l.high, unsigned: l.unsigned }
+}
+
+/** js-bson's `isDBRefLike` plus the deserializer's rule that every `$` key is `$ref`/`$id`/`$db`. */
+function dbrefLike(o) {
+  let dollar = false
+  for (const k of Object.keys(o)) {
+    if (k[0] !== '$') continue
+    if (k !== '$ref' && k !== '$id' && k !== '$db') return false
+    dollar = true
+  }
+  return (
+    dollar &&
+    typeof o.$ref === 'string' &&
+    '$id' in o &&
+    o.$id != null &&
+    (!('$db' in o) || typeof o.$db === 'string')
+  )
+}
+
+/**
+ * Turns what js-bson 7 deserialized into what js-bson 6 would have: every `Long` (also as a
+ * DBRef `$id` or field) with its fields in 6's order, and a code-with-scope scope shaped like
+ * a DBRef promoted to one (7.3+ keeps it a plain object). Everything else prints the same.
+ */
+function asBson6(v) {
+  if (v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = asBson6(v[i])
+    return v
+  }
+  switch (v._bsontype) {
+    case undefined:
+      for (const k of Object.keys(v)) {
+        const x = v[k]
+        if (x !== null && typeof x === 'object') {
+          const y = asBson6(x)
+          if (y !== x) Object.defineProperty(v, k, { value: y, enumerable: true, writable: true, configurable: true })
+        }
+      }
+      return v
+    case 'Long':
+      return long6(v)
+    case 'DBRef':
+      v.oid = asBson6(v.oid)
+      asBson6(v.fields)
+      return v
+    case 'Code':
+      if (v.scope != null) {
+        asBson6(v.scope)
+        if (dbrefLike(v.scope)) {
+          const fields = Object.assign({}, v.scope)
+          delete fields.$ref
+          delete fields.$id
+          delete fields.$db
+          v.scope = new BSON.DBRef(v.scope.$ref, v.scope.$id, v.scope.$db, fields)
+        }
+      }
+      return v
+    default:
+      return v
+  }
+}
 
 /** Maps a js-bson (or engine) error message to our code when the raw walker finds nothing. */
 function codeOfMessage(e) {
@@ -554,10 +652,10 @@ function firstBadRegex(regexes) {
  * as the native addon reports them), else the first regex the engine rejects, else a code
  * mapped from js-bson's message with offset 0.
  */
-function diagnoseCompat(buf, replace, maxDepth, cause) {
+function diagnoseCompat(buf, replace, maxDepth, cause, bsonRegExp) {
   const regexes = []
   try {
-    walk(buf, MODE_COMPAT, replace, maxDepth, Infinity, 0, regexes)
+    walk(buf, MODE_COMPAT, replace, maxDepth, Infinity, 0, regexes, bsonRegExp)
   } catch (ce) {
     if (ce instanceof CoreError) {
       ce.cause = cause
@@ -565,7 +663,7 @@ function diagnoseCompat(buf, replace, maxDepth, cause) {
     }
     throw ce
   }
-  const bad = firstBadRegex(regexes)
+  const bad = bsonRegExp ? null : firstBadRegex(regexes)
   if (bad) {
     bad.cause = cause
     return bad
@@ -575,16 +673,18 @@ function diagnoseCompat(buf, replace, maxDepth, cause) {
 }
 
 /** `JSON.stringify(BSON.deserialize(buf))`, with native-style limits and errors. */
-function compatJSON(buf, replace, maxDepth, maxOut, base) {
+function compatJSON(buf, flags, maxDepth, maxOut, base) {
+  const replace = (flags & FLAG_UTF8_REPLACE) !== 0
   // Duplicate keys hide parts of the BSON from the deserialized tree, so depth is checked on
   // the bytes; every nesting level costs at least 7 bytes, so small documents need no check.
   // (Checking first also keeps js-bson's recursion away from very deep input.)
   if ((buf.length - 5) / 7 + 1 > maxDepth) walk(buf, MODE_COMPAT, replace, maxDepth, Infinity, 0, null)
   let text
   try {
-    text = JSON.stringify(BSON.deserialize(buf, replace ? DESER_REPLACE : DESER_STRICT))
+    const tree = BSON.deserialize(buf, deserOf(flags))
+    text = JSON.stringify(flags & FLAG_BSON6 ? asBson6(tree) : tree)
   } catch (e) {
-    throw diagnoseCompat(buf, replace, maxDepth, e)
+    throw diagnoseCompat(buf, replace, maxDepth, e, (flags & FLAG_BSON_REGEXP) !== 0)
   }
   if (base + (text.length > (maxOut - base) / 3 ? Buffer.byteLength(text) : text.length) > maxOut) {
     throw fail('BSON_OUTPUT_TOO_LARGE', buf.length - 1, 'JSON output exceeds maxOutputBytes')
@@ -599,7 +699,7 @@ function docJSON(buf, flags, maxDepth, maxOut, base) {
   const mode = flags & 3
   const replace = (flags & 4) !== 0
   if (mode === MODE_RELAXED || mode === MODE_CANONICAL) return walk(buf, mode, replace, maxDepth, maxOut, base, null)
-  return compatJSON(buf, replace, maxDepth, maxOut, base)
+  return compatJSON(buf, flags, maxDepth, maxOut, base)
 }
 
 function limits(maxDepth, maxOutputBytes) {
@@ -611,7 +711,7 @@ function limits(maxDepth, maxOutputBytes) {
 /**
  * `[flags, maxDepth, maxOutputBytes]` of a single-document call. Two argument forms exist:
  * `(bson, flags, maxDepth, maxOutputBytes)` and the native fast path's
- * `(bson, packed = flags | maxDepth << 3, maxOutputBytes?)`; `(bson)` alone means defaults.
+ * `(bson, packed = flags | maxDepth << FLAG_BITS, maxOutputBytes?)`; `(bson)` alone means defaults.
  */
 function singleArgs(args) {
   if (args.length >= 4) {
@@ -620,12 +720,12 @@ function singleArgs(args) {
   }
   if (args.length >= 2 && args[1] !== undefined) {
     const packed = args[1]
-    if (typeof packed !== 'number' || !(packed >= 0 && packed <= 34359738367)) {
+    if (typeof packed !== 'number' || !(packed >= 0 && packed <= 2 ** (32 + FLAG_BITS) - 1)) {
       throw invalidArg('invalid resolved options')
     }
     const p = Math.floor(packed)
     const [, out] = limits(0, args.length >= 3 ? args[2] : undefined)
-    return [p % 8, Math.floor(p / 8), out]
+    return [p % 2 ** FLAG_BITS, Math.floor(p / 2 ** FLAG_BITS), out]
   }
   return [0, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES]
 }

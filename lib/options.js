@@ -15,28 +15,94 @@ const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 /** Largest accepted `maxOutputBytes` (4 GiB - 1, the largest Node Buffer on 64-bit hosts). */
 const MAX_OUTPUT_BYTES_LIMIT = 2 ** 32 - 1
 
+/** Flag bits (the binding's `flags`; crates/bson2json-node/src/lib.rs decodes them). */
+const FLAG_UTF8_REPLACE = 4
+/** `compat` reproduces js-bson 6 (default 7). */
+const FLAG_BSON6 = 8
+/** Every int64 as a js-bson `Long` (`promoteLongs: false`). */
+const FLAG_LONGS = 16
+/** Binaries as Node Buffers (`promoteBuffers: true` with `promoteValues` left true). */
+const FLAG_BUFFERS = 32
+/** Regexes as `BSONRegExp` (`bsonRegExp: true`). */
+const FLAG_BSON_REGEXP = 64
+/** `promoteValues: false` (every int64 a `Long`, symbols `BSONSymbol`s, no `promoteBuffers`). */
+const FLAG_NO_PROMOTE = 128
+/** Bits of `packed` below `maxDepth` (`packed = flags + maxDepth * 2 ** FLAG_BITS`). */
+const FLAG_BITS = 8
+const PACK = 2 ** FLAG_BITS
+
 /**
- * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string }} Resolved
+ * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number }} Resolved
  */
 
 /** @type {Resolved} */
 const DEFAULTS = Object.freeze({
   flags: 0,
-  packed: DEFAULT_MAX_DEPTH * 8,
+  packed: DEFAULT_MAX_DEPTH * PACK,
   maxDepth: DEFAULT_MAX_DEPTH,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   dialect: 'compat',
   utf8: 'strict',
+  bsonVersion: 7,
 })
 
+/** The option names every transcoding function takes. */
+const TRANSCODE_KEYS = [
+  'dialect',
+  'utf8',
+  'maxDepth',
+  'maxOutputBytes',
+  'bsonVersion',
+  'promoteLongs',
+  'promoteValues',
+  'promoteBuffers',
+  'bsonRegExp',
+  'validation',
+]
+const BASE_KEYS = new Set(TRANSCODE_KEYS)
+/** Batch functions also take `threads`. */
+const BATCH_KEYS = new Set([...TRANSCODE_KEYS, 'threads'])
+
 /**
+ * js-bson deserialize options bson2json cannot honour: accepted at js-bson's default value,
+ * otherwise a TypeError saying why.
+ */
+const UNSUPPORTED = {
+  useBigInt64: [false, "JSON.stringify throws on every BigInt, so there is no text to reproduce; use dialect 'relaxed' for exact int64 digits"],
+  raw: [false, 'raw sub-documents are not JSON'],
+  fieldsAsRaw: [undefined, 'raw sub-documents are not JSON'],
+  allowObjectSmallerThanBufferSize: [false, 'a document must fill its buffer'],
+  index: [0, 'pass a subarray instead'],
+}
+
+function bool(options, name) {
+  const v = options[name]
+  if (v !== undefined && typeof v !== 'boolean') {
+    throw new TypeError(`bson2json: options.${name} must be a boolean, got ${typeof v === 'string' ? `'${v}'` : String(v)}`)
+  }
+  return v
+}
+
+/**
+ * Validates `options` (unknown names and wrong types are TypeErrors naming the option) and
+ * resolves them into the numbers the native functions take.
  * @param {unknown} options
+ * @param {Set<string>} [known] the option names the caller accepts (default: the transcoding ones)
  * @returns {Resolved}
  */
-function resolveOptions(options) {
+function resolveOptions(options, known = BASE_KEYS) {
   if (options === undefined || options === null) return DEFAULTS
   if (typeof options !== 'object') {
     throw new TypeError('bson2json: options must be an object')
+  }
+  for (const k of Object.keys(options)) {
+    if (known.has(k) || options[k] === undefined) continue
+    if (Object.prototype.hasOwnProperty.call(UNSUPPORTED, k)) {
+      const [dflt, why] = UNSUPPORTED[k]
+      if (options[k] === dflt || (k === 'fieldsAsRaw' && isEmptyObject(options[k]))) continue
+      throw new TypeError(`bson2json: option ${k} is not supported: ${why}`)
+    }
+    throw new TypeError(`bson2json: unknown option ${k}`)
   }
   let flags = 0
   let dialect = 'compat'
@@ -51,11 +117,42 @@ function resolveOptions(options) {
   let utf8 = 'strict'
   const u = options.utf8
   if (u !== undefined) {
-    if (u === 'replace') flags |= 4
-    else if (u !== 'strict') {
+    if (u !== 'replace' && u !== 'strict') {
       throw new TypeError(`bson2json: options.utf8 must be 'strict' or 'replace', got ${String(u)}`)
     }
     utf8 = u
+  }
+  const val = options.validation
+  if (val !== undefined) {
+    // js-bson's form: { utf8: boolean } (its per-key form { utf8: { key: boolean } } is not supported).
+    if (val === null || typeof val !== 'object' || Object.keys(val).some((k) => k !== 'utf8') || typeof val.utf8 !== 'boolean') {
+      throw new TypeError('bson2json: options.validation must be { utf8: boolean }')
+    }
+    const v = val.utf8 ? 'strict' : 'replace'
+    if (u !== undefined && u !== v) {
+      throw new TypeError(`bson2json: options.validation.utf8 (${val.utf8}) contradicts options.utf8 ('${u}')`)
+    }
+    utf8 = v
+  }
+  if (utf8 === 'replace') flags |= FLAG_UTF8_REPLACE
+  let bsonVersion = 7
+  const bv = options.bsonVersion
+  if (bv !== undefined) {
+    if (bv !== 6 && bv !== 7) throw new TypeError(`bson2json: options.bsonVersion must be 6 or 7, got ${String(bv)}`)
+    bsonVersion = bv
+    if (bv === 6) flags |= FLAG_BSON6
+  }
+  const promoteLongs = bool(options, 'promoteLongs')
+  const promoteValues = bool(options, 'promoteValues')
+  const promoteBuffers = bool(options, 'promoteBuffers')
+  const bsonRegExp = bool(options, 'bsonRegExp')
+  if (promoteLongs === false) flags |= FLAG_LONGS
+  if (promoteValues === false) flags |= FLAG_NO_PROMOTE
+  if (promoteBuffers === true && promoteValues !== false) flags |= FLAG_BUFFERS
+  if (bsonRegExp === true) flags |= FLAG_BSON_REGEXP
+  if (dialect !== 'compat' && (flags & (FLAG_LONGS | FLAG_NO_PROMOTE | FLAG_BUFFERS | FLAG_BSON_REGEXP)) !== 0) {
+    const name = promoteLongs === false ? 'promoteLongs' : promoteValues === false ? 'promoteValues' : promoteBuffers ? 'promoteBuffers' : 'bsonRegExp'
+    throw new TypeError(`bson2json: options.${name} applies to dialect 'compat' only (Extended JSON keeps every type)`)
   }
   let maxDepth = DEFAULT_MAX_DEPTH
   if (options.maxDepth !== undefined) {
@@ -73,8 +170,72 @@ function resolveOptions(options) {
       )
     }
   }
-  // `packed` carries flags and maxDepth in one exact double for the per-document calls.
-  return { flags, packed: flags + maxDepth * 8, maxDepth, maxOutputBytes, dialect, utf8 }
+  // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
+  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion }
+}
+
+function isEmptyObject(x) {
+  return x !== null && typeof x === 'object' && Object.keys(x).length === 0
+}
+
+/** MongoClient class → the js-bson major of its driver package. */
+const driverMajors = new WeakMap()
+
+/**
+ * The js-bson major the `mongodb` driver of `target` (a Collection, Db or MongoClient) uses:
+ * its package is found in the module cache by its `MongoClient` class, and its re-exported
+ * `BSON.Long` is probed (js-bson 7 declares `high` before `low`, 6 assigns `low` first: the
+ * very difference `compat` reproduces). 7 when the driver cannot be found.
+ */
+function driverBsonVersion(target) {
+  const client = target && (target.client || target)
+  const ctor = client && client.constructor
+  if (typeof ctor !== 'function') return 7
+  let v = driverMajors.get(ctor)
+  if (v === undefined) {
+    v = 7
+    for (const m of Object.values(require.cache)) {
+      const e = m && m.exports
+      if (e && e.MongoClient === ctor && e.BSON && typeof e.BSON.Long === 'function') {
+        v = Object.keys(new e.BSON.Long(1, 2))[0] === 'low' ? 6 : 7
+        break
+      }
+    }
+    driverMajors.set(ctor, v)
+  }
+  return v
+}
+
+/**
+ * Transcoding options for `find`/`aggregate`/`watch`: the BSON options the driver resolved
+ * for `target` (client → db → collection; a Collection or Db exposes them as `bsonOptions`)
+ * and the js-bson major the driver uses, under the call's own options. Driver options bson2json
+ * cannot honour (useBigInt64, raw, fieldsAsRaw) are an error here, at call time.
+ * @param {any} target a driver Collection, Db or MongoClient
+ * @param {object} options the call's options
+ * @param {Set<string>} known the option names the caller accepts
+ */
+function resolveDriverOptions(target, options, known) {
+  if (options !== undefined && options !== null && typeof options !== 'object') resolveOptions(options, known)
+  const o = options == null ? {} : options
+  const merged = {}
+  const b = (target && target.bsonOptions) || {}
+  const dialect = o.dialect === undefined ? 'compat' : o.dialect
+  if (dialect === 'compat') {
+    if (o.bsonVersion === undefined) merged.bsonVersion = driverBsonVersion(target)
+    for (const k of ['promoteLongs', 'promoteValues', 'promoteBuffers', 'bsonRegExp', 'useBigInt64', 'raw']) {
+      if (o[k] === undefined && typeof b[k] === 'boolean') merged[k] = b[k]
+    }
+    if (o.fieldsAsRaw === undefined && b.fieldsAsRaw !== undefined) merged.fieldsAsRaw = b.fieldsAsRaw
+  }
+  // The driver's enableUtf8Validation (resolved, or on this call) is js-bson's validation.utf8.
+  const enable = o.enableUtf8Validation === undefined ? b.enableUtf8Validation : o.enableUtf8Validation
+  if (enable !== undefined && typeof enable !== 'boolean') {
+    throw new TypeError(`bson2json: options.enableUtf8Validation must be a boolean, got ${String(enable)}`)
+  }
+  if (o.utf8 === undefined && o.validation === undefined && enable === false) merged.utf8 = 'replace'
+  for (const k of Object.keys(o)) if (o[k] !== undefined && k !== 'enableUtf8Validation') merged[k] = o[k]
+  return resolveOptions(merged, known)
 }
 
 /**
@@ -96,6 +257,10 @@ function isTranscodeError(e) {
 
 module.exports = {
   DIALECTS,
+  BASE_KEYS,
+  BATCH_KEYS,
+  FLAG_BITS,
+  resolveDriverOptions,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_OUTPUT_BYTES,
   MAX_OUTPUT_BYTES_LIMIT,

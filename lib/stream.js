@@ -11,8 +11,20 @@
  */
 
 const { Transform } = require('stream')
-const { resolveOptions } = require('./options')
+const { resolveOptions, BATCH_KEYS } = require('./options')
 const { loadBackend } = require('./backend')
+
+/** The stream's own options; every other name goes to the transcoder (which rejects unknown ones). */
+const STREAM_KEYS = new Set([
+  'format',
+  'chunkSize',
+  'maxDocumentBytes',
+  'batchBytes',
+  'skipInvalid',
+  'highWaterMark',
+  'readableHighWaterMark',
+  'writableHighWaterMark',
+])
 
 /** Default cap on one document's declared length (MongoDB's own limit is 16 MiB). */
 const DEFAULT_MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -84,9 +96,12 @@ class TranscodeStream extends Transform {
     const maxDocumentBytes = positiveInt(o.maxDocumentBytes, 'maxDocumentBytes', DEFAULT_MAX_DOCUMENT_BYTES)
     const batchBytes = positiveInt(o.batchBytes, 'batchBytes', chunkSize || DEFAULT_BATCH_BYTES)
     const transcode = {}
-    for (const k of ['dialect', 'utf8', 'maxDepth', 'maxOutputBytes', 'threads']) if (o[k] !== undefined) transcode[k] = o[k]
-    // validated now, not on the first chunk
-    const resolved = { ...resolveOptions(transcode), threads: threadsOf(transcode.threads) }
+    for (const k of Object.keys(o)) {
+      if (o[k] === undefined || STREAM_KEYS.has(k)) continue
+      transcode[k] = o[k]
+    }
+    // validated now (unknown names too), not on the first chunk
+    const resolved = { ...resolveOptions(transcode, BATCH_KEYS), threads: threadsOf(transcode.threads) }
     super({
       highWaterMark: o.highWaterMark,
       readableHighWaterMark: o.readableHighWaterMark,

@@ -133,8 +133,10 @@ fn string_at(input: &[u8], at: usize) -> Cow<'_, [u8]> {
     }
 }
 
-fn is_string(vtype: u8) -> bool {
-    vtype == 0x02 || vtype == 0x0E
+/// Whether a value of this type is a JS string: strings, and symbols unless `promoteValues` is
+/// off (then a symbol is a `BSONSymbol`, which no `$ref`/`$db` check accepts).
+fn is_string(vtype: u8, promote_values: bool) -> bool {
+    vtype == 0x02 || (vtype == 0x0E && promote_values)
 }
 
 struct Slot {
@@ -146,7 +148,7 @@ struct Slot {
 
 /// Rewrites the just-finished object `f` (its members written in BSON order into `out` from
 /// `f.out_start`) into the order and shape `JSON.stringify` gives the js-bson value, and
-/// closes it with `}`.
+/// closes it with `}`. `promote_values` is js-bson's option of that name.
 #[inline(never)]
 pub(crate) fn fixup(
     out: &mut Vec<u8>,
@@ -154,6 +156,7 @@ pub(crate) fn fixup(
     f: &Frame,
     members: &[Member],
     scratch: &mut Vec<u8>,
+    promote_values: bool,
 ) {
     let body = f.out_start + 1;
     let close = out.len();
@@ -226,11 +229,11 @@ pub(crate) fn fixup(
         let r = value_of(b"$ref");
         let id = value_of(b"$id");
         let db = value_of(b"$db");
-        let ref_ok = matches!(r, Some(Some(m)) if is_string(members[m].vtype));
+        let ref_ok = matches!(r, Some(Some(m)) if is_string(members[m].vtype, promote_values));
         let id_ok = matches!(id, Some(Some(m)) if members[m].vtype != 0x0A);
         let db_ok = match db {
             None => true,
-            Some(Some(m)) => is_string(members[m].vtype),
+            Some(Some(m)) => is_string(members[m].vtype, promote_values),
             Some(None) => false,
         };
         if ref_ok && id_ok && db_ok {

@@ -29,9 +29,10 @@ pub enum ErrorKind {
     TooDeep,
     /// The JSON output would exceed `max_output_bytes` (`BSON_OUTPUT_TOO_LARGE`).
     OutputTooLarge,
-    /// `compat` only: the JavaScript engine rejects a regular expression's pattern or flags,
-    /// where js-bson throws a `SyntaxError` (`BSON_INVALID_REGEX`). The core never raises it on
-    /// its own; the embedding (the Node addon) validates the regexes the core reports.
+    /// `compat` only (`BSON_INVALID_REGEX`): the JavaScript engine rejects a regular expression's
+    /// pattern or flags, where js-bson throws a `SyntaxError` (the embedding, the Node addon,
+    /// validates the regexes the core reports); or, with `bson_regexp`, an option outside
+    /// `imxlsu`, where js-bson's `BSONRegExp` throws (the core raises this one itself).
     InvalidRegex,
 }
 

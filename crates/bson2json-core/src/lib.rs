@@ -4,8 +4,10 @@
 //! allocation per element, and no recursion on the input's nesting depth (an explicit frame
 //! stack on the heap). Three dialects:
 //!
-//! - [`Dialect::Compat`]: byte-identical to `JSON.stringify(BSON.deserialize(buf))` with
-//!   js-bson 7 and its default options, and failing on exactly the inputs where js-bson throws.
+//! - [`Dialect::Compat`]: byte-identical to `JSON.stringify(BSON.deserialize(buf, opts))` with
+//!   js-bson 7 (or 6, [`Options::bson_version`]) and the deserialize options `promoteLongs`,
+//!   `promoteValues`, `promoteBuffers`, `bsonRegExp` and `validation.utf8` ([`Options`];
+//!   defaults: js-bson's), and failing on exactly the inputs where js-bson throws.
 //! - [`Dialect::Relaxed`] and [`Dialect::Canonical`]: MongoDB Extended JSON v2, as the
 //!   specification and the BSON corpus define it.
 //!
@@ -76,6 +78,19 @@ pub enum Utf8Mode {
     Replace,
 }
 
+/// The js-bson major version whose `JSON.stringify(BSON.deserialize(buf))` text `compat`
+/// reproduces. The Extended JSON dialects ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BsonVersion {
+    /// js-bson 6 (the `mongodb` 6.x driver, Mongoose 8): a `Long` prints as
+    /// `{"low","high","unsigned"}`, and a code-with-scope scope shaped like a DBRef becomes one.
+    V6,
+    /// js-bson 7 (the `mongodb` 7.x driver): a `Long` prints as `{"high","low","unsigned"}`,
+    /// and a code-with-scope scope is kept as it is.
+    #[default]
+    V7,
+}
+
 /// Default for [`Options::max_depth`]: far above MongoDB's own limits (100 levels for stored
 /// documents, 200 in the server's BSON validation) so that change events, which wrap stored
 /// documents, always fit.
@@ -102,6 +117,25 @@ pub struct Options {
     /// [`ErrorKind::OutputTooLarge`]. It is checked after every element, so the buffer can
     /// exceed it by at most one element's output before the check fires.
     pub max_output_bytes: usize,
+    /// `compat`: the js-bson major to reproduce.
+    pub bson_version: BsonVersion,
+    /// `compat`: js-bson's `promoteLongs` (default true). When false, every int64 prints as a
+    /// `Long`, `{"high":…,"low":…,"unsigned":false}` (field order per [`BsonVersion`]), not only
+    /// those beyond ±2^53.
+    pub promote_longs: bool,
+    /// `compat`: js-bson's `promoteValues` (default true). When false, int64 prints as with
+    /// `promote_longs: false`, and `promote_buffers` has no effect (int32, double and symbol
+    /// wrappers print as the plain values).
+    pub promote_values: bool,
+    /// `compat`: js-bson's `promoteBuffers` (default false). When true (and `promote_values`),
+    /// every binary, UUIDs included, prints as a Node `Buffer`, `{"type":"Buffer","data":[…]}`
+    /// (for subtype 2, the inner payload).
+    pub promote_buffers: bool,
+    /// `compat`: js-bson's `bsonRegExp` (default false). When true a regex prints as
+    /// `{"pattern":…,"options":…}` with the options sorted, options outside `imxlsu` fail with
+    /// [`ErrorKind::InvalidRegex`] (js-bson throws a `BSONError`), and the JavaScript engine
+    /// does not judge the pattern (no [`RegexRecord`]s).
+    pub bson_regexp: bool,
 }
 
 impl Default for Options {
@@ -111,6 +145,11 @@ impl Default for Options {
             utf8: Utf8Mode::Strict,
             max_depth: DEFAULT_MAX_DEPTH,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            bson_version: BsonVersion::V7,
+            promote_longs: true,
+            promote_values: true,
+            promote_buffers: false,
+            bson_regexp: false,
         }
     }
 }

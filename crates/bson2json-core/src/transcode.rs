@@ -14,7 +14,7 @@ use crate::number::{
 };
 use crate::scan::{find_nul, nul_in_16, short_key, short_key_tail, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
-use crate::{Dialect, Options, Utf8Mode};
+use crate::{BsonVersion, Dialect, Options, Utf8Mode};
 
 const COMPAT: u8 = 0;
 const RELAXED: u8 = 1;
@@ -418,6 +418,78 @@ fn compat_member<const LEAN: bool>(
     undefined
 }
 
+/// A js-bson `Long` as `JSON.stringify` prints it: it has no `toJSON`, so its own fields, in
+/// the order the class creates them (js-bson 7 declares `high` first; js-bson 6 assigns `low`
+/// first in its constructor).
+#[cold]
+fn write_long(out: &mut Vec<u8>, n: i64, version: BsonVersion) {
+    let (high, low) = (i64::from((n >> 32) as i32), i64::from(n as i32));
+    match version {
+        BsonVersion::V7 => {
+            out.extend_from_slice(b"{\"high\":");
+            write_i64(out, high);
+            out.extend_from_slice(b",\"low\":");
+            write_i64(out, low);
+        }
+        BsonVersion::V6 => {
+            out.extend_from_slice(b"{\"low\":");
+            write_i64(out, low);
+            out.extend_from_slice(b",\"high\":");
+            write_i64(out, high);
+        }
+    }
+    out.extend_from_slice(b",\"unsigned\":false}");
+}
+
+/// A binary value under js-bson's `promoteBuffers`: a Node `Buffer`, whose `toJSON` gives
+/// `{"type":"Buffer","data":[…bytes]}`.
+#[cold]
+fn write_node_buffer(out: &mut Vec<u8>, payload: &[u8]) {
+    out.reserve(payload.len() * 4 + 26);
+    out.extend_from_slice(b"{\"type\":\"Buffer\",\"data\":[");
+    for (i, &b) in payload.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_i64(out, i64::from(b));
+    }
+    out.extend_from_slice(b"]}");
+}
+
+/// A regex under js-bson's `bsonRegExp`: a `BSONRegExp`, printed as its own fields
+/// `{"pattern":…,"options":…}`. Both are decoded with U+FFFD replacement (js-bson does not
+/// validate them); the options are sorted (by UTF-16 code unit, which for the only options
+/// that pass, ASCII letters, is byte order), and the constructor throws a `BSONError` for any
+/// option outside `imxlsu`, reported here as [`ErrorKind::InvalidRegex`] at the option.
+#[cold]
+fn write_bson_regexp(
+    out: &mut Vec<u8>,
+    input: &[u8],
+    from: usize,
+    to: usize,
+    flags: &[u8],
+    flags_at: usize,
+) -> Result<(), Error> {
+    if let Some(i) = flags
+        .iter()
+        .position(|c| !matches!(c, b'i' | b'm' | b'x' | b'l' | b's' | b'u'))
+    {
+        return Err(err(
+            ErrorKind::InvalidRegex,
+            flags_at + i,
+            "regex option outside imxlsu (js-bson's BSONRegExp rejects it)",
+        ));
+    }
+    out.extend_from_slice(b"{\"pattern\":");
+    write_lossy(out, input, from, to);
+    out.extend_from_slice(b",\"options\":\"");
+    let mut sorted = flags.to_vec();
+    sorted.sort_unstable();
+    out.extend_from_slice(&sorted);
+    out.extend_from_slice(b"\"}");
+    Ok(())
+}
+
 /// Length of the key at `ks` by a scan for its NUL, which must come before `end` (keys of 16
 /// bytes or more, and keys near the end of a small input).
 #[inline(never)]
@@ -648,6 +720,9 @@ impl Transcoder {
         let max_out = opts.max_output_bytes;
         let max_depth = opts.max_depth as usize;
         let utf8 = opts.utf8;
+        // js-bson's deserialize options (`compat` only): int64 within ±2^53 prints as a
+        // number only under promoteLongs && promoteValues.
+        let promote_longs = opts.promote_longs && opts.promote_values;
         let mut pos = 4usize;
 
         loop {
@@ -688,6 +763,7 @@ impl Transcoder {
                         &f,
                         &self.members[f.members_start..],
                         &mut self.scratch,
+                        opts.promote_values,
                     );
                 } else {
                     out.push(if f.is_array { b']' } else { b'}' });
@@ -737,7 +813,9 @@ impl Transcoder {
                     let n = bits as i64;
                     // Values the general path prints some other way.
                     if (t == 0x01 && !compat && !x.is_finite())
-                        || (t == 0x12 && compat && !(-(1i64 << 53)..=1i64 << 53).contains(&n))
+                        || (t == 0x12
+                            && compat
+                            && !(promote_longs && (-(1i64 << 53)..=1i64 << 53).contains(&n)))
                     {
                         break;
                     }
@@ -996,7 +1074,9 @@ impl Transcoder {
                         }
                         payload = &payload[4..];
                     }
-                    if compat {
+                    if compat && opts.promote_buffers && opts.promote_values {
+                        write_node_buffer(out, payload);
+                    } else if compat {
                         out.push(b'"');
                         if sub == 0x04 && payload.len() == 16 {
                             let mut u = [0u8; 16];
@@ -1098,7 +1178,9 @@ impl Transcoder {
                     let pattern = &input[v..v + plen];
                     let flags = &input[fs..fs + flen];
                     pos = fs + flen + 1;
-                    if compat {
+                    if compat && opts.bson_regexp {
+                        write_bson_regexp(out, input, v, v + plen, flags, fs)?;
+                    } else if compat {
                         out.extend_from_slice(b"{}");
                         let mapped: String = String::from_utf8_lossy(flags)
                             .chars()
@@ -1233,9 +1315,14 @@ impl Transcoder {
                         first: scope_at + 4,
                         count: 0,
                         bloom: [0; 2],
-                        // js-bson builds the Code from the scope object as is: the scope
+                        // js-bson 7 builds the Code from the scope object as is: the scope
                         // itself is never promoted to a DBRef (documents inside it are).
-                        flags: compat::F_NO_DBREF,
+                        // js-bson 6 promotes it like any other document.
+                        flags: if opts.bson_version == BsonVersion::V7 {
+                            compat::F_NO_DBREF
+                        } else {
+                            0
+                        },
                         is_array: false,
                         extra_close: 1,
                     });
@@ -1276,15 +1363,10 @@ impl Transcoder {
                     let n = rd_u64(input, v) as i64;
                     if compat {
                         const JS_INT_MAX: i64 = 1 << 53;
-                        if (-JS_INT_MAX..=JS_INT_MAX).contains(&n) {
+                        if promote_longs && (-JS_INT_MAX..=JS_INT_MAX).contains(&n) {
                             write_i64(out, n);
                         } else {
-                            // A js-bson Long: no toJSON, so its own fields in order.
-                            out.extend_from_slice(b"{\"high\":");
-                            write_i64(out, i64::from((n >> 32) as i32));
-                            out.extend_from_slice(b",\"low\":");
-                            write_i64(out, i64::from(n as i32));
-                            out.extend_from_slice(b",\"unsigned\":false}");
+                            write_long(out, n, opts.bson_version);
                         }
                     } else if canonical {
                         out.extend_from_slice(b"{\"$numberLong\":\"");

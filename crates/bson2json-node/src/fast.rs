@@ -44,7 +44,7 @@ unsafe fn call(env: sys::napi_env, info: sys::napi_callback_info, output: u8) ->
         // SAFETY: `argv[0]` is a live value of this callback (undefined if not passed).
         let bson = unsafe { Unknown::from_raw_unchecked(env.raw(), argv[0]) };
         let bytes = bytes_of(&env, &bson)?;
-        // `packed` = flags | maxDepth << 3 (exact in a double); `maxOutputBytes` only when it
+        // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when it
         // is not the default. Fewer arguments, fewer conversions per call.
         let mut opts = bson2json_core::Options::default();
         if argc >= 2 {
@@ -52,7 +52,7 @@ unsafe fn call(env: sys::napi_env, info: sys::napi_callback_info, output: u8) ->
             // SAFETY: valid value and out-pointer.
             let ok = unsafe { sys::napi_get_value_double(env.raw(), argv[1], &mut packed) }
                 == sys::Status::napi_ok;
-            if !ok || !(0.0..=34_359_738_367.0).contains(&packed) {
+            if !ok || !(0.0..=((1u64 << (32 + crate::FLAG_BITS)) - 1) as f64).contains(&packed) {
                 return Err(Error::new(
                     Status::InvalidArg,
                     "invalid resolved options".to_owned(),
@@ -71,7 +71,11 @@ unsafe fn call(env: sys::napi_env, info: sys::napi_callback_info, output: u8) ->
                     ));
                 }
             }
-            opts = options((packed & 7) as u32, (packed >> 3) as u32, max_out);
+            opts = options(
+                (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
+                (packed >> crate::FLAG_BITS) as u32,
+                max_out,
+            );
         }
         with_output(&env, bytes, &opts, |out, wide| {
             if output == BUFFER {
@@ -119,7 +123,7 @@ unsafe extern "C" fn transcode_buffer_cb(
 }
 
 /// Adds the hot-path functions to the module's exports: `transcode(bson[, packed[,
-/// maxOutputBytes]])` and `transcodeBuffer(...)`, where `packed = flags | maxDepth << 3`.
+/// maxOutputBytes]])` and `transcodeBuffer(...)`, where `packed = flags | maxDepth << 8`.
 #[napi(module_exports)]
 pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     for (name, cb) in [

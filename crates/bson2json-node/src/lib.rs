@@ -3,7 +3,9 @@
 //!
 //! The exported functions take options already resolved by the JavaScript wrapper
 //! (`index.js`) as plain numbers, so a call costs no property lookups:
-//! `flags` = dialect (bits 0-1: 0 compat, 1 relaxed, 2 canonical) | utf8 replace (bit 2).
+//! `flags` = dialect (bits 0-1: 0 compat, 1 relaxed, 2 canonical) | utf8 replace (bit 2) |
+//! js-bson 6 (bit 3) | `promoteLongs: false` (bit 4) | `promoteBuffers` (bit 5) | `bsonRegExp`
+//! (bit 6) | `promoteValues: false` (bit 7).
 #![deny(clippy::all)]
 // The exports are only reachable through napi's registration, which test builds leave out.
 #![cfg_attr(test, allow(dead_code))]
@@ -12,7 +14,9 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr;
 
-use bson2json_core::{Dialect, Error as CoreError, ErrorKind, Options, Transcoder, Utf8Mode};
+use bson2json_core::{
+    BsonVersion, Dialect, Error as CoreError, ErrorKind, Options, Transcoder, Utf8Mode,
+};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
@@ -68,8 +72,21 @@ pub(crate) fn options(flags: u32, max_depth: u32, max_output_bytes: f64) -> Opti
         } else {
             bson2json_core::DEFAULT_MAX_OUTPUT_BYTES
         },
+        bson_version: if flags & 8 != 0 {
+            BsonVersion::V6
+        } else {
+            BsonVersion::V7
+        },
+        promote_longs: flags & 16 == 0,
+        promote_values: flags & 128 == 0,
+        promote_buffers: flags & 32 != 0,
+        bson_regexp: flags & 64 != 0,
     }
 }
+
+/// Number of low bits of `packed` (the single-document calls' one number) that hold `flags`;
+/// the rest is `maxDepth`.
+pub(crate) const FLAG_BITS: u32 = 8;
 
 /// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument, borrowed for the duration
 /// of a synchronous call.
