@@ -82,6 +82,9 @@ npm publish --dry-run --ignore-scripts --access public --json 2>/dev/null | file
 for f in package.json index.js index.d.ts binding.js binding.d.ts bin/bson2json.js; do
   grep -qx "${f}" root.list || fail "the root package would not ship ${f}"
 done
+while IFS= read -r f; do
+  grep -qx "${f}" root.list || fail "the root package would not ship ${f}"
+done < <(git -C "${ROOT}" ls-files lib bin)
 if grep -q '\.node$' root.list; then fail "the root package would ship a .node: $(grep '\.node$' root.list)"; fi
 log "  $(head -1 root.list): $(($(wc -l <root.list) - 1)) files"
 
