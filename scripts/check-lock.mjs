@@ -62,9 +62,13 @@ export function checkLock(lock) {
       ['optional dependency', entry.optionalDependencies],
     ];
     if (path === '') kinds.push(['dev dependency', entry.devDependencies]);
+    // npm >= 7 installs peer dependencies unless they are marked optional.
+    const peers = Object.fromEntries(
+      Object.entries(entry.peerDependencies || {}).filter(([n]) => !entry.peerDependenciesMeta?.[n]?.optional),
+    );
+    kinds.push(['peer dependency', peers]);
     for (const [kind, deps] of kinds) {
       for (const [name, range] of Object.entries(deps || {})) {
-        if (typeof range === 'string' && range.startsWith('npm:')) continue; // alias: checked via its entry
         const at = resolve(path, name);
         const who = path === '' ? 'package.json' : path;
         if (!at) {
