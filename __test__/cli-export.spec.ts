@@ -20,7 +20,7 @@ const require = createRequire(import.meta.url)
 const { toNDJSON } = require('../index.js')
 const { startTestServer } = require('../test-server')
 const fixtures = require('./fixtures/export-types.js')
-const { csvRow, compilePaths, quote } = require('../lib/cli/csv.js')
+const { csvRow, compilePaths, decimal128, quote } = require('../lib/cli/csv.js')
 const { pathTree, projectRaw } = require('../lib/cli/fields.js')
 
 const BIN = resolve(__dirname, '../bin/bson2json.js')
@@ -225,6 +225,22 @@ describe('CSV cells (hand-checked)', () => {
     expect(csvRow(doc, compilePaths(['_id', 'p', 'u', 'd', 'd.u', 'x']))).toBe('1,"{ ""$ref"": ""db.c"", ""$id"": ObjectID(""00000000000000000000000a"") }","{ ""$undefined"": true }","{""u"":{""$undefined"":true},""n"":null}","{ ""$undefined"": true }",\n')
   })
 
+  it('Decimal128 text equals js-bson toString (random bit patterns, every combination field)', () => {
+    const { Decimal128 } = require('bson')
+    let seed = 12345
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) & 0xff
+    const cases: Buffer[] = []
+    for (let i = 0; i < 20000; i++) {
+      const b = Buffer.from(Array.from({ length: 16 }, rnd))
+      if (i % 4 === 0) b[15] = (b[15] & 0x80) | 0x30 | (b[15] & 0x01) // exponents near 0: plain notation
+      if (i % 4 === 1) b.fill(0, 2, 14) // few digits
+      cases.push(b)
+    }
+    for (const t of ['0', '-0', '1.50', '-1E+10', 'NaN', 'Infinity', '-Infinity', '0.000001234', '1E-7', '9.999999999999999999999999999999999E+6144', '1E-6176', '123456789012345678901234567890.1234'])
+      cases.push(Buffer.from(Decimal128.fromString(t).bytes))
+    for (const b of cases) expect(decimal128(b), b.toString('hex')).toBe(new Decimal128(b).toString())
+  })
+
   it('quotes like Go encoding/csv', () => {
     expect(['', 'a', 'a,b', 'say "hi"', ' lead', '\tx', 'x ', 'line\nbreak', '\\.', '\u00a0nbsp', '\ufeffbom'].map(quote)).toEqual([
       '', 'a', '"a,b"', '"say ""hi"""', '" lead"', '"\tx"', 'x ', '"line\nbreak"', '"\\."', '"\u00a0nbsp"', '\ufeffbom',
@@ -321,6 +337,16 @@ describe('bson2json export: failures', () => {
     expect(lines).toHaveLength(150)
     expect(r.stderr).toMatch(/\(150 documents written\)\n$/)
     expect(lines).toEqual((await reference('many', {}, { limit: 150 }, 'compat')).trimEnd().split('\n'))
+  })
+
+  it.skipIf(!!URI)('the same for CSV: the rows of the batches before the failure, counted', async () => {
+    server.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 1, ns: `${DB}.many` })
+    const r = await cli(['-c', 'many', '--batchSize', '40', '--type', 'csv', '--fields', '_id,name'])
+    expect(r.code).toBe(1)
+    const lines = r.stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(81)
+    expect(lines[80]).toBe(`${79 * 7},n79`)
+    expect(r.stderr).toMatch(/\(80 documents written\)\n$/)
   })
 
   it('usage errors: exit 2 with one line and a hint', async () => {

@@ -14,29 +14,31 @@ const { T, forEachElement, findElement } = require('./bson')
 
 const INDEX = /^[+-]?\d+$/
 
-/** Parsed paths: each an array of { key: Buffer, index: number | null }. */
+/**
+ * Parsed paths: each an array of { key: Buffer, index: number | null }, plus `byFirst`, the
+ * paths grouped by their first part (a key read as latin1, so it compares byte for byte).
+ */
 function compilePaths(fields) {
-  return fields.map((f) =>
+  const paths = fields.map((f) =>
     f.split('.').map((p) => ({ key: Buffer.from(p, 'utf8'), index: INDEX.test(p) ? Number(p) : null })),
   )
+  const byFirst = new Map()
+  paths.forEach((p, i) => {
+    const k = p[0].key.toString('latin1')
+    if (!byFirst.has(k)) byFirst.set(k, [])
+    byFirst.get(k).push(i)
+  })
+  paths.byFirst = byFirst
+  return paths
 }
 
-function lookup(buf, path) {
-  let start = 0
-  let type = T.DOCUMENT
-  let el = null
-  for (const part of path) {
-    if (type === T.DOCUMENT) {
-      el = findElement(buf, start, part.key)
-    } else if (type === T.ARRAY) {
-      if (part.index === null || part.index < 0) return null
-      el = findElement(buf, start, Buffer.from(String(part.index)))
-    } else {
-      return null
-    }
-    if (el === null) return null
-    type = el.type
-    start = el.start
+/** Follows `path` from its second part on, starting at the element `el`. */
+function descend(buf, el, path) {
+  for (let i = 1; i < path.length && el !== null; i++) {
+    const part = path[i]
+    if (el.type === T.DOCUMENT) el = findElement(buf, el.start, part.key)
+    else if (el.type === T.ARRAY) el = part.index === null || part.index < 0 ? null : findElement(buf, el.start, Buffer.from(String(part.index)))
+    else el = null
   }
   return el
 }
@@ -61,9 +63,41 @@ function isoDate(ms) {
   return `{ "$date": { "$numberLong" : "${ms}" }}`
 }
 
+const TEN34 = 10n ** 34n
+
+/** The Decimal128 string of the spec (as js-bson's toString, without building an object). */
 function decimal128(bytes) {
-  const { Decimal128 } = require('bson')
-  return new Decimal128(Buffer.from(bytes)).toString()
+  const low = bytes.readBigUInt64LE(0)
+  const high = bytes.readBigUInt64LE(8)
+  const negative = high >> 63n === 1n
+  const combination = Number((high >> 58n) & 0x1fn)
+  let biased
+  let coefficient
+  if (combination >> 3 === 3) {
+    if (combination === 0x1e) return negative ? '-Infinity' : 'Infinity'
+    if (combination === 0x1f) return 'NaN'
+    biased = Number((high >> 47n) & 0x3fffn)
+    coefficient = 0n // 2^113 or more: above 10^34 - 1, a zero by the spec
+  } else {
+    biased = Number((high >> 49n) & 0x3fffn)
+    coefficient = ((high & 0x1ffffffffffffn) << 64n) | low
+    if (coefficient >= TEN34) coefficient = 0n
+  }
+  const exponent = biased - 6176
+  const digits = coefficient.toString()
+  const adjusted = exponent + digits.length - 1
+  let text
+  if (exponent <= 0 && adjusted >= -6) {
+    if (exponent === 0) text = digits
+    else {
+      const point = digits.length + exponent
+      text = point > 0 ? `${digits.slice(0, point)}.${digits.slice(point)}` : `0.${'0'.repeat(-point)}${digits}`
+    }
+  } else {
+    text = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits
+    text += `E${adjusted >= 0 ? '+' : ''}${adjusted}`
+  }
+  return negative ? `-${text}` : text
 }
 
 function str(buf, at) {
@@ -74,7 +108,10 @@ function str(buf, at) {
 const HEX = '0123456789abcdef'
 
 /** A JSON string as Go's encoding/json writes it (\u00XX for controls, <, > and &). */
+const NEEDS_ESCAPE = new RegExp('[\\u0000-\\u001f"\\\\<>&\\u2028\\u2029]')
+
 function goString(text) {
+  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`
   let out = '"'
   let start = 0
   for (let i = 0; i < text.length; i++) {
@@ -236,10 +273,12 @@ function cell(buf, el) {
 
 const LEADING_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/
 
+const NEEDS_QUOTES = /[",\r\n]/
+
 /** Go encoding/csv's quoting of one field. */
 function quote(s) {
   if (s === '') return s
-  if (s === '\\.' || /[",\r\n]/.test(s) || LEADING_SPACE.test(s)) return `"${s.replace(/"/g, '""')}"`
+  if (NEEDS_QUOTES.test(s) || s === '\\.' || LEADING_SPACE.test(s)) return `"${s.replaceAll('"', '""')}"`
   return s
 }
 
@@ -250,14 +289,24 @@ function csvHeader(fields) {
 
 /** One CSV line for the raw document `doc`; throws a RangeError when it is malformed. */
 function csvRow(doc, paths) {
-  forEachElement(doc, 0, () => true) // validates the top-level framing first
-  const cells = []
+  const found = Array.from({ length: paths.length }, () => null)
+  const byFirst = paths.byFirst
+  // One walk over the top level (it also checks the document's framing); the first element of a
+  // name wins, as in mongoexport.
+  forEachElement(doc, 0, (type, ks, ke, vs, ve) => {
+    const hit = byFirst.get(doc.toString('latin1', ks, ke))
+    if (hit === undefined) return true
+    for (const i of hit) if (found[i] === null) found[i] = descend(doc, { type, start: vs, end: ve }, paths[i]) ?? false
+    return true
+  })
+  let line = ''
   for (let i = 0; i < paths.length; i++) {
-    const el = lookup(doc, paths[i])
-    const text = el === null ? null : cell(doc, el)
-    cells.push(text === null ? '' : quote(text))
+    const el = found[i]
+    const text = el === null || el === false ? null : cell(doc, el)
+    if (i > 0) line += ','
+    if (text !== null) line += quote(text)
   }
-  return `${cells.join(',')}\n`
+  return `${line}\n`
 }
 
-module.exports = { compilePaths, csvHeader, csvRow, goFloat, quote }
+module.exports = { compilePaths, csvHeader, csvRow, decimal128, goFloat, quote }

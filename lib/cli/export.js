@@ -3,14 +3,16 @@
 // `bson2json export`: a live collection to JSON or CSV, the counterpart of `mongoexport`, with
 // its argument names where the meaning is the same. JSON output runs on the project's raw
 // cursors (`find()` of lib/cursor.js: one native call per server batch, the next batch
-// prefetched, memory bounded by `prefetch` batches); CSV reads the driver's raw documents.
+// prefetched, memory bounded by `prefetch` batches); CSV runs on the same engine, rows written
+// from each reply's raw bytes (lib/cli/csv-cursor.js).
 // `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/cli/ranges.js).
 
 const fs = require('fs')
 const { once } = require('events')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
 const { Indenter } = require('./pretty')
-const { compilePaths, csvHeader, csvRow } = require('./csv')
+const { compilePaths, csvHeader } = require('./csv')
+const { csvFind } = require('./csv-cursor')
 const { splitRanges, rangeFilter } = require('./ranges')
 
 const HELP = `bson2json export - a live collection to JSON or CSV, the counterpart of \`mongoexport\`
@@ -404,26 +406,6 @@ async function* jsonBatches(coll, filter, options) {
   }
 }
 
-/** CSV rows, one Buffer per server batch, from the driver's raw documents. */
-async function* csvBatches(coll, filter, options, paths) {
-  const findOptions = { raw: true }
-  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize']) if (options[k] !== undefined) findOptions[k] = options[k]
-  const cursor = coll.find(filter, findOptions)
-  try {
-    let rows = []
-    for await (const doc of cursor) {
-      rows.push(csvRow(doc, paths))
-      if (cursor.bufferedCount() === 0 || rows.length >= 4096) {
-        yield { buf: Buffer.from(rows.join('')), n: rows.length }
-        rows = []
-      }
-    }
-    if (rows.length > 0) yield { buf: Buffer.from(rows.join('')), n: rows.length }
-  } finally {
-    await cursor.close().catch(() => {})
-  }
-}
-
 /**
  * Runs the export: one source of batches, or with --parallel one per `_id` range. Ordered:
  * every range's cursor starts at once (each buffers at most `prefetch` batches) and the output
@@ -433,7 +415,7 @@ async function runExport(coll, o, write, count) {
   const paths = o.type === 'csv' ? compilePaths(o.fields) : null
   const options = { dialect: o.dialect, prefetch: 2 }
   for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize']) if (o[k] !== undefined) options[k] = o[k]
-  const source = (filter, extra) => (paths === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvBatches(coll, filter, { ...options, ...extra }, paths))
+  const source = (filter, extra) => (paths === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, paths, { ...options, ...extra }))
 
   const indenter = o.pretty ? new Indenter() : null
   let first = true
