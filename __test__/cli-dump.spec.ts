@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { createRequire } from 'node:module'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -13,6 +13,7 @@ const require = createRequire(import.meta.url)
 const { toNDJSON } = require('../index.js')
 const { Indenter, prettyJSON } = require('../lib/cli/pretty.js')
 const { pathTree, projectRaw } = require('../lib/cli/fields.js')
+const { readArchive } = require('../lib/cli/archive.js')
 const BIN = resolve(__dirname, '../bin/bson2json.js')
 
 interface Result {
@@ -181,5 +182,104 @@ describe('subcommands', () => {
     expect(r.stdout).toContain('bson2json [dump]')
     expect(r.stdout).toContain('--pretty')
     expect(r.stdout).toContain('--fields')
+  })
+})
+
+// __test__/fixtures/mongodump.archive(.gz): written by mongo-tools' mongodump --archive (and
+// --archive --gzip) from the in-repo test server holding exactly these collections.
+const ARCHIVE = resolve(__dirname, 'fixtures/mongodump.archive')
+const archived: Record<string, object[]> = {
+  'shop.orders': Array.from({ length: 5 }, (_, i) => ({ _id: i, total: BSON.Decimal128.fromString(`${i}.50`), name: `n${i}` })),
+  'shop.users': [
+    { _id: 'u1', email: 'a@x' },
+    { _id: 'u2', email: 'b@x' },
+  ],
+  'crm.notes': [{ _id: 1, text: 'hello' }],
+}
+const ndjsonOf = (objs: object[], dialect = 'compat') => Buffer.from(toNDJSON(objs.map((o) => BSON.serialize(o)), { dialect })).toString()
+
+/** Runs the archive reader over `buf` cut into `chunk`-byte pieces. */
+async function readAll(buf: Buffer, chunk: number, include: string[]) {
+  const input = (async function* () {
+    for (let i = 0; i < buf.length; i += chunk) yield buf.subarray(i, i + chunk)
+  })()
+  const r = readArchive(input, include)
+  const out: Buffer[] = []
+  let error: Error | null = null
+  try {
+    for await (const c of r.chunks) out.push(c)
+  } catch (e) {
+    error = e as Error
+  }
+  return { docs: Buffer.concat(out), error, namespaces: r.namespaces, origin: r.origin }
+}
+
+describe('bson2json dump: mongodump --archive input', () => {
+  it.each(Object.keys(archived))('--nsInclude %s gives that collection', async (ns) => {
+    const r = await cli(['--nsInclude', ns, ARCHIVE])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe(ndjsonOf(archived[ns]))
+  })
+
+  it('--archive --gzip on stdin; patterns with *; several --nsInclude', async () => {
+    const r = await cli(['--nsInclude', 'shop.*', '--dialect', 'canonical'], readFileSync(`${ARCHIVE}.gz`))
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trimEnd().split('\n').sort()
+    expect(lines).toEqual((ndjsonOf(archived['shop.orders'], 'canonical') + ndjsonOf(archived['shop.users'], 'canonical')).trimEnd().split('\n').sort())
+    const two = await cli(['--nsInclude', 'crm.notes', '--nsInclude', 'shop.users', ARCHIVE])
+    expect(two.stdout.trimEnd().split('\n').sort()).toEqual((ndjsonOf(archived['crm.notes']) + ndjsonOf(archived['shop.users'])).trimEnd().split('\n').sort())
+    const all = await cli(['--nsInclude', '*', '--array', ARCHIVE])
+    expect(JSON.parse(all.stdout)).toHaveLength(8)
+  })
+
+  it('several collections and no --nsInclude: exit 2 naming them; --nsInclude on a plain dump: exit 2', async () => {
+    const r = await cli([ARCHIVE])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('mongodump archive holds 3 collections (crm.notes, shop.orders, shop.users): choose with --nsInclude')
+    expect(r.stdout).toBe('')
+    const plain = await cli(['--nsInclude', 'a.b', file])
+    expect(plain.code).toBe(2)
+    expect(plain.stderr).toContain('--nsInclude applies to a mongodump --archive input only')
+  })
+
+  it('the same documents whatever the chunking; every truncation is an error after the documents before it', async () => {
+    const buf = readFileSync(ARCHIVE)
+    const whole = await readAll(buf, buf.length, ['*'])
+    expect(whole.error).toBeNull()
+    expect(whole.namespaces.map((n: any) => n.ns).sort()).toEqual(['crm.notes', 'shop.orders', 'shop.users'])
+    expect(Buffer.from(toNDJSON(whole.docs)).toString().trimEnd().split('\n').sort()).toEqual(
+      Object.values(archived)
+        .flatMap((objs) => ndjsonOf(objs).trimEnd().split('\n'))
+        .sort(),
+    )
+    for (const chunk of [1, 3, 64]) expect((await readAll(buf, chunk, ['*'])).docs.equals(whole.docs)).toBe(true)
+    // Where each document ends in the archive: a cut after that end must still yield it.
+    const ends: [number, number][] = [] // [end in the archive, end in the document stream]
+    for (let at = 0, i = 0; at < whole.docs.length; i++) {
+      const len = whole.docs.readInt32LE(at)
+      ends.push([whole.origin(i, at) + len, at + len])
+      at += len
+    }
+    let clean = 0
+    for (let cut = 0; cut < buf.length; cut++) {
+      const r = await readAll(buf.subarray(0, cut), 97, ['*'])
+      const expected = ends.filter(([e]) => e <= cut).reduce((m, [, o]) => Math.max(m, o), 0)
+      expect(r.docs.length, `cut ${cut}`).toBe(expected)
+      expect(whole.docs.subarray(0, r.docs.length).equals(r.docs), `cut ${cut}`).toBe(true)
+      if (r.error === null) clean++
+      else expect(r.error.message, `cut ${cut}`).toMatch(/^mongodump archive: .* at byte offset \d+$/)
+    }
+    expect(clean).toBeLessThan(20) // only cuts between blocks end cleanly
+  })
+
+  it('a corrupt document inside an archive: exit 1 with its offset in the archive', async () => {
+    const buf = Buffer.from(readFileSync(ARCHIVE))
+    const at = buf.indexOf('hello')
+    buf[at] = 0xff // invalid UTF-8 in crm.notes' only document
+    const r = await cli(['--nsInclude', 'crm.notes'], buf)
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`corrupt BSON at document 0, byte offset ${at}:`)
+    expect(r.stderr).toContain('BSON_INVALID_UTF8')
   })
 })

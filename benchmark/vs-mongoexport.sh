@@ -18,17 +18,24 @@ MONGOEXPORT="${MONGOEXPORT:-$ROOT/tmp/mongo-tools/bin/mongoexport}"
 [ -x "$MONGOEXPORT" ] || { echo "no mongoexport at $MONGOEXPORT (bash scripts/mongo-tools.sh)" >&2; exit 1; }
 FIELDS="${FIELDS:-_id,status,total,customer.name,customer.address.city,items}"
 TIMEFORMAT='%R %U %S'
-measure() { { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }'; }
+# "wall cpu status" of one run (a failed run is reported and left out of the medians)
+RC="$(mktemp)"
+trap 'rm -f "$RC"' EXIT
+measure() {
+  local t
+  t=$({ time { "$@" >/dev/null 2>&1; echo $? >"$RC"; }; } 2>&1)
+  echo "$t $(cat "$RC")" | awk '{ printf "%.3f %.3f %s\n", $1, $2 + $3, $4 }'
+}
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-for fmt in relaxed canonical csv; do
+for fmt in ${FORMATS:-relaxed canonical csv}; do
   if [ "$fmt" = csv ]; then extra=(--type csv --fields "$FIELDS"); else extra=(--jsonFormat "$fmt"); fi
   mw=(); mc=(); bw=(); bc=()
   for r in $(seq 1 "$ROUNDS"); do
-    read -r w c < <(measure "$MONGOEXPORT" --quiet --uri "$URI" -d "$DB" -c "$COLL" "${extra[@]}" -o /dev/null)
-    mw+=("$w"); mc+=("$c")
-    read -r w2 c2 < <(measure node "$ROOT/bin/bson2json.js" export --quiet --uri "$URI" -d "$DB" -c "$COLL" "${extra[@]}" -o /dev/null)
-    bw+=("$w2"); bc+=("$c2")
-    printf '%-9s round %d: mongoexport %s s wall, %s s CPU | bson2json export %s s wall, %s s CPU\n' "$fmt" "$r" "$w" "$c" "$w2" "$c2"
+    read -r w c s1 < <(measure "$MONGOEXPORT" --quiet --uri "$URI" -d "$DB" -c "$COLL" "${extra[@]}" -o /dev/null)
+    read -r w2 c2 s2 < <(measure node "$ROOT/bin/bson2json.js" export --quiet --uri "$URI" -d "$DB" -c "$COLL" "${extra[@]}" -o /dev/null)
+    printf '%-9s round %d: mongoexport %s s wall, %s s CPU (exit %s) | bson2json export %s s wall, %s s CPU (exit %s)\n' "$fmt" "$r" "$w" "$c" "$s1" "$w2" "$c2" "$s2"
+    if [ "$s1" = 0 ]; then mw+=("$w"); mc+=("$c"); fi
+    if [ "$s2" = 0 ]; then bw+=("$w2"); bc+=("$c2"); fi
   done
   a=$(printf '%s\n' "${mw[@]}" | median); b=$(printf '%s\n' "${bw[@]}" | median)
   x=$(printf '%s\n' "${mc[@]}" | median); y=$(printf '%s\n' "${bc[@]}" | median)

@@ -9,6 +9,7 @@ const { once } = require('events')
 const { parseFieldList, pathTree } = require('./fields')
 const { Indenter } = require('./pretty')
 const { projectChunks } = require('./project-stream')
+const { readArchive, isArchive } = require('./archive')
 
 const HELP = `bson2json - BSON to JSON, fast: the counterpart of MongoDB's \`bsondump\`
 
@@ -18,8 +19,9 @@ Usage:
 
 (A file named like a command needs a path or 'dump' before it: bson2json ./export.)
 
-Reads concatenated BSON documents (gzip is detected from the 1f 8b magic bytes, whatever the
-file name) and writes one JSON document per line (NDJSON), or one JSON array with --array.
+Reads concatenated BSON documents, or a mongodump --archive stream (gzip and the archive are
+detected from their magic bytes, whatever the file name), and writes one JSON document per line
+(NDJSON), or one JSON array with --array.
 Default output is the compat dialect, byte-identical to JSON.stringify(BSON.deserialize(doc));
 --dialect relaxed or canonical gives MongoDB Extended JSON v2 like bsondump.
 
@@ -34,6 +36,8 @@ Options:
       --pretty           indent the JSON (a tab per level, like bsondump --pretty)
   -f, --fields a,b.c     keep only these fields (dotted paths; _id is always kept, as in mongoexport)
       --fieldFile FILE   the same, one field per line
+      --nsInclude NS     from a mongodump --archive: the collections DB.COLL to convert (repeatable;
+                         '*' matches any run of characters); needed when the archive holds several
   -q, --quiet            no progress bar and no per-document reports
       --progress         show a progress bar on stderr (default: only if stderr is a TTY)
       --no-progress      never show the progress bar
@@ -65,6 +69,7 @@ function parseArgs(argv) {
     stats: false,
     pretty: false,
     fields: null,
+    nsInclude: [],
   }
   const files = []
   let noMoreFlags = false
@@ -158,10 +163,13 @@ function parseArgs(argv) {
       case '--fieldFile':
         o.fields = fieldFile(value())
         break
+      case '--nsInclude':
+        o.nsInclude.push(value())
+        break
       default:
         usageError(`unknown option '${a}'`)
     }
-    if (inline !== null && !['--out', '--dialect', '--utf8', '--max-depth', '--threads', '--fields', '--fieldFile'].includes(a)) {
+    if (inline !== null && !['--out', '--dialect', '--utf8', '--max-depth', '--threads', '--fields', '--fieldFile', '--nsInclude'].includes(a)) {
       usageError(`option ${a} takes no value`)
     }
   }
@@ -197,13 +205,13 @@ function formatEta(s) {
   return m < 60 ? `${m}m${String(Math.ceil(s % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`
 }
 
-/** Yields the source's chunks, having looked at the first two bytes for the gzip magic. */
+/** Yields the source's chunks, having read the first four bytes (gzip and archive magic numbers). */
 async function sniff(source) {
   const it = source[Symbol.asyncIterator]()
   const head = []
   let have = 0
   let done = false
-  while (have < 2) {
+  while (have < 4) {
     const r = await it.next()
     if (r.done) {
       done = true
@@ -223,7 +231,7 @@ async function sniff(source) {
       yield r.value
     }
   }
-  return { gzip, chunks: chunks() }
+  return { gzip, head: first, chunks: chunks() }
 }
 
 async function main(argv) {
@@ -276,11 +284,25 @@ async function main(argv) {
     gunzip.on('error', (e) => fail(Object.assign(new Error(`gzip: ${e.message}`), { gzipError: true })))
     bson = source.pipe(gunzip)
   }
-  // --fields: documents are projected before the transcoder; `projection.origin` maps a
-  // document index back to its byte offset in the (decompressed) input for error messages.
-  const projection = opts.fields === null ? null : projectChunks(bson, pathTree(opts.fields))
-  if (projection === null) bson.pipe(transcoder)
-  else Readable.from(projection.chunks, { objectMode: false }).on('error', fail).pipe(transcoder)
+  // A mongodump --archive (after gzip, if any) is unpacked to the documents of the selected
+  // namespaces; --fields projects documents before the transcoder. `archive.origin` and
+  // `projection.origin` map a document index back to the input's bytes for error messages.
+  let archive = null
+  async function* documents() {
+    const s = await sniff(bson)
+    if (isArchive(s.head)) {
+      archive = readArchive(s.chunks, opts.nsInclude)
+      yield* archive.chunks
+    } else {
+      if (opts.nsInclude.length > 0) throw Object.assign(new Error('--nsInclude applies to a mongodump --archive input only'), { usage: true })
+      yield* s.chunks
+    }
+  }
+  const docs = documents()
+  const projection = opts.fields === null ? null : projectChunks(docs, pathTree(opts.fields))
+  Readable.from(projection === null ? docs : projection.chunks, { objectMode: false })
+    .on('error', fail)
+    .pipe(transcoder)
 
   let out = process.stdout
   if (opts.out !== null) {
@@ -301,13 +323,15 @@ async function main(argv) {
   })
 
   let skipped = 0
-  // Error positions are the transcoder's; with --fields they are mapped back to the input's.
+  // Error positions are the transcoder's; with --fields or an archive they are mapped back.
   const inputOffset = (index, offset) => {
-    if (projection === null) return offset
-    const o = projection.origin(index, offset)
-    return o === null ? `${offset} (of the projected stream)` : o
+    let o = offset
+    if (projection !== null) o = projection.origin(index, o)
+    if (o !== null && archive !== null) o = archive.origin(index, o)
+    return o === null ? `${offset} (of the ${archive !== null ? 'archive documents' : 'projected stream'})` : o
   }
-  const plainMessage = (e) => (projection === null ? e.message : e.message.replace(/ \(document \d+, .*byte offset \d+ in the stream\)$/s, ''))
+  const plainMessage = (e) =>
+    projection === null && archive === null ? e.message : e.message.replace(/ \(document \d+, .*byte offset \d+ in the stream\)$/s, '')
   transcoder.on('skip', ({ index, offset: at, error }) => {
     const offset = inputOffset(index, at)
     error = { message: plainMessage(error) }
@@ -391,7 +415,7 @@ async function main(argv) {
       msg = `${name}: ${error.message}`
     }
     process.stderr.write(`bson2json: ${msg}\n`)
-    process.exitCode = 1
+    process.exitCode = error.usage === true ? 2 : 1
   } else if (skipped > 0 && !opts.quiet && !opts.stats) {
     process.stderr.write(`bson2json: ${name}: skipped ${skipped} corrupt document${skipped === 1 ? '' : 's'}\n`)
   }
