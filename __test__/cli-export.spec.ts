@@ -320,6 +320,19 @@ describe('bson2json export: failures', () => {
     const r = await run(process.execPath, [BIN, 'export', '--uri', 'mongodb://127.0.0.1:9/?directConnection=true', '-d', 'x', '-c', 'y', '--timeout', '1'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/^bson2json export: cannot reach mongodb:\/\/127\.0\.0\.1:9\/\?directConnection=true: .* \(0 documents written\)\n$/)
+    const c = await run(process.execPath, [BIN, 'export', '--uri', 'mongodb://bob:s3cret@127.0.0.1:9/?directConnection=true', '-d', 'x', '-c', 'y', '--timeout', '1'])
+    expect(c.stderr).toMatch(/^bson2json export: cannot reach mongodb:\/\/bob:\*\*\*\*@127\.0\.0\.1:9\//)
+    expect(c.stderr).not.toContain('s3cret')
+  })
+
+  it.skipIf(!!URI)('credentials the server does not accept: exit 1, one line, the password not shown', async () => {
+    const port = new URL(uri.replace('mongodb://', 'http://')).port
+    for (const args of [['--uri', `mongodb://bob:s3cret@127.0.0.1:${port}/?directConnection=true`], ['--host', '127.0.0.1', '--port', port, '-u', 'bob', '-p', 's3cret']]) {
+      const r = await run(process.execPath, [BIN, 'export', ...args, '-d', 'x', '-c', 'y', '--timeout', '5'])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toMatch(/^bson2json export: authentication failed: .*\(0 documents written\)\n$/)
+      expect(r.stderr).not.toContain('s3cret')
+    }
   })
 
   it('a query the server rejects: exit 1, one line', async () => {

@@ -265,6 +265,13 @@ function describe(e, o) {
   if (e && (e.code === 18 || e.codeName === 'AuthenticationFailed' || name === 'MongoMissingCredentialsError')) {
     return `authentication failed: ${msg}`
   }
+  if (e && e.duringConnect) {
+    // The handshake and authentication run in connect(): with credentials, a server error there
+    // is an authentication failure (wrong mechanism, unknown user, no auth support).
+    const withCredentials = o.username !== undefined || /^mongodb(?:\+srv)?:\/\/[^/]*@/.test(o.uri)
+    if (withCredentials) return `authentication failed: ${msg}`
+    return `cannot connect to ${redact(o.uri)}: ${msg}`
+  }
   if (e && typeof e.code === 'number' && name === 'MongoServerError') {
     return `the server rejected the export: ${msg} (${e.codeName || 'code'} ${e.code})`
   }
@@ -343,7 +350,12 @@ async function main(argv) {
 
   let error = null
   try {
-    await client.connect()
+    try {
+      await client.connect()
+    } catch (e) {
+      if (e && typeof e === 'object') e.duringConnect = true
+      throw e
+    }
     const coll = client.db(o.db).collection(o.collection)
     if (showProgress) {
       try {
