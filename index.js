@@ -74,36 +74,39 @@ function threadsOf(options) {
   return t
 }
 
-function isCursorReply(docs) {
-  return (
-    docs !== null &&
-    typeof docs === 'object' &&
-    !Array.isArray(docs) &&
-    !ArrayBuffer.isView(docs) &&
-    ArrayBuffer.isView(docs.cursor)
-  )
+/**
+ * The `cursor` bytes of a raw reply `{ cursor: Uint8Array }`, or undefined if `docs` is not one.
+ * The property is read exactly once (a getter may return something different each time).
+ */
+function cursorOf(docs) {
+  if (docs === null || typeof docs !== 'object' || Array.isArray(docs) || ArrayBuffer.isView(docs)) return undefined
+  const cursor = docs.cursor
+  return ArrayBuffer.isView(cursor) ? cursor : undefined
 }
 
 function batch(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
-  if (isCursorReply(docs)) {
-    return native.transcodeCursor(docs.cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes).docs
+  const threads = threadsOf(options)
+  const cursor = cursorOf(docs)
+  if (cursor !== undefined) {
+    return native.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes).docs
   }
-  return native.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threadsOf(options))
+  return native.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads)
 }
 
 function batchAsync(docs, layout, options) {
   try {
     const o = resolveOptions(options, BATCH_KEYS)
-    const cursor = isCursorReply(docs)
+    const threads = threadsOf(options)
+    const cursor = cursorOf(docs)
     return native.transcodeBatchAsync(
-      cursor ? docs.cursor : docs,
+      cursor === undefined ? docs : cursor,
       layout,
       o.flags,
       o.maxDepth,
       o.maxOutputBytes,
-      threadsOf(options),
-      cursor,
+      threads,
+      cursor !== undefined,
     )
   } catch (e) {
     return Promise.reject(e)

@@ -96,9 +96,7 @@ function batchErrorOf(ce, index, docOffset) {
 }
 
 function invalidArg(message) {
-  const e = new Error(message)
-  e.code = 'InvalidArg'
-  return e
+  return new TypeError(`bson2json: ${message}`)
 }
 
 // ---- bytes -------------------------------------------------------------------------------
@@ -788,13 +786,14 @@ function collectDocs(input) {
   if (Array.isArray(input)) {
     const docs = Array.from({ length: input.length })
     for (let i = 0; i < input.length; i++) {
-      if (!isU8(input[i])) throw invalidArg(`batch element ${i} must be a Uint8Array or Buffer`)
-      docs[i] = input[i]
+      const d = input[i]
+      if (!isU8(d)) throw invalidArg(`docs[${i}] must be a Uint8Array or Buffer`)
+      docs[i] = d
     }
     return { docs, starts: null }
   }
   if (!isU8(input)) {
-    throw invalidArg('docs must be an array of Uint8Arrays or one Uint8Array of concatenated BSON documents')
+    throw invalidArg('docs must be an array of Uint8Arrays, one Uint8Array of concatenated BSON documents, or a raw reply { cursor: Uint8Array }')
   }
   let ranges
   try {
@@ -955,6 +954,8 @@ function topLevelElements(doc) {
 function cursorParts(cursor) {
   const dv = viewOf(cursor)
   const parts = { id: 0n, ns: null, pbrt: null, docs: [] }
+  let hasId = false
+  let hasBatch = false
   if (cursor.length < 5) throw fail('BSON_TRUNCATED', 0, 'cursor document is shorter than 5 bytes')
   const size = dv.getInt32(0, true)
   if (size < 5 || size !== cursor.length) throw fail('BSON_BAD_LENGTH', 0, 'cursor document length disagrees with its bytes')
@@ -967,11 +968,17 @@ function cursorParts(cursor) {
     const ke = keyAt(cursor, ks, end)
     const v = ke + 1
     const n = valueLen(cursor, dv, t, v, end)
-    if (keyEq(cursor, ks, ke, 'id') && t === 0x12) parts.id = dv.getBigInt64(v, true)
-    else if (keyEq(cursor, ks, ke, 'id') && t === 0x10) parts.id = BigInt(dv.getInt32(v, true))
+    if (keyEq(cursor, ks, ke, 'id') && t === 0x12) {
+      parts.id = dv.getBigInt64(v, true)
+      hasId = true
+    } else if (keyEq(cursor, ks, ke, 'id') && t === 0x10) {
+      parts.id = BigInt(dv.getInt32(v, true))
+      hasId = true
+    }
     else if (keyEq(cursor, ks, ke, 'ns') && t === 0x02) parts.ns = [v + 4, v + n - 1]
     else if (keyEq(cursor, ks, ke, 'postBatchResumeToken') && t === 0x03) parts.pbrt = [v, v + n]
     else if ((keyEq(cursor, ks, ke, 'firstBatch') || keyEq(cursor, ks, ke, 'nextBatch')) && t === 0x04) {
+      hasBatch = true
       const aend = v + n - 1
       if (cursor[aend] !== 0) throw fail('BSON_BAD_TERMINATOR', aend, 'batch array does not end with NUL')
       let p = v + 4
@@ -989,6 +996,9 @@ function cursorParts(cursor) {
     pos = v + n
   }
   if (pos !== end) throw fail('BSON_BAD_TERMINATOR', pos, 'document ends before its declared length')
+  if (!(hasId && hasBatch)) {
+    throw fail('BSON_NOT_A_CURSOR', 0, "not a cursor document (no id or no firstBatch/nextBatch array; pass the reply's cursor field)")
+  }
   return parts
 }
 

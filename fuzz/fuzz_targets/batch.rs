@@ -177,6 +177,20 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
+        // Not a cursor without an int32/int64 `id` and a `firstBatch`/`nextBatch` array.
+        let has_id = els.iter().any(|e| e.key == b"id" && (e.element_type == 0x10 || e.element_type == 0x12));
+        let has_batch = els
+            .iter()
+            .any(|e| e.element_type == 4 && (e.key == b"firstBatch" || e.key == b"nextBatch"));
+        if ref_ok && !(has_id && has_batch) {
+            ref_ok = false;
+            assert_eq!(
+                rc.as_ref().map_err(|e| e.kind()).err(),
+                Some(bson2json_core::ErrorKind::NotACursor),
+                "{}",
+                hex(doc)
+            );
+        }
         assert_eq!(rc.is_ok(), ref_ok, "cursor_parts {rc:?}: {}", hex(doc));
         if ref_ok {
             assert_eq!(parts.docs, ref_docs);

@@ -34,6 +34,10 @@ pub enum ErrorKind {
     /// validates the regexes the core reports); or, with `bson_regexp`, an option outside
     /// `imxlsu`, where js-bson's `BSONRegExp` throws (the core raises this one itself).
     InvalidRegex,
+    /// A cursor reply (the `cursor` field of a `find`/`aggregate`/`getMore` reply) without an
+    /// `id` or without a `firstBatch`/`nextBatch` array: not a cursor document at all, e.g. the
+    /// whole reply instead of its `cursor` field (`BSON_NOT_A_CURSOR`).
+    NotACursor,
 }
 
 impl ErrorKind {
@@ -51,11 +55,12 @@ impl ErrorKind {
             ErrorKind::TooDeep => "BSON_TOO_DEEP",
             ErrorKind::OutputTooLarge => "BSON_OUTPUT_TOO_LARGE",
             ErrorKind::InvalidRegex => "BSON_INVALID_REGEX",
+            ErrorKind::NotACursor => "BSON_NOT_A_CURSOR",
         }
     }
 
     /// Every kind, for tests and documentation tables.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::Truncated,
         ErrorKind::BadLength,
         ErrorKind::BadTerminator,
@@ -67,6 +72,7 @@ impl ErrorKind {
         ErrorKind::TooDeep,
         ErrorKind::OutputTooLarge,
         ErrorKind::InvalidRegex,
+        ErrorKind::NotACursor,
     ];
 }
 

@@ -6,6 +6,7 @@
 // Exports take one Rust argument per JS argument: the wrapper passes resolved options as numbers.
 #![allow(clippy::too_many_arguments)]
 
+use std::borrow::Cow;
 use std::ptr;
 
 use bson2json_core::batch::{
@@ -183,53 +184,73 @@ fn uint32_array(env: &Env, units: &[u32]) -> Result<sys::napi_value> {
     Ok(array)
 }
 
-fn bad_docs() -> Error {
-    Error::new(
-        Status::InvalidArg,
-        "docs must be an array of Uint8Arrays or one Uint8Array of concatenated BSON documents"
-            .to_owned(),
+fn bad_docs(env: &Env) -> Error {
+    crate::type_error(
+        env,
+        "bson2json: docs must be an array of Uint8Arrays, one Uint8Array of concatenated BSON \
+         documents, or a raw reply { cursor: Uint8Array }",
     )
 }
 
-/// Borrowed documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
-/// concatenated documents (whose start offsets are returned for error reporting).
 /// Documents of a batch, and (for concatenated input) each one's start offset.
-type Docs<'a> = (Vec<&'a [u8]>, Option<Vec<usize>>);
+type Docs<'a> = (Vec<Cow<'a, [u8]>>, Option<Vec<usize>>);
 
-fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
+/// Whether `input` is a JS array (a `Proxy` of one is not: it is rejected as not bytes).
+fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
     let mut is_array = false;
-    // SAFETY: valid out-pointer.
+    // SAFETY: valid out-pointer; runs no JavaScript.
     unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
-    if is_array {
+    Ok(is_array)
+}
+
+/// The documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
+/// concatenated documents (whose start offsets are returned for error reporting).
+///
+/// Reading an array element can run JavaScript (an accessor on the array or on
+/// `Array.prototype`), which may detach or shrink any buffer, so every element is read first
+/// and only then are the byte pointers taken, none of them across a step that runs JavaScript.
+fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
+    if is_array(env, input)? {
         let mut len = 0u32;
-        // SAFETY: `input` is an array; valid out-pointer.
+        // SAFETY: `input` is an array; valid out-pointer. Reading a JS array's length runs no
+        // JavaScript.
         unsafe { check(sys::napi_get_array_length(env.raw(), input.raw(), &mut len))? };
-        let mut docs = Vec::with_capacity(len as usize);
+        let mut values = Vec::with_capacity(len as usize);
         for i in 0..len {
             let mut el = ptr::null_mut();
-            // SAFETY: index within the array's length; valid out-pointer.
+            // SAFETY: valid out-pointer. May run JavaScript (getters), which is why no byte
+            // pointer exists yet.
             unsafe { check(sys::napi_get_element(env.raw(), input.raw(), i, &mut el))? };
-            // SAFETY: `el` is a live value of this scope.
+            values.push(el);
+        }
+        let mut docs = Vec::with_capacity(values.len());
+        for (i, el) in values.into_iter().enumerate() {
+            // SAFETY: `el` is a live value of this call's handle scope.
             let el = unsafe { Unknown::from_raw_unchecked(env.raw(), el) };
-            docs.push(bytes_of(env, &el).map_err(|_| {
-                Error::new(
-                    Status::InvalidArg,
-                    format!("batch element {i} must be a Uint8Array or Buffer"),
-                )
-            })?);
+            docs.push(bytes_of(env, &el, &format_args!("docs[{i}]"))?);
         }
         Ok((docs, None))
     } else {
-        let bytes = bytes_of(env, input).map_err(|_| bad_docs())?;
+        let bytes = bytes_of(env, input, &"docs").map_err(|_| {
+            crate::clear_pending(env);
+            bad_docs(env)
+        })?;
         let mut ranges = Vec::new();
-        if let Err(e) = split_concatenated(bytes, &mut ranges) {
+        if let Err(e) = split_concatenated(&bytes, &mut ranges) {
             return Err(throw_batch(env, &e));
         }
         let starts = ranges.iter().map(|r| r.0).collect();
-        Ok((
-            ranges.into_iter().map(|(s, e)| &bytes[s..e]).collect(),
-            Some(starts),
-        ))
+        let docs = match bytes {
+            Cow::Borrowed(b) => ranges
+                .into_iter()
+                .map(|(s, e)| Cow::Borrowed(&b[s..e]))
+                .collect(),
+            Cow::Owned(b) => ranges
+                .into_iter()
+                .map(|(s, e)| Cow::Owned(b[s..e].to_vec()))
+                .collect(),
+        };
+        Ok((docs, Some(starts)))
     }
 }
 
@@ -267,21 +288,22 @@ pub fn transcode_batch<'env>(
     threads: u32,
 ) -> Result<Unknown<'env>> {
     let opts = options(flags, max_depth, max_output_bytes);
-    let mut is_array = false;
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
     let outcome;
     let mut r;
-    if !is_array && threads <= 1 {
+    if !is_array(env, &input)? && threads <= 1 {
         // Concatenated documents on this thread: framed and transcoded in one pass.
-        let bytes = bytes_of(env, &input).map_err(|_| bad_docs())?;
+        let bytes = bytes_of(env, &input, &"docs").map_err(|_| {
+            crate::clear_pending(env);
+            bad_docs(env)
+        })?;
         r = take_output(bytes.len());
         outcome = STATE.with(|s| {
             let tc = &mut s.borrow_mut().transcoder;
-            transcode_concatenated(tc, bytes, &opts, core_layout(layout), &mut r)
+            transcode_concatenated(tc, &bytes, &opts, core_layout(layout), &mut r)
         });
     } else {
         let (docs, starts) = collect_docs(env, &input)?;
+        let docs: Vec<&[u8]> = docs.iter().map(|d| &d[..]).collect();
         r = take_output(docs.iter().map(|d| d.len()).sum());
         outcome = STATE.with(|s| {
             let mut s = s.borrow_mut();
@@ -296,7 +318,10 @@ pub fn transcode_batch<'env>(
             )
         });
     }
+    // The input is not read after this point: everything below works on `r`, which this call
+    // owns, and may run JavaScript (the regex check, setters met while building the result).
     if let Err(e) = outcome {
+        keep_output(r);
         return Err(throw_batch(env, &e));
     }
     let value = finish(env, &mut r, layout);
@@ -308,9 +333,15 @@ fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unkn
     if !r.regexes.is_empty() {
         check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))?;
     }
-    let value = STATE.with(|s| batch_value(env, r, layout, &mut s.borrow_mut().wide))?;
+    // The UTF-16 scratch is taken out of the thread state while JS values are created, so a
+    // setter that re-enters the addon finds nothing borrowed.
+    let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
+    let value = batch_value(env, r, layout, &mut wide);
+    if wide.capacity() * 2 <= crate::KEEP_CAPACITY {
+        STATE.with(|s| s.borrow_mut().wide = wide);
+    }
     // SAFETY: `value` is a live napi_value of this call.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value?) })
 }
 
 /// The thread's reusable batch output, emptied, with room for `input_bytes` of BSON turned
@@ -342,14 +373,14 @@ pub fn transcode_cursor<'env>(
     max_depth: u32,
     max_output_bytes: f64,
 ) -> Result<Object<'env>> {
-    let bytes = bytes_of(env, &cursor)?;
+    let opts = options(flags, max_depth, max_output_bytes);
+    let bytes = bytes_of(env, &cursor, &"cursor")?;
     let mut parts = CursorParts::default();
-    if let Err(e) = cursor_parts(bytes, &mut parts) {
+    if let Err(e) = cursor_parts(&bytes, &mut parts) {
         return Err(crate::throw_transcode_error(env, &e, None));
     }
     let docs: Vec<&[u8]> = parts.docs.iter().map(|&(s, e)| &bytes[s..e]).collect();
     let starts: Vec<usize> = parts.docs.iter().map(|d| d.0).collect();
-    let opts = options(flags, max_depth, max_output_bytes);
     let mut r = take_output(docs.iter().map(|d| d.len()).sum());
     let outcome = STATE.with(|s| {
         let mut s = s.borrow_mut();
@@ -363,25 +394,32 @@ pub fn transcode_cursor<'env>(
             &mut r,
         )
     });
+    // Everything still needed from the input is copied out now: the regex check and the
+    // property sets below can run JavaScript, which may detach the input's buffer.
+    let count = docs.len();
+    let ns = parts
+        .ns
+        .map(|(s, e)| String::from_utf8_lossy(&bytes[s..e]).into_owned());
+    let token = parts
+        .post_batch_resume_token
+        .map(|(s, e)| bytes[s..e].to_vec());
+    drop(docs);
+    drop(bytes);
     if let Err(e) = outcome {
+        keep_output(r);
         return Err(throw_batch(env, &e));
     }
-    let count = docs.len();
     let out = finish(env, &mut r, layout);
     keep_output(r);
     let out = out?;
     let mut obj = Object::new(env)?;
     obj.set_named_property("id", BigInt::from(parts.id))?;
-    match parts.ns {
-        Some((s, e)) => {
-            obj.set_named_property("ns", String::from_utf8_lossy(&bytes[s..e]).into_owned())?
-        }
+    match ns {
+        Some(ns) => obj.set_named_property("ns", ns)?,
         None => obj.set_named_property("ns", Null)?,
     }
-    match parts.post_batch_resume_token {
-        Some((s, e)) => {
-            obj.set_named_property("postBatchResumeToken", Buffer::from(bytes[s..e].to_vec()))?
-        }
+    match token {
+        Some(t) => obj.set_named_property("postBatchResumeToken", Buffer::from(t))?,
         None => obj.set_named_property("postBatchResumeToken", Null)?,
     }
     obj.set_named_property("count", count as u32)?;
@@ -469,30 +507,31 @@ pub fn transcode_batch_async(
     threads: u32,
     cursor: bool,
 ) -> Result<AsyncTask<BatchTask>> {
+    let opts = options(flags, max_depth, max_output_bytes);
     if cursor {
-        let bytes = bytes_of(env, &input)?;
+        let bytes = bytes_of(env, &input, &"cursor")?;
         let mut parts = CursorParts::default();
-        if let Err(e) = cursor_parts(bytes, &mut parts) {
+        if let Err(e) = cursor_parts(&bytes, &mut parts) {
             return Err(crate::throw_transcode_error(env, &e, None));
         }
         return Ok(AsyncTask::new(BatchTask {
-            data: bytes.to_vec(),
+            data: bytes.into_owned(),
             ranges: parts.docs,
             concatenated: true,
-            opts: options(flags, max_depth, max_output_bytes),
+            opts,
             layout,
             threads,
         }));
     }
-    let mut is_array = false;
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
-    let concatenated = !is_array;
-    let (docs, _) = if is_array {
-        collect_docs(env, &input)?
-    } else {
+    let concatenated = !is_array(env, &input)?;
+    let docs = if concatenated {
         // Copy first, split on the pool (errors then reject the promise).
-        (vec![bytes_of(env, &input)?], None)
+        vec![bytes_of(env, &input, &"docs").map_err(|_| {
+            crate::clear_pending(env);
+            bad_docs(env)
+        })?]
+    } else {
+        collect_docs(env, &input)?.0
     };
     let total = docs.iter().map(|d| d.len()).sum();
     let mut data = Vec::with_capacity(total);
@@ -501,6 +540,7 @@ pub fn transcode_batch_async(
         ranges.push((data.len(), data.len() + d.len()));
         data.extend_from_slice(d);
     }
+    drop(docs);
     if concatenated {
         ranges.clear();
         if let Err(e) = split_concatenated(&data, &mut ranges) {
@@ -511,7 +551,7 @@ pub fn transcode_batch_async(
         data,
         ranges,
         concatenated,
-        opts: options(flags, max_depth, max_output_bytes),
+        opts,
         layout,
         threads,
     }))

@@ -10,7 +10,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use crate::{bytes_of, check, check_regexes, make_string, options, throw_transcode_error, STATE};
+use crate::{bytes_of, check, check_regexes, make_string, options, throw_transcode_error};
 
 fn rd_i32(b: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
@@ -145,17 +145,19 @@ pub fn transcode_change_batch<'env>(
     max_depth: u32,
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
-    let bytes = bytes_of(env, &cursor)?;
     let opts = options(flags, max_depth, max_output_bytes);
+    // Copied: the events are read while their JS objects are built, and setting a property
+    // can run JavaScript (a setter on `Object.prototype`) that could detach a borrowed input.
+    // (A reply is one network round trip's worth of data; the copy is small beside it.)
+    let bytes = bytes_of(env, &cursor, &"cursor")?.into_owned();
+    let bytes = &bytes[..];
     let mut parts = CursorParts::default();
     if let Err(e) = cursor_parts(bytes, &mut parts) {
         return Err(throw_transcode_error(env, &e, None));
     }
     let mut regexes = Vec::new();
-    let built = STATE.with(
-        |s| -> std::result::Result<sys::napi_value, Either<(usize, CoreError), Error>> {
-            let mut s = s.borrow_mut();
-            let st = &mut *s;
+    let built = crate::with_state(
+        |st| -> std::result::Result<sys::napi_value, Either<(usize, CoreError), Error>> {
             let (tc, out, wide) = (&mut st.transcoder, &mut st.out, &mut st.wide);
             let result = new_object(env).map_err(Either::B)?;
             let id = BigInt::from(parts.id);

@@ -43,7 +43,6 @@ unsafe fn call(env: sys::napi_env, info: sys::napi_callback_info, output: u8) ->
         }
         // SAFETY: `argv[0]` is a live value of this callback (undefined if not passed).
         let bson = unsafe { Unknown::from_raw_unchecked(env.raw(), argv[0]) };
-        let bytes = bytes_of(&env, &bson)?;
         // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when it
         // is not the default. Fewer arguments, fewer conversions per call.
         let mut opts = bson2json_core::Options::default();
@@ -77,7 +76,10 @@ unsafe fn call(env: sys::napi_env, info: sys::napi_callback_info, output: u8) ->
                 max_out,
             );
         }
-        with_output(&env, bytes, &opts, |out, wide| {
+        // Taken after the options (reading numbers runs no JavaScript either, but the input
+        // pointer is always the last thing read).
+        let bytes = bytes_of(&env, &bson, &"bson")?;
+        with_output(&env, &bytes, &opts, |out, wide| {
             if output == BUFFER {
                 make_buffer(&env, out)
             } else {

@@ -10,6 +10,7 @@
 // The exports are only reachable through napi's registration, which test builds leave out.
 #![cfg_attr(test, allow(dead_code))]
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr;
@@ -32,6 +33,7 @@ mod strings;
 pub(crate) const KEEP_CAPACITY: usize = 32 * 1024 * 1024;
 
 /// Per-thread scratch: every Node thread (main or worker) gets its own.
+#[derive(Default)]
 pub(crate) struct State {
     pub transcoder: Transcoder,
     pub out: Vec<u8>,
@@ -51,6 +53,17 @@ thread_local! {
         batch: Default::default(),
         regex_ok: std::collections::HashSet::new(),
     });
+}
+
+/// Runs `f` with the thread's scratch moved out of the thread-local slot, for work that
+/// creates JS values (and so may run JavaScript: a setter on `Object.prototype`, say) while
+/// it uses the scratch. JavaScript that re-enters the addon meanwhile finds an empty state of
+/// its own instead of a borrowed one; it is dropped when `f`'s state is put back.
+pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    let mut st = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let r = f(&mut st);
+    STATE.with(|s| *s.borrow_mut() = st);
+    r
 }
 
 /// Decodes the wrapper's packed option numbers.
@@ -88,16 +101,27 @@ pub(crate) fn options(flags: u32, max_depth: u32, max_output_bytes: f64) -> Opti
 /// the rest is `maxDepth`.
 pub(crate) const FLAG_BITS: u32 = 8;
 
-/// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument, borrowed for the duration
-/// of a synchronous call.
-pub(crate) fn bytes_of<'a>(env: &Env, value: &Unknown<'a>) -> Result<&'a [u8]> {
+/// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument.
+///
+/// A view on an `ArrayBuffer` is borrowed: the slice stays valid only until JavaScript next
+/// runs (a getter, a setter, a patched global, a callback can detach, transfer or shrink the
+/// buffer, and a GC may then free it). Every caller takes it after its last step that can run
+/// JavaScript and drops it before its next one (see ARCHITECTURE.md, "the native boundary").
+/// A view on a `SharedArrayBuffer` is copied: another thread may write it at any time, and
+/// the walker must not read bytes that change under it. A detached buffer reads as empty.
+/// `name` names the argument in the `TypeError` thrown for anything else.
+pub(crate) fn bytes_of<'a>(
+    env: &Env,
+    value: &Unknown<'a>,
+    name: &dyn std::fmt::Display,
+) -> Result<Cow<'a, [u8]>> {
     let mut kind = 0;
     let mut len = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
     let mut ab = ptr::null_mut();
     let mut off = 0usize;
     // SAFETY: all out-pointers are valid locals; napi checks that `value` is a typed array and
-    // returns an error status otherwise.
+    // returns an error status otherwise. The call runs no JavaScript.
     let status = unsafe {
         sys::napi_get_typedarray_info(
             env.raw(),
@@ -110,18 +134,53 @@ pub(crate) fn bytes_of<'a>(env: &Env, value: &Unknown<'a>) -> Result<&'a [u8]> {
         )
     };
     if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
-        return Err(Error::new(
-            Status::InvalidArg,
-            "bson must be a Uint8Array or Buffer".to_owned(),
+        clear_pending(env);
+        return Err(type_error(
+            env,
+            &format!("bson2json: {name} must be a Uint8Array or Buffer"),
         ));
     }
     if len == 0 || data.is_null() {
-        return Ok(&[]);
+        return Ok(Cow::Borrowed(&[]));
     }
-    // SAFETY: napi reports `len` readable bytes at `data` for this typed array; the JS value is
-    // alive for the whole synchronous call, and JS cannot run (and so cannot detach or resize
-    // the buffer) until the call returns.
-    Ok(unsafe { std::slice::from_raw_parts(data as *const u8, len) })
+    let mut plain = false;
+    // SAFETY: `ab` is the live buffer value napi returned above; valid out-pointer. Runs no
+    // JavaScript. `napi_is_arraybuffer` is false for a `SharedArrayBuffer`.
+    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), ab, &mut plain) };
+    // SAFETY: napi reports `len` readable bytes at `data` for this typed array, and nothing
+    // between this call and the caller's last read of the slice runs JavaScript (see above),
+    // so the buffer can be neither detached, transferred, resized nor collected meanwhile.
+    let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
+    if status == sys::Status::napi_ok && plain {
+        Ok(Cow::Borrowed(bytes))
+    } else {
+        // Shared memory: copied at once (a byte another thread writes during the copy is
+        // either its old or its new value; the walker then reads a stable snapshot).
+        Ok(Cow::Owned(bytes.to_vec()))
+    }
+}
+
+/// Throws a JS `TypeError` with `msg` and returns the marker error that tells napi-rs an
+/// exception is already pending.
+pub(crate) fn type_error(env: &Env, msg: &str) -> Error {
+    match env.throw_type_error(msg, None) {
+        Ok(()) => Error::new(Status::PendingException, msg.to_owned()),
+        Err(e) => e,
+    }
+}
+
+/// Drops an exception a failed Node-API query may have left pending.
+pub(crate) fn clear_pending(env: &Env) {
+    let mut pending = false;
+    let mut ignored = ptr::null_mut();
+    // SAFETY: plain Node-API calls on the JS thread with valid out-pointers.
+    unsafe {
+        if sys::napi_is_exception_pending(env.raw(), &mut pending) == sys::Status::napi_ok
+            && pending
+        {
+            sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored);
+        }
+    }
 }
 
 /// Throws a JS `Error` named `TranscodeError` with `code`, `offset` and (for batches) `index`,
@@ -317,38 +376,51 @@ pub(crate) fn check(status: sys::napi_status) -> Result<()> {
 }
 
 /// Transcodes into the thread's output buffer and hands the bytes to `finish`.
+///
+/// `bson` is read only by the transcoder, before anything here can run JavaScript; the regex
+/// check (which calls the global `RegExp`) and `finish` (which creates JS values) come after
+/// it. The output buffers are taken out of the thread state for that time, so JavaScript that
+/// re-enters the addon meanwhile finds a state of its own and nothing borrowed.
 pub(crate) fn with_output<R>(
     env: &Env,
     bson: &[u8],
     opts: &Options,
     finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
 ) -> Result<R> {
-    let outcome = STATE.with(|s| {
+    let (outcome, out) = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let State {
             transcoder, out, ..
         } = &mut *s;
+        let mut out = std::mem::take(out);
         out.clear();
-        transcoder
-            .transcode(bson, opts, out)
-            .map(|()| transcoder.regexes().to_vec())
+        let outcome = transcoder
+            .transcode(bson, opts, &mut out)
+            .map(|()| transcoder.regexes().to_vec());
+        (outcome, out)
     });
-    match outcome {
-        Err(e) => return Err(throw_transcode_error(env, &e, None)),
-        Ok(regexes) if !regexes.is_empty() => {
-            check_regexes(env, regexes.into_iter().map(|r| (None, r)))?
+    let result = match outcome {
+        Err(e) => Err(throw_transcode_error(env, &e, None)),
+        Ok(regexes) => {
+            let checked = if regexes.is_empty() {
+                Ok(())
+            } else {
+                check_regexes(env, regexes.into_iter().map(|r| (None, r)))
+            };
+            checked.and_then(|()| {
+                let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
+                let r = finish(&out, &mut wide);
+                if wide.capacity() * 2 <= KEEP_CAPACITY {
+                    STATE.with(|s| s.borrow_mut().wide = wide);
+                }
+                r
+            })
         }
-        Ok(_) => {}
+    };
+    if out.capacity() <= KEEP_CAPACITY {
+        STATE.with(|s| s.borrow_mut().out = out);
     }
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let State { out, wide, .. } = &mut *s;
-        let r = finish(out, wide);
-        if out.capacity() > KEEP_CAPACITY {
-            *out = Vec::new();
-        }
-        r
-    })
+    result
 }
 
 /// A new V8-managed `Buffer` holding a copy of `bytes` (cheaper than an external buffer with a
