@@ -296,7 +296,9 @@ describe('every export × every route', () => {
       try {
         victim = own(reply)
         const r = b2j.cursorBatch(victim)
-        expect(seenNs).toBe('db.' + big)
+        // The native result object is filled by assignment (the setter sees the value); the
+        // fallback's is an object literal (no setter runs).
+        if (native) expect(seenNs).toBe('db.' + big)
         expect(r.ns).toBe('db.' + big)
         expect(r.docs).toEqual([jsonA, jsonB])
         if (native) {

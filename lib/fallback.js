@@ -101,13 +101,18 @@ function invalidArg(message) {
 
 // ---- bytes -------------------------------------------------------------------------------
 
-function isU8(x) {
-  return ArrayBuffer.isView(x) && Object.prototype.toString.call(x) === '[object Uint8Array]'
-}
+// `util.types` checks run no JavaScript (no `Symbol.toStringTag` getter, no Proxy trap).
+const { isUint8Array: isU8, isProxy } = require('node:util').types
 
-function bytesOf(x) {
-  if (!isU8(x)) throw invalidArg('bson must be a Uint8Array or Buffer')
-  return x
+/**
+ * A copy of the bytes of `x`, taken before anything can run JavaScript (js-bson calls the
+ * global `RegExp` mid-document, and code there could detach the caller's buffer), as the
+ * native addon never reads an input after JavaScript ran. A `SharedArrayBuffer` view becomes
+ * a snapshot the same way.
+ */
+function bytesOf(x, name = 'bson') {
+  if (!isU8(x)) throw invalidArg(`${name} must be a Uint8Array or Buffer`)
+  return Buffer.from(x)
 }
 
 const EMPTY_VIEW = new DataView(new ArrayBuffer(0))
@@ -783,18 +788,18 @@ function splitConcatenated(buf) {
 
 /** `{ docs: Uint8Array[], starts: number[] | null }` of a batch argument. */
 function collectDocs(input) {
-  if (Array.isArray(input)) {
-    const docs = Array.from({ length: input.length })
-    for (let i = 0; i < input.length; i++) {
-      const d = input[i]
-      if (!isU8(d)) throw invalidArg(`docs[${i}] must be a Uint8Array or Buffer`)
-      docs[i] = d
-    }
+  if (Array.isArray(input) && !isProxy(input)) {
+    // Every element is read (getters may run) before any is checked or copied, as natively.
+    const n = input.length
+    const values = Array.from({ length: n })
+    for (let i = 0; i < n; i++) values[i] = input[i]
+    const docs = values.map((d, i) => bytesOf(d, `docs[${i}]`))
     return { docs, starts: null }
   }
   if (!isU8(input)) {
     throw invalidArg('docs must be an array of Uint8Arrays, one Uint8Array of concatenated BSON documents, or a raw reply { cursor: Uint8Array }')
   }
+  input = Buffer.from(input)
   let ranges
   try {
     ranges = splitConcatenated(input)
@@ -1012,7 +1017,7 @@ function parseCursor(cursor) {
 }
 
 function transcodeCursor(cursor, layout, flags, maxDepth, maxOutputBytes) {
-  const bytes = bytesOf(cursor)
+  const bytes = bytesOf(cursor, 'cursor')
   const parts = parseCursor(bytes)
   const docs = parts.docs.map(([s, e]) => bytes.subarray(s, e))
   const starts = parts.docs.map((d) => d[0])
@@ -1039,15 +1044,13 @@ function transcodeBatchAsync(input, layout, flags, maxDepth, maxOutputBytes, thr
   let docs
   let starts
   if (isCursor) {
-    const bytes = Buffer.from(bytesOf(input))
+    const bytes = bytesOf(input, 'cursor')
     const parts = parseCursor(bytes)
     docs = parts.docs.map(([s, e]) => bytes.subarray(s, e))
     starts = parts.docs.map((d) => d[0])
-  } else if (Array.isArray(input)) {
-    docs = collectDocs(input).docs.map((d) => Buffer.from(d))
-    starts = null
   } else {
-    const c = collectDocs(Buffer.from(bytesOf(input)))
+    // collectDocs copies every input before returning, so the caller may reuse its buffers.
+    const c = collectDocs(input)
     docs = c.docs
     starts = c.starts
   }
@@ -1082,7 +1085,7 @@ function tokenValue(doc) {
 const EVENT_DOC_KEYS = ['fullDocument', 'fullDocumentBeforeChange', 'updateDescription']
 
 function transcodeChangeBatch(cursor, whole, flags, maxDepth, maxOutputBytes) {
-  const bytes = bytesOf(cursor)
+  const bytes = bytesOf(cursor, 'cursor')
   const parts = parseCursor(bytes)
   const [depth, maxOut] = limits(maxDepth, maxOutputBytes)
   flags = flags >>> 0
