@@ -178,7 +178,10 @@ describe('bson2json export: mongoexport as the oracle', () => {
     }
   })
 
-  it.each(cases)('%s: bson2json export and mongoexport agree', async (file, args) => {
+  // The recordings were made against the in-repo test server. Another server may store a value
+  // differently (SecantusDB keeps a symbol as a string, and re-spells a regex pattern's `\/`), so
+  // against MONGODB_URI the oracle is a live mongoexport on that same server, or nothing.
+  it.skipIf(Boolean(URI) && !MONGOEXPORT).each(cases)('%s: bson2json export and mongoexport agree', async (file, args) => {
     const ours = await cli(args)
     expect(ours.code, ours.stderr).toBe(0)
     const golden = readFileSync(join(GOLDEN, `export-${file}`), 'utf8')
