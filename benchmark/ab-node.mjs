@@ -7,7 +7,8 @@
 //   A=/tmp/a.node B=/tmp/b.node WL=doc1k,doc10k,numeric METHODS=doc,batch node benchmark/ab-node.mjs
 //
 // `doc` times one native call per document (what `toJSON` does), `batch` the NDJSON batch call
-// on concatenated documents of up to 1,000 documents / 4 MiB. ROUNDS (default 9) timing rounds
+// on concatenated documents of up to 1,000 documents / 4 MiB, `list` the joined-texts layout that
+// toJSONList uses. ROUNDS (default 9) timing rounds
 // of 250 ms each. Workloads come from benchmark/workloads.mjs (quick sizes, the benchmark seed).
 import { createRequire } from 'node:module';
 import { loadWorkload } from './workloads.mjs';
@@ -43,8 +44,11 @@ for (const wl of (process.env.WL || 'tiny,small250,doc1k').split(',')) {
                 return n;
               }
             : () => {
+                // `batch`: the NDJSON Buffer layout (toNDJSON); `list`: the joined-texts layout
+                // (toJSONList before its JS `slice`s).
+                const layout = method === 'list' ? 4 : 1;
                 let n = 0;
-                for (const b of batches) n += m.transcodeBatch(b, 1, 0, 1000, 1e15, 1).length;
+                for (const b of batches) n += m.transcodeBatch(b, layout, 0, 1000, 2 ** 32 - 1, 1).length;
                 return n;
               };
         once();
