@@ -1,0 +1,539 @@
+'use strict'
+
+/**
+ * `require('bson2json/kafka')`: a MongoDB change stream into a Kafka topic, exactly once.
+ *
+ * Each server batch of the change stream (lib/change-stream.js `batches()`) becomes ONE Kafka
+ * transaction holding the batch's events and a checkpoint record (the batch's resume token) in a
+ * compacted checkpoint topic, keyed by the stream id. On start the process
+ *   1. opens a transactional producer whose transactional.id is derived from the stream id:
+ *      InitProducerId bumps the epoch, which fences any older process with the same id and
+ *      aborts (or completes) the transaction it left open;
+ *   2. reads the checkpoint topic with read_committed isolation up to its last stable offset and
+ *      takes the last checkpoint for the stream id;
+ *   3. resumes the change stream after that token (the first time: `startAtOperationTime`, or now).
+ * A crash between 1 and the commit of a batch leaves that batch's transaction open or aborted, so
+ * read_committed consumers never see its events and the next run fetches them again.
+ *
+ * Kafka errors (broker restart, network) restart the cycle (new producer, fence, re-read the
+ * checkpoint, re-open the stream) with a back-off; change-stream errors the driver and the stream
+ * cannot resume end the run. See docs/kafka.md for the guarantees and their conditions.
+ *
+ * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x).
+ */
+
+const { watch } = require('./change-stream')
+
+const CHECKPOINT_VERSION = 1
+const IS_TRANSACTIONAL = 1 << 4
+const IS_CONTROL = 1 << 5
+const READ_COMMITTED = 1
+
+let kafkaLib = null
+function kafka() {
+  if (kafkaLib === null) {
+    try {
+      kafkaLib = require('@platformatic/kafka')
+    } catch (e) {
+      const err = new Error('bson2json/kafka needs the Kafka client `@platformatic/kafka` (npm install @platformatic/kafka@~1.35.0)', { cause: e })
+      err.code = 'ERR_BSON2JSON_KAFKA_CLIENT'
+      throw err
+    }
+  }
+  return kafkaLib
+}
+
+let EJSON = null
+function ejson() {
+  if (EJSON === null) EJSON = require('bson').EJSON
+  return EJSON
+}
+
+/** A newer process with the same stream id took over (its producer epoch fenced ours). */
+class KafkaFencedError extends Error {
+  constructor(id, cause) {
+    super(`bson2json/kafka: stream id ${JSON.stringify(id)} was taken over by another process (producer fenced)`, { cause })
+    this.name = 'KafkaFencedError'
+    this.code = 'ERR_BSON2JSON_KAFKA_FENCED'
+  }
+}
+
+const OPTION_NAMES = new Set([
+  'source',
+  'pipeline',
+  'brokers',
+  'topic',
+  'checkpointTopic',
+  'id',
+  'dialect',
+  'value',
+  'fullDocument',
+  'fullDocumentBeforeChange',
+  'showExpandedEvents',
+  'startAtOperationTime',
+  'batchSize',
+  'maxAwaitTimeMS',
+  'prefetch',
+  'splitLargeEvents',
+  'createTopics',
+  'partitions',
+  'idleCheckpointMS',
+  'maxRequestBytes',
+  'retryDelayMS',
+  'kafka',
+  'onProgress',
+  'onRestart',
+  'signal',
+])
+
+function checkOptions(o) {
+  if (o === null || typeof o !== 'object') throw new TypeError('bson2json/kafka: options must be an object')
+  for (const k of Object.keys(o)) {
+    if (!OPTION_NAMES.has(k)) throw new TypeError(`bson2json/kafka: unknown option ${JSON.stringify(k)}`)
+  }
+  if (o.source === null || typeof o.source !== 'object') {
+    throw new TypeError('bson2json/kafka: options.source must be a driver MongoClient, Db or Collection')
+  }
+  for (const k of ['topic', 'checkpointTopic', 'id']) {
+    if (typeof o[k] !== 'string' || o[k].length === 0) throw new TypeError(`bson2json/kafka: options.${k} must be a non-empty string`)
+  }
+  if (o.topic === o.checkpointTopic) throw new RangeError('bson2json/kafka: options.topic and options.checkpointTopic must differ')
+  const brokers = typeof o.brokers === 'string' ? o.brokers.split(',') : o.brokers
+  if (!Array.isArray(brokers) || brokers.length === 0 || !brokers.every((b) => typeof b === 'string' && /^[^:\s]+:\d+$/.test(b))) {
+    throw new TypeError('bson2json/kafka: options.brokers must be "HOST:PORT" strings (an array or a comma-separated string)')
+  }
+  if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') {
+    throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
+  }
+  if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
+  for (const k of ['partitions', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS']) {
+    const v = o[k]
+    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
+      throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
+    }
+  }
+  for (const k of ['onProgress', 'onRestart']) {
+    if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`bson2json/kafka: options.${k} must be a function`)
+  }
+  if (o.kafka !== undefined && (o.kafka === null || typeof o.kafka !== 'object')) {
+    throw new TypeError('bson2json/kafka: options.kafka must be an object (extra @platformatic/kafka client options)')
+  }
+  return brokers
+}
+
+/** The transactional.id of a stream id (one active process per id). */
+function transactionalIdOf(id) {
+  return `bson2json-cdc.${id}`
+}
+
+// ---- reading a topic with read_committed isolation -----------------------------------------
+
+/**
+ * Committed records of one fetched partition, in offset order: control batches are dropped, and
+ * so is every batch of an aborted transaction (the response's `abortedTransactions` list, whose
+ * ranges end at the producer's ABORT marker), whether or not the marker is in this response.
+ */
+function* committedRecords(part) {
+  const aborted = [...(part.abortedTransactions || [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0))
+  let ai = 0
+  const open = new Set()
+  for (const batch of part.records || []) {
+    const last = batch.firstOffset + BigInt(batch.lastOffsetDelta)
+    while (ai < aborted.length && aborted[ai].firstOffset <= last) open.add(String(aborted[ai++].producerId))
+    const pid = String(batch.producerId)
+    if (batch.attributes & IS_CONTROL) {
+      const key = batch.records[0] && batch.records[0].key
+      if (key && key.length >= 4 && key.readInt16BE(2) === 0) open.delete(pid)
+      continue
+    }
+    if (batch.attributes & IS_TRANSACTIONAL && open.has(pid)) continue
+    for (const r of batch.records) yield { offset: batch.firstOffset + BigInt(r.offsetDelta), record: r }
+  }
+}
+
+/**
+ * Reads every partition of `topic` from `from` (default: the log start) up to its last stable
+ * offset as it is when the read starts, read_committed. Calls `onRecord(partition, offset,
+ * record)` for each committed record (record: `{ key, value, headers }` with Buffers).
+ * Returns the offsets reached per partition.
+ * @param {any} consumer a @platformatic/kafka Consumer
+ */
+async function readCommitted(consumer, topic, onRecord, from = undefined) {
+  const md = await consumer.metadata({ topics: [topic], forceUpdate: true })
+  const t = md.topics.get(topic)
+  if (!t) throw new Error(`bson2json/kafka: topic ${topic} not found`)
+  const reached = []
+  for (let p = 0; p < t.partitionsCount; p++) {
+    const leader = t.partitions[p].leader
+    let offset = from && from[p] !== undefined ? from[p] : 0n
+    let end = null
+    for (;;) {
+      const resp = await consumer.fetch({
+        node: leader,
+        isolationLevel: READ_COMMITTED,
+        maxWaitTime: 10,
+        topics: [{ topicId: t.id, partitions: [{ partition: p, fetchOffset: offset, currentLeaderEpoch: -1, lastFetchedEpoch: -1, partitionMaxBytes: 4 << 20 }] }],
+      })
+      const part = resp.responses[0].partitions[0]
+      if (part.errorCode === 1 /* OFFSET_OUT_OF_RANGE */) {
+        offset = part.logStartOffset > offset ? part.logStartOffset : offset
+        if (end !== null && offset >= end) break
+        continue
+      }
+      if (part.errorCode) throw new Error(`bson2json/kafka: fetch ${topic}/${p} failed with error code ${part.errorCode}`)
+      if (end === null) end = part.lastStableOffset
+      if (offset < part.logStartOffset) offset = part.logStartOffset
+      const batches = part.records || []
+      if (batches.length === 0) {
+        if (offset >= end) break
+        // Nothing returned below the stable offset: a batch larger than partitionMaxBytes is
+        // still returned whole by the broker, so this only happens when the read caught up.
+        break
+      }
+      for (const { offset: off, record } of committedRecords(part)) {
+        if (off >= offset && off < end) onRecord(p, off, record)
+      }
+      const lb = batches[batches.length - 1]
+      offset = lb.firstOffset + BigInt(lb.lastOffsetDelta) + 1n
+      if (offset >= end) break
+    }
+    reached.push(offset)
+  }
+  return reached
+}
+
+/**
+ * The last committed checkpoint of stream `id` in `checkpointTopic`, or null.
+ * @returns {Promise<null | { resumeToken: any, clusterTime?: {t: number, i: number}, events: number }>}
+ */
+async function readCheckpointWith(consumer, checkpointTopic, id) {
+  const key = Buffer.from(id)
+  let last = null
+  await readCommitted(consumer, checkpointTopic, (_p, _o, r) => {
+    if (r.key && key.equals(r.key)) last = r.value
+  })
+  if (last === null || last.length === 0) return null
+  const c = JSON.parse(last.toString())
+  if (c.v !== CHECKPOINT_VERSION || typeof c.resumeToken !== 'string') throw new Error(`bson2json/kafka: checkpoint of ${id} has an unknown format`)
+  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events }
+}
+
+/** Public form: opens a short-lived consumer. */
+async function readCheckpoint({ brokers, checkpointTopic, id, kafka: extra = {} }) {
+  const { Consumer } = kafka()
+  const consumer = new Consumer({ ...extra, clientId: `bson2json-checkpoint-reader`, groupId: `bson2json-checkpoint-reader`, bootstrapBrokers: typeof brokers === 'string' ? brokers.split(',') : brokers })
+  try {
+    return await readCheckpointWith(consumer, checkpointTopic, id)
+  } finally {
+    await consumer.close().catch(() => {})
+  }
+}
+
+async function ensureTopics(o, brokers, extra) {
+  const { Admin } = kafka()
+  const admin = new Admin({ ...extra, clientId: `bson2json-cdc-admin.${o.id}`, bootstrapBrokers: brokers })
+  try {
+    const existing = new Set(await admin.listTopics())
+    if (!existing.has(o.checkpointTopic)) {
+      await createTopic(admin, o.checkpointTopic, 1, [
+        { name: 'cleanup.policy', value: 'compact' },
+        { name: 'min.compaction.lag.ms', value: '0' },
+      ])
+    }
+    if (!existing.has(o.topic)) await createTopic(admin, o.topic, o.partitions === undefined ? 1 : o.partitions, [])
+  } finally {
+    await admin.close().catch(() => {})
+  }
+}
+
+async function createTopic(admin, name, partitions, configs) {
+  try {
+    await admin.createTopics({ topics: [name], partitions, replicas: -1, configs })
+  } catch (e) {
+    // Created concurrently by another process: fine.
+    if (!/TOPIC_ALREADY_EXISTS|already exists/i.test(errorText(e))) throw e
+  }
+}
+
+function errorText(e) {
+  const parts = []
+  const seen = new Set()
+  const walk = (x) => {
+    if (!x || typeof x !== 'object' || seen.has(x)) return
+    seen.add(x)
+    parts.push(String(x.message || ''), String(x.apiId || ''), String(x.code || ''))
+    if (Array.isArray(x.errors)) x.errors.forEach(walk)
+    walk(x.cause)
+  }
+  walk(e)
+  return parts.join(' ')
+}
+
+function isFenced(e) {
+  return /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|TRANSACTIONAL_ID_AUTHORIZATION_FAILED/.test(errorText(e))
+}
+
+// ---- the run -------------------------------------------------------------------------------
+
+class SourceError extends Error {}
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms)
+    function done() {
+      clearTimeout(t)
+      if (signal) signal.removeEventListener('abort', done)
+      resolve()
+    }
+    if (signal) signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+/**
+ * Runs a change stream into Kafka until `stop()` (or the signal), a fatal error, or an
+ * invalidate event. Returns `{ done, stop(), stats }`: `done` resolves when the run ends cleanly
+ * and rejects with the fatal error otherwise.
+ */
+function changeStreamToKafka(options) {
+  const brokers = checkOptions(options)
+  const o = { ...options, brokers }
+  const stats = {
+    events: 0,
+    batches: 0,
+    transactions: 0,
+    restarts: 0,
+    resumeToken: null,
+    clusterTime: null, // {t, i} of the last committed event or checkpoint
+    startedFrom: null, // 'checkpoint' | 'startAtOperationTime' | 'now'
+  }
+  const ac = new AbortController()
+  let stopping = false
+  const onAbort = () => stop()
+  if (o.signal) {
+    if (o.signal.aborted) stopping = true
+    else o.signal.addEventListener('abort', onAbort, { once: true })
+  }
+  let current = null // { stream, producer, consumer }
+
+  function stop() {
+    if (!stopping) {
+      stopping = true
+      ac.abort()
+      // Closing the stream ends the batches() loop after the batch in hand; an open
+      // transaction is committed (its batch was complete) or aborted by the loop.
+      if (current && current.stream) current.stream.close().catch(() => {})
+    }
+    return done.then(
+      () => undefined,
+      () => undefined,
+    )
+  }
+
+  const done = (async () => {
+    try {
+      await ensureTopicsOnce()
+      let delay = o.retryDelayMS === undefined ? 500 : o.retryDelayMS
+      for (;;) {
+        if (stopping) return
+        try {
+          await cycle()
+          return
+        } catch (e) {
+          if (e instanceof SourceError) throw e.cause
+          if (e instanceof KafkaFencedError) throw e
+          if (stopping) return
+          stats.restarts++
+          if (o.onRestart) o.onRestart(e, stats)
+          await sleep(delay, ac.signal)
+          delay = Math.min(delay * 2, 10_000)
+        }
+      }
+    } finally {
+      if (o.signal) o.signal.removeEventListener('abort', onAbort)
+    }
+  })()
+
+  async function ensureTopicsOnce() {
+    if (o.createTopics === false) return
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await ensureTopics(o, brokers, o.kafka || {})
+        return
+      } catch (e) {
+        if (attempt >= 20 || stopping) throw e
+        await sleep(500, ac.signal)
+      }
+    }
+  }
+
+  async function cycle() {
+    const { Producer, Consumer, compatibilityPartitioner } = kafka()
+    const extra = o.kafka || {}
+    const producer = new Producer({
+      retries: 5,
+      retryDelay: 200,
+      ...extra,
+      clientId: `bson2json-cdc.${o.id}`,
+      bootstrapBrokers: brokers,
+      idempotent: true,
+      transactionalId: transactionalIdOf(o.id),
+      acks: -1,
+      // The Java client's default partitioner (murmur2 of the key, positive): every client
+      // producing the same key picks the same partition.
+      partitioner: compatibilityPartitioner,
+    })
+    const consumer = new Consumer({
+      retries: 5,
+      retryDelay: 200,
+      ...extra,
+      clientId: `bson2json-cdc-reader.${o.id}`,
+      groupId: `bson2json-cdc-reader.${o.id}`,
+      bootstrapBrokers: brokers,
+    })
+    current = { producer, consumer, stream: null }
+    let tx = null
+    let stream = null
+    try {
+      // 1. Fence: InitProducerId for our transactional.id (aborts a zombie's open transaction).
+      tx = await producer.beginTransaction()
+      // 2. The last committed checkpoint (read_committed, after the fence).
+      const ck = await readCheckpointWith(consumer, o.checkpointTopic, o.id)
+      await consumer.close().catch(() => {})
+      if (stopping) return
+      // 3. The change stream, after the checkpoint.
+      const wopts = {
+        whole: o.value !== 'fullDocument',
+        dialect: o.dialect,
+        batchSize: o.batchSize,
+        maxAwaitTimeMS: o.maxAwaitTimeMS,
+        prefetch: o.prefetch,
+        fullDocument: o.fullDocument,
+        fullDocumentBeforeChange: o.fullDocumentBeforeChange,
+        showExpandedEvents: o.showExpandedEvents,
+        splitLargeEvents: o.splitLargeEvents,
+      }
+      for (const k of Object.keys(wopts)) if (wopts[k] === undefined) delete wopts[k]
+      if (ck) {
+        wopts.resumeAfter = ck.resumeToken
+        stats.startedFrom = 'checkpoint'
+        if (stats.resumeToken === null) {
+          stats.resumeToken = ck.resumeToken
+          stats.clusterTime = ck.clusterTime || null
+        }
+        if (stats.events === 0 && typeof ck.events === 'number') stats.committedEvents = ck.events
+      } else if (o.startAtOperationTime !== undefined) {
+        wopts.startAtOperationTime = o.startAtOperationTime
+        stats.startedFrom = 'startAtOperationTime'
+      } else {
+        stats.startedFrom = 'now'
+      }
+      let total = ck && typeof ck.events === 'number' ? ck.events : 0
+      stream = watch(o.source, o.pipeline || [], wopts)
+      current.stream = stream
+      if (stopping) stream.close().catch(() => {})
+      let lastCheckpointAt = Date.now()
+      let first = true
+      const idleMS = o.idleCheckpointMS === undefined ? 5000 : o.idleCheckpointMS
+      const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
+      const it = stream.batches()[Symbol.asyncIterator]()
+      for (;;) {
+        let r
+        try {
+          r = await it.next()
+        } catch (e) {
+          const se = new SourceError(e.message)
+          se.cause = e
+          throw se
+        }
+        if (r.done) break
+        const batch = r.value
+        const now = Date.now()
+        // Empty batches only move the token: checkpoint them at most every idleCheckpointMS,
+        // except the first of a run (a first start then has a position to resume from).
+        if (batch.events.length === 0 && !first && now - lastCheckpointAt < idleMS) continue
+        first = false
+        if (tx === null) tx = await producer.beginTransaction()
+        const messages = []
+        let bytes = 0
+        let clusterTime = null
+        for (const ev of batch.events) {
+          const m = toMessage(o, ev)
+          if (ev.clusterTime) clusterTime = ev.clusterTime
+          bytes += (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+          messages.push(m)
+          if (bytes >= maxBytes) {
+            await tx.send({ messages: messages.splice(0) })
+            bytes = 0
+          }
+        }
+        total += batch.events.length
+        const ckMessage = {
+          topic: o.checkpointTopic,
+          key: Buffer.from(o.id),
+          value: Buffer.from(
+            JSON.stringify({
+              v: CHECKPOINT_VERSION,
+              id: o.id,
+              resumeToken: ejson().stringify(batch.resumeToken, { relaxed: false }),
+              clusterTime: clusterTime || stats.clusterTime || undefined,
+              events: total,
+              at: new Date(now).toISOString(),
+            }),
+          ),
+        }
+        messages.push(ckMessage)
+        await tx.send({ messages })
+        await tx.commit()
+        tx = null
+        lastCheckpointAt = now
+        stats.transactions++
+        stats.batches++
+        stats.events += batch.events.length
+        stats.resumeToken = batch.resumeToken
+        if (clusterTime) stats.clusterTime = clusterTime
+        if (o.onProgress) o.onProgress(stats, batch)
+      }
+    } catch (e) {
+      if (e instanceof SourceError) throw e
+      if (isFenced(e)) throw new KafkaFencedError(o.id, e)
+      throw e
+    } finally {
+      if (tx !== null && !tx.completed) {
+        // Nothing of this transaction was committed: abort it (best effort; the next fence
+        // aborts it anyway), or drop it locally when nothing reached the broker.
+        await tx.abort().catch(() => tx.cancel().catch(() => {}))
+      }
+      if (stream) await stream.close().catch(() => {})
+      await consumer.close().catch(() => {})
+      await producer.close(true).catch(() => {})
+      current = null
+    }
+  }
+
+  return { done, stop, stats }
+}
+
+function toMessage(o, ev) {
+  const headers = new Map()
+  headers.set(Buffer.from('operationType'), Buffer.from(String(ev.operationType)))
+  if (ev.ns) headers.set(Buffer.from('ns'), Buffer.from(ev.ns.coll === undefined ? String(ev.ns.db) : `${ev.ns.db}.${ev.ns.coll}`))
+  if (ev.clusterTime) headers.set(Buffer.from('clusterTime'), Buffer.from(`${ev.clusterTime.t}.${ev.clusterTime.i}`))
+  let value
+  if (o.value === 'fullDocument') value = ev.fullDocument === undefined || ev.fullDocument === null ? null : Buffer.from(ev.fullDocument)
+  else value = Buffer.from(ev.json)
+  return {
+    topic: o.topic,
+    key: ev.documentKey === undefined || ev.documentKey === null ? undefined : Buffer.from(ev.documentKey),
+    value: value === null ? undefined : value,
+    headers,
+  }
+}
+
+module.exports = {
+  changeStreamToKafka,
+  readCheckpoint,
+  readCommitted,
+  committedRecords,
+  transactionalIdOf,
+  KafkaFencedError,
+}
