@@ -8,6 +8,7 @@
 const COMMANDS = {
   dump: () => require('../lib/cli/dump'),
   export: () => require('../lib/cli/export'),
+  cdc: () => require('../lib/cli/cdc'),
 }
 
 const argv = process.argv.slice(2)

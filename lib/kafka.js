@@ -343,6 +343,7 @@ function changeStreamToKafka(options) {
           if (e instanceof KafkaFencedError) throw e
           if (stopping) return
           stats.restarts++
+          stats.lastError = errorText(e)
           if (o.onRestart) o.onRestart(e, stats)
           await sleep(delay, ac.signal)
           delay = Math.min(delay * 2, 10_000)
@@ -393,9 +394,13 @@ function changeStreamToKafka(options) {
     current = { producer, consumer, stream: null }
     let tx = null
     let stream = null
+    let initialized = false
     try {
       // 1. Fence: InitProducerId for our transactional.id (aborts a zombie's open transaction).
-      tx = await producer.beginTransaction()
+      // producerId/epoch -1: "a new producer instance" (the client would send 0/0, which a
+      // broker that knows the transactional id answers with PRODUCER_FENCED).
+      tx = await producer.beginTransaction({ producerId: -1n, producerEpoch: -1 })
+      initialized = true
       // 2. The last committed checkpoint (read_committed, after the fence).
       const ck = await readCheckpointWith(consumer, o.checkpointTopic, o.id)
       await consumer.close().catch(() => {})
@@ -495,7 +500,8 @@ function changeStreamToKafka(options) {
       }
     } catch (e) {
       if (e instanceof SourceError) throw e
-      if (isFenced(e)) throw new KafkaFencedError(o.id, e)
+      // Fenced after our own InitProducerId succeeded: a newer process owns the id.
+      if (initialized && isFenced(e)) throw new KafkaFencedError(o.id, e)
       throw e
     } finally {
       if (tx !== null && !tx.completed) {

@@ -1,0 +1,280 @@
+'use strict'
+
+// `bson2json cdc`: a MongoDB change stream (collection, database or cluster) into a Kafka topic,
+// exactly once for read_committed consumers, until SIGTERM/SIGINT. The work is lib/kafka.js
+// `changeStreamToKafka()`; this file parses arguments, connects, logs progress and maps the
+// outcome to an exit status.
+
+const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (one transaction per server batch)
+
+Usage:
+  bson2json cdc --uri URI [--db DB [--collection COLL]] --kafka HOST:PORT[,HOST:PORT...]
+                --topic TOPIC --checkpoint-topic TOPIC --id NAME [options]
+
+  Without --collection the stream covers the database; without --db, the whole cluster.
+
+Options:
+      --uri URI                mongodb:// connection string (a replica set or sharded cluster)
+      --db DB                  database to watch
+      --collection COLL        collection to watch (needs --db)
+      --kafka BROKERS          bootstrap brokers, HOST:PORT[,HOST:PORT...]
+      --topic TOPIC            events topic (created with --partitions when missing)
+      --checkpoint-topic TOPIC compacted topic for the resume tokens, keyed by --id (created when missing)
+      --id NAME                stream id: one running process per id (it names the transactional.id)
+      --dialect NAME           compat (default) | relaxed | canonical
+      --value event|fullDocument  message value: the whole event (default) or only fullDocument
+                               (deletes become tombstones: a key with no value)
+      --full-document MODE     the change stream's fullDocument: updateLookup | whenAvailable | required
+      --pipeline JSON          stages after $changeStream, an Extended JSON array
+      --start-at-operation-time T[.I]  first start (no checkpoint yet): from this cluster time
+                               (seconds since the epoch[.increment]); default: now
+      --partitions N           partitions of a newly created events topic (default 1)
+      --batch-size N           change-stream batch size
+      --max-await-ms N         getMore wait on an idle stream (default 1000)
+      --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
+      --quiet                  no progress lines (errors still go to stderr)
+  -h, --help                   show this help
+
+Delivery: every event is written once to TOPIC for consumers with isolation.level=read_committed,
+across crashes, restarts and broker restarts, as long as one process runs per --id (a second one
+fences the first, which then exits with status 4). Per-document order holds: the key is the
+event's documentKey JSON and partitions follow the Java client's default partitioner.
+
+Exit status: 0 stopped by SIGTERM/SIGINT (the open transaction finished, the cursor closed);
+1 MongoDB error the change stream cannot resume (e.g. ChangeStreamHistoryLost, authentication);
+2 usage error; 3 Kafka unreachable or topics not creatable at start; 4 fenced by another process
+with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed).
+`
+
+class UsageError extends Error {}
+function usage(msg) {
+  throw new UsageError(msg)
+}
+
+const VALUE_FLAGS = {
+  '--uri': 'uri',
+  '--db': 'db',
+  '--collection': 'collection',
+  '--kafka': 'kafka',
+  '--topic': 'topic',
+  '--checkpoint-topic': 'checkpointTopic',
+  '--id': 'id',
+  '--dialect': 'dialect',
+  '--value': 'value',
+  '--full-document': 'fullDocument',
+  '--pipeline': 'pipeline',
+  '--start-at-operation-time': 'startAt',
+  '--partitions': 'partitions',
+  '--batch-size': 'batchSize',
+  '--max-await-ms': 'maxAwaitTimeMS',
+  '--progress-interval': 'progressInterval',
+}
+
+function intArg(name, text, min) {
+  if (!/^\d+$/.test(text)) usage(`${name} must be an integer, got ${JSON.stringify(text)}`)
+  const n = Number(text)
+  if (n < min) usage(`${name} must be >= ${min}`)
+  return n
+}
+
+function parseArgs(argv) {
+  const o = { quiet: false, help: false }
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i]
+    let v
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1
+    if (eq > 0) {
+      v = a.slice(eq + 1)
+      a = a.slice(0, eq)
+    }
+    if (a === '-h' || a === '--help') {
+      o.help = true
+      continue
+    }
+    if (a === '--quiet') {
+      o.quiet = true
+      continue
+    }
+    const key = VALUE_FLAGS[a]
+    if (key === undefined) usage(`unknown option ${a}`)
+    if (v === undefined) {
+      if (i + 1 >= argv.length) usage(`${a} needs a value`)
+      v = argv[++i]
+    }
+    if (o[key] !== undefined) usage(`${a} given twice`)
+    o[key] = v
+  }
+  if (o.help) return o
+  for (const [flag, key] of [
+    ['--uri', 'uri'],
+    ['--kafka', 'kafka'],
+    ['--topic', 'topic'],
+    ['--checkpoint-topic', 'checkpointTopic'],
+    ['--id', 'id'],
+  ]) {
+    if (o[key] === undefined || o[key] === '') usage(`${flag} is required`)
+  }
+  if (o.collection !== undefined && o.db === undefined) usage('--collection needs --db')
+  if (o.topic === o.checkpointTopic) usage('--topic and --checkpoint-topic must differ')
+  o.brokers = o.kafka.split(',')
+  for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(b)} is not HOST:PORT`)
+  if (o.dialect !== undefined && !['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage('--dialect must be compat, relaxed or canonical')
+  if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') usage('--value must be event or fullDocument')
+  if (o.fullDocument !== undefined && !['default', 'updateLookup', 'whenAvailable', 'required'].includes(o.fullDocument)) {
+    usage('--full-document must be default, updateLookup, whenAvailable or required')
+  }
+  if (o.pipeline !== undefined) {
+    const { EJSON } = require('bson')
+    let p
+    try {
+      p = EJSON.parse(o.pipeline, { relaxed: false })
+    } catch (e) {
+      usage(`--pipeline is not valid Extended JSON: ${e.message}`)
+    }
+    if (!Array.isArray(p) || !p.every((s) => s !== null && typeof s === 'object' && !Array.isArray(s))) usage('--pipeline must be a JSON array of stages')
+    o.pipeline = p
+  }
+  if (o.startAt !== undefined) {
+    const m = /^(\d+)(?:\.(\d+))?$/.exec(o.startAt)
+    if (!m || Number(m[1]) > 0xffffffff || (m[2] !== undefined && Number(m[2]) > 0xffffffff)) {
+      usage('--start-at-operation-time must be SECONDS[.INCREMENT]')
+    }
+    const { Timestamp } = require('bson')
+    o.startAtOperationTime = new Timestamp({ t: Number(m[1]), i: m[2] === undefined ? 0 : Number(m[2]) })
+  }
+  if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
+  if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
+  if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
+  o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
+  return o
+}
+
+/** Cluster time {t, i} in a resume token `{_data: hex}` (KeyString: 0x82 + 8-byte timestamp). */
+function tokenClusterTime(token) {
+  const d = token && typeof token._data === 'string' ? token._data : null
+  if (d === null || d.length < 18 || d.slice(0, 2).toLowerCase() !== '82') return null
+  const t = parseInt(d.slice(2, 10), 16)
+  const i = parseInt(d.slice(10, 18), 16)
+  return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
+}
+
+function fmtTime(ct) {
+  return ct ? `${new Date(ct.t * 1000).toISOString()} (${ct.t}.${ct.i})` : 'unknown'
+}
+
+async function main(argv) {
+  let o
+  try {
+    o = parseArgs(argv)
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e
+    process.stderr.write(`bson2json cdc: ${e.message}\nTry 'bson2json cdc --help'.\n`)
+    process.exitCode = 2
+    return
+  }
+  if (o.help) {
+    process.stdout.write(HELP)
+    return
+  }
+  let mongodb
+  let kafka
+  try {
+    mongodb = require('mongodb')
+    kafka = require('../kafka')
+    require('@platformatic/kafka')
+  } catch (e) {
+    process.stderr.write(`bson2json cdc: needs the packages 'mongodb' and '@platformatic/kafka' (npm install mongodb @platformatic/kafka@~1.35.0): ${e.message}\n`)
+    process.exitCode = 2
+    return
+  }
+  const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
+  const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}` })
+  let source = client
+  if (o.db !== undefined) source = client.db(o.db)
+  if (o.collection !== undefined) source = source.collection(o.collection)
+  const what = o.collection !== undefined ? `${o.db}.${o.collection}` : o.db !== undefined ? `database ${o.db}` : 'the cluster'
+
+  let lastEvents = 0
+  let lastAt = Date.now()
+  let announced = false
+  const stats = { value: null }
+  const progress = () => {
+    const s = stats.value
+    if (!s) return
+    const now = Date.now()
+    const rate = ((s.events - lastEvents) * 1000) / Math.max(1, now - lastAt)
+    const ct = tokenClusterTime(s.resumeToken) || s.clusterTime
+    const lag = ct ? Math.max(0, now / 1000 - ct.t) : null
+    log(
+      `${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
+        `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}`,
+    )
+    lastEvents = s.events
+    lastAt = now
+  }
+
+  const run = kafka.changeStreamToKafka({
+    source,
+    pipeline: o.pipeline,
+    brokers: o.brokers,
+    topic: o.topic,
+    checkpointTopic: o.checkpointTopic,
+    id: o.id,
+    dialect: o.dialect,
+    value: o.value,
+    fullDocument: o.fullDocument,
+    startAtOperationTime: o.startAtOperationTime,
+    partitions: o.partitions,
+    batchSize: o.batchSize,
+    maxAwaitTimeMS: o.maxAwaitTimeMS,
+    onProgress: (s) => {
+      if (!announced) {
+        announced = true
+        log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom})`)
+      }
+    },
+    onRestart: (e, s) => log(`Kafka error, restarting from the last checkpoint (restart ${s.restarts}): ${s.lastError.replace(/\s+/g, " ").trim().slice(0, 300)}`),
+  })
+  stats.value = run.stats
+  const timer = o.quiet || o.progressInterval === 0 ? null : setInterval(progress, o.progressInterval * 1000)
+  let signalled = null
+  const onSignal = (sig) => {
+    if (signalled !== null) {
+      log(`${sig} again: exiting now (the open transaction, if any, is aborted by the next start)`)
+      process.exit(130)
+    }
+    signalled = sig
+    log(`${sig}: finishing the open transaction and closing the change stream`)
+    run.stop()
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+  try {
+    await run.done
+    if (!o.quiet) progress()
+    log(`stopped${signalled ? ` (${signalled})` : ''}: ${run.stats.events} events in ${run.stats.transactions} transactions`)
+    process.exitCode = 0
+  } catch (e) {
+    const name = e && e.name
+    if (name === 'KafkaFencedError') {
+      log(`${e.message}; exiting`)
+      process.exitCode = 4
+    } else if (name === 'ChangeStreamInvalidatedError') {
+      log('the change stream was invalidated (the collection or database was dropped or renamed)')
+      process.exitCode = 5
+    } else if (e && (String(name).startsWith('Mongo') || e.code === 286)) {
+      log(`MongoDB error: ${e.message}${e.code !== undefined ? ` (code ${e.code})` : ''}`)
+      process.exitCode = 1
+    } else {
+      log(`Kafka error: ${e && e.message ? e.message : e}`)
+      process.exitCode = 3
+    }
+  } finally {
+    if (timer) clearInterval(timer)
+    process.off('SIGTERM', onSignal)
+    process.off('SIGINT', onSignal)
+    await client.close().catch(() => {})
+  }
+}
+
+module.exports = { main, parseArgs, tokenClusterTime, HELP }
