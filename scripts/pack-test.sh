@@ -177,6 +177,17 @@ node -e "
   console.log('  cjs ok:', out);
 " || fail "CommonJS consumer"
 
+log "CommonJS: require('bson2json/kafka') loads without its optional peer @platformatic/kafka"
+node -e "
+  const assert = require('node:assert');
+  const k = require('bson2json/kafka');
+  for (const f of ['changeStreamToKafka', 'readCheckpoint', 'transactionalIdOf']) assert.strictEqual(typeof k[f], 'function', f);
+  k.readCheckpoint({ brokers: ['127.0.0.1:9'], checkpointTopic: 'c', id: 'i' }).then(
+    () => { console.error('readCheckpoint resolved without the Kafka client'); process.exit(1) },
+    (e) => { assert.strictEqual(e.code, 'ERR_BSON2JSON_KAFKA_CLIENT', String(e)); console.log('  kafka entry ok:', e.message) },
+  );
+" || fail "bson2json/kafka entry"
+
 log "ESM: import { toJSON } from 'bson2json'"
 cat >consumer.mjs <<EOF
 import assert from 'node:assert';
@@ -196,6 +207,10 @@ node consumer.mjs || fail "ESM consumer"
 log "TypeScript: tsc --noEmit --strict against the shipped index.d.ts"
 cat >consumer.ts <<EOF
 import { toJSON } from 'bson2json';
+import { changeStreamToKafka, transactionalIdOf } from 'bson2json/kafka';
+
+export const start: typeof changeStreamToKafka = changeStreamToKafka;
+export const txid: string = transactionalIdOf('orders');
 
 const bytes = new Uint8Array([${BSON_BYTES}]);
 const text: string = toJSON(bytes);

@@ -1,0 +1,236 @@
+/**
+ * bson2json/kafka and `bson2json cdc`: change streams into Kafka, exactly once.
+ * Needs a broker: KAFKA_BROKERS=HOST:PORT (scripts/kafka.sh start prints it). Without it the
+ * broker tests are skipped, unless B2J_REQUIRE_KAFKA=1 (CI), which makes them fail instead.
+ * Source: the in-repo test server, or MONGODB_URI (e.g. SecantusDB).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawn, spawnSync } from 'node:child_process'
+import path from 'node:path'
+import { MongoClient } from 'mongodb'
+import { startTestServer } from '../test-server'
+import type { TestServer } from '../test-server'
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const kafka = require('../lib/kafka')
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { parseArgs, tokenClusterTime } = require('../lib/cli/cdc')
+
+const ROOT = path.join(__dirname, '..')
+const BIN = path.join(ROOT, 'bin/bson2json.js')
+const BROKERS = process.env.KAFKA_BROKERS
+const URI = process.env.MONGODB_URI
+if (!BROKERS && process.env.B2J_REQUIRE_KAFKA === '1') throw new Error('B2J_REQUIRE_KAFKA=1 but KAFKA_BROKERS is not set')
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe('options and arguments (no broker)', () => {
+  it('rejects unknown and malformed options with TypeError/RangeError naming them', () => {
+    const base = { source: {}, brokers: ['127.0.0.1:9092'], topic: 't', checkpointTopic: 'c', id: 'i' }
+    expect(() => kafka.changeStreamToKafka({ ...base, bogus: 1 })).toThrow(/unknown option "bogus"/)
+    expect(() => kafka.changeStreamToKafka({ ...base, brokers: ['nope'] })).toThrow(TypeError)
+    expect(() => kafka.changeStreamToKafka({ ...base, id: '' })).toThrow(/options.id/)
+    expect(() => kafka.changeStreamToKafka({ ...base, checkpointTopic: 't' })).toThrow(RangeError)
+    expect(() => kafka.changeStreamToKafka({ ...base, value: 'doc' })).toThrow(/options.value/)
+    expect(() => kafka.changeStreamToKafka({ ...base, source: null })).toThrow(/options.source/)
+  })
+
+  it('cdc: usage errors exit 2 with one line', () => {
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', ...a], { encoding: 'utf8' })
+    const ok = ['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i']
+    for (const args of [
+      ['--uri', 'mongodb://x'],
+      [...ok, '--nope'],
+      [...ok, '--dialect', 'ejson'],
+      [...ok, '--pipeline', '{"$match":{}}'],
+      [...ok, '--collection', 'c'],
+      [...ok.slice(0, 4), 'h', ...ok.slice(4)],
+    ]) {
+      const r = run(...args)
+      expect(r.status, args.join(' ')).toBe(2)
+      expect(r.stderr.split('\n')[0]).toMatch(/^bson2json cdc: /)
+    }
+    expect(run('--help').stdout).toMatch(/Exit status/)
+    const o = parseArgs([...ok, '--start-at-operation-time', '1700000000.5', '--pipeline', '[{"$match":{"operationType":"insert"}}]'])
+    expect(o.startAtOperationTime.high).toBe(1700000000)
+    expect(o.startAtOperationTime.low).toBe(5)
+    expect(o.pipeline).toHaveLength(1)
+  })
+
+  it('reads the cluster time out of a resume token', () => {
+    expect(tokenClusterTime({ _data: '826B04B3D0000000132B04' })).toEqual({ t: 0x6b04b3d0, i: 0x13 })
+    expect(tokenClusterTime({ _data: 'zz' })).toBeNull()
+  })
+
+  it('read_committed filter: drops aborted transactions even when their ABORT marker is in a later response', () => {
+    const rec = (k: string) => ({ offsetDelta: 0, key: Buffer.from(k), value: Buffer.from(k), headers: [] })
+    const ctl = (type: number) => {
+      const key = Buffer.alloc(4)
+      key.writeInt16BE(type, 2)
+      return { offsetDelta: 0, key, value: null, headers: [] }
+    }
+    const TX = 1 << 4
+    const CTL = 1 << 5
+    const part = {
+      abortedTransactions: [{ producerId: 7n, firstOffset: 2n }],
+      records: [
+        { firstOffset: 0n, lastOffsetDelta: 0, producerId: 7n, attributes: TX, records: [rec('a')] },
+        { firstOffset: 1n, lastOffsetDelta: 0, producerId: 7n, attributes: TX | CTL, records: [ctl(1)] },
+        { firstOffset: 2n, lastOffsetDelta: 0, producerId: 7n, attributes: TX, records: [rec('aborted')] },
+        { firstOffset: 3n, lastOffsetDelta: 0, producerId: 9n, attributes: TX, records: [rec('other')] },
+      ],
+    }
+    const got = [...kafka.committedRecords(part)].map((x: any) => String(x.record.key))
+    expect(got).toEqual(['a', 'other'])
+    // With the ABORT marker, the producer's later transaction counts again.
+    part.records.push({ firstOffset: 4n, lastOffsetDelta: 0, producerId: 7n, attributes: TX | CTL, records: [ctl(0)] })
+    part.records.push({ firstOffset: 5n, lastOffsetDelta: 0, producerId: 7n, attributes: TX, records: [rec('b')] })
+    expect([...kafka.committedRecords(part)].map((x: any) => String(x.record.key))).toEqual(['a', 'other', 'b'])
+  })
+})
+
+describe.skipIf(!BROKERS)('into a broker', () => {
+  let server: TestServer | undefined
+  let client: MongoClient
+  let uri: string
+  const tag = `${process.pid}_${Date.now() % 100000}`
+  let n = 0
+  const names = () => {
+    n += 1
+    return { topic: `t${tag}_${n}`, checkpointTopic: `t${tag}_${n}_ck`, id: `s${tag}_${n}` }
+  }
+  const brokers = (BROKERS || '').split(',')
+
+  async function readAll(topic: string) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Consumer } = require('@platformatic/kafka')
+    const c = new Consumer({ clientId: 'spec', groupId: 'spec', bootstrapBrokers: brokers })
+    const out: any[] = []
+    try {
+      await kafka.readCommitted(c, topic, (partition: number, offset: bigint, r: any) =>
+        out.push({ partition, offset, key: r.key ? String(r.key) : null, value: r.value ? String(r.value) : null, headers: Object.fromEntries(r.headers.map(([a, b]: any) => [String(a), String(b)])) }),
+      )
+    } finally {
+      await c.close()
+    }
+    return out
+  }
+
+  async function until(fn: () => Promise<boolean>, ms = 30_000) {
+    const end = Date.now() + ms
+    while (Date.now() < end) {
+      if (await fn()) return
+      await sleep(300)
+    }
+    throw new Error('timed out')
+  }
+
+  beforeAll(async () => {
+    if (URI) uri = URI
+    else {
+      server = await startTestServer({ port: 0 })
+      uri = server.uri
+    }
+    client = await MongoClient.connect(uri)
+  })
+  afterAll(async () => {
+    await client?.close()
+    await server?.close()
+  })
+
+  it('events: key = documentKey, value = the event JSON, headers; checkpoint per batch', async () => {
+    const t = names()
+    const coll = client.db(`kdb${tag}`).collection('a')
+    const run = kafka.changeStreamToKafka({ source: coll, brokers, ...t, maxAwaitTimeMS: 100 })
+    await until(async () => run.stats.transactions > 0)
+    await coll.insertOne({ _id: 'x1', n: 1 })
+    await coll.updateOne({ _id: 'x1' }, { $set: { n: 2 } })
+    await coll.deleteOne({ _id: 'x1' })
+    await until(async () => run.stats.events >= 3)
+    await run.stop()
+    await run.done
+    const msgs = await readAll(t.topic)
+    expect(msgs.map((m) => m.headers.operationType)).toEqual(['insert', 'update', 'delete'])
+    for (const m of msgs) {
+      const ev = JSON.parse(m.value)
+      expect(m.key).toBe(JSON.stringify(ev.documentKey))
+      expect(m.headers.ns).toBe(`kdb${tag}.a`)
+      expect(m.headers.clusterTime).toMatch(/^\d+\.\d+$/)
+    }
+    const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id })
+    expect(ck.events).toBe(3)
+    expect(ck.resumeToken).toEqual(run.stats.resumeToken)
+  })
+
+  it('value fullDocument: deletes become tombstones; a restart resumes after the checkpoint (no duplicates)', async () => {
+    const t = names()
+    const coll = client.db(`kdb${tag}`).collection('b')
+    const opts = { source: coll, brokers, ...t, value: 'fullDocument', maxAwaitTimeMS: 100, dialect: 'relaxed' }
+    let run = kafka.changeStreamToKafka(opts)
+    await until(async () => run.stats.transactions > 0)
+    await coll.insertOne({ _id: 1, n: 5 })
+    await until(async () => run.stats.events >= 1)
+    await run.stop()
+    await coll.insertOne({ _id: 2, n: 6 })
+    await coll.deleteOne({ _id: 1 })
+    run = kafka.changeStreamToKafka(opts)
+    await until(async () => run.stats.events >= 2)
+    expect(run.stats.startedFrom).toBe('checkpoint')
+    await run.stop()
+    const msgs = await readAll(t.topic)
+    expect(msgs.map((m) => [m.key, m.value])).toEqual([
+      ['{"_id":1}', '{"_id":1,"n":5}'],
+      ['{"_id":2}', '{"_id":2,"n":6}'],
+      ['{"_id":1}', null],
+    ])
+  })
+
+  it('database- and cluster-level streams', async () => {
+    const db = client.db(`kdbx${tag}`)
+    for (const source of [db, client]) {
+      const t = names()
+      const run = kafka.changeStreamToKafka({ source, brokers, ...t, maxAwaitTimeMS: 100 })
+      await until(async () => run.stats.transactions > 0)
+      await db.collection('p').insertOne({ k: n })
+      await db.collection('q').insertOne({ k: n })
+      await until(async () => run.stats.events >= 2)
+      await run.stop()
+      const msgs = await readAll(t.topic)
+      expect(msgs.map((m) => m.headers.ns).slice(0, 2)).toEqual([`kdbx${tag}.p`, `kdbx${tag}.q`])
+    }
+  })
+
+  it('cdc: SIGTERM exits 0 after the open transaction; a second process with the same --id fences the first (exit 4)', async () => {
+    const t = names()
+    const coll = client.db(`kdb${tag}`).collection('c')
+    const args = [BIN, 'cdc', '--uri', uri, '--db', `kdb${tag}`, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--progress-interval', '1']
+    const start = () => {
+      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    const a = start()
+    await until(async () => a.err().includes('streaming'), 60_000)
+    for (let i = 0; i < 50; i++) await coll.insertOne({ i })
+    const b = start()
+    expect(await a.exit).toBe(4)
+    expect(a.err()).toMatch(/taken over by another process/)
+    await until(async () => b.err().includes('streaming'), 60_000)
+    for (let i = 50; i < 60; i++) await coll.insertOne({ i })
+    await until(async () => (await readAll(t.topic)).length >= 60, 60_000)
+    await sleep(500)
+    b.p.kill('SIGTERM')
+    expect(await b.exit).toBe(0)
+    expect(b.err()).toMatch(/events \(\+\d+, [\d.]+\/s\), \d+ transactions, lag/)
+    const msgs = await readAll(t.topic)
+    expect(msgs.map((m) => JSON.parse(m.value).fullDocument.i)).toEqual(Array.from({ length: 60 }, (_, i) => i))
+  }, 120_000)
+
+  it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
+    const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
+    expect(report.failures).toEqual([])
+    expect(report.kills).toBe(6)
+    expect(report.ok).toBe(true)
+  }, 180_000)
+})

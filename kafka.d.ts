@@ -1,0 +1,80 @@
+/** `require('bson2json/kafka')`: a MongoDB change stream into Kafka, exactly once (docs/kafka.md). */
+
+export interface KafkaRunStats {
+  /** events committed by this run */
+  events: number
+  /** server batches committed (one Kafka transaction each) */
+  batches: number
+  transactions: number
+  /** restarts from the last checkpoint after Kafka errors */
+  restarts: number
+  /** resume token of the last committed checkpoint */
+  resumeToken: unknown
+  /** cluster time of the last committed event */
+  clusterTime: { t: number; i: number } | null
+  /** where the current cycle started: the stored checkpoint, startAtOperationTime, or now */
+  startedFrom: 'checkpoint' | 'startAtOperationTime' | 'now' | null
+  lastError?: string
+}
+
+export interface ChangeStreamToKafkaOptions {
+  /** the driver's Collection, Db or MongoClient */
+  source: unknown
+  /** stages after $changeStream */
+  pipeline?: object[]
+  /** bootstrap brokers, "HOST:PORT" */
+  brokers: string[] | string
+  /** events topic */
+  topic: string
+  /** compacted checkpoint topic, keyed by `id` */
+  checkpointTopic: string
+  /** stream id: one running process per id (transactional.id `bson2json-cdc.<id>`) */
+  id: string
+  dialect?: 'compat' | 'relaxed' | 'canonical'
+  /** message value: the whole event (default) or its fullDocument (deletes: no value) */
+  value?: 'event' | 'fullDocument'
+  fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
+  fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required'
+  showExpandedEvents?: boolean
+  /** first start only (no checkpoint yet); default: now */
+  startAtOperationTime?: unknown
+  batchSize?: number
+  maxAwaitTimeMS?: number
+  prefetch?: number
+  splitLargeEvents?: boolean
+  /** create missing topics (default true) */
+  createTopics?: boolean
+  /** partitions of a newly created events topic (default 1) */
+  partitions?: number
+  /** checkpoint an idle stream at most this often (default 5000) */
+  idleCheckpointMS?: number
+  /** bytes per produce request inside a transaction (default 512 KiB) */
+  maxRequestBytes?: number
+  /** first back-off after a Kafka error (default 500, doubling up to 10 s) */
+  retryDelayMS?: number
+  /** extra @platformatic/kafka client options (tls, sasl, timeout, ...) */
+  kafka?: Record<string, unknown>
+  onProgress?: (stats: KafkaRunStats, batch: { events: unknown[]; resumeToken: unknown }) => void
+  onRestart?: (error: Error, stats: KafkaRunStats) => void
+  signal?: AbortSignal
+}
+
+export interface KafkaRun {
+  /** resolves when stopped; rejects with the fatal error */
+  done: Promise<void>
+  /** finishes the open transaction, closes the change stream; resolves when done */
+  stop(): Promise<void>
+  stats: KafkaRunStats
+}
+
+export function changeStreamToKafka(options: ChangeStreamToKafkaOptions): KafkaRun
+export function readCheckpoint(options: {
+  brokers: string[] | string
+  checkpointTopic: string
+  id: string
+  kafka?: Record<string, unknown>
+}): Promise<null | { resumeToken: unknown; clusterTime?: { t: number; i: number }; events: number }>
+export function transactionalIdOf(id: string): string
+export class KafkaFencedError extends Error {
+  code: 'ERR_BSON2JSON_KAFKA_FENCED'
+}
