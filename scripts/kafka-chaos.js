@@ -171,6 +171,7 @@ async function main() {
     await sleep(1000)
   }
   await sleep(1500) // anything extra (duplicates) would show up now
+  await child.streaming // SIGTERM once its handler is installed (before that, the default kills it)
   child.kill('SIGTERM')
   const last = await child.exitInfo
   messages = []
