@@ -15,11 +15,28 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare function __panicForTests(): void
 
+/**
+ * The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
+ * generated `binding.d.ts` types the argument and `index.js` takes the numbers from here.
+ */
+export declare const enum BatchLayout {
+  /** One JSON array string, `[doc,doc,…]`. */
+  Array = 0,
+  /** A `Buffer` of NDJSON. */
+  NdjsonBuffer = 1,
+  /** An array of per-document strings. */
+  List = 2,
+  /** One NDJSON string. */
+  NdjsonString = 3,
+  /** Joined texts of whole documents with their UTF-16 offsets (see [`JOINED`]). */
+  Joined = 4,
+}
+
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
-export declare function transcodeBatch(input: unknown, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): unknown
+export declare function transcodeBatch(input: unknown, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): unknown
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
-export declare function transcodeBatchAsync(input: unknown, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<unknown>
+export declare function transcodeBatchAsync(input: unknown, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<unknown>
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
@@ -33,4 +50,4 @@ export declare function transcodeChangeBatch(cursor: unknown, whole: boolean, fl
  * `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })` hands it back as a
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
-export declare function transcodeCursor(cursor: unknown, layout: number, flags: number, maxDepth: number, maxOutputBytes: number): object
+export declare function transcodeCursor(cursor: unknown, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): object

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.__panicForTests = nativeBinding.__panicForTests
+module.exports.BatchLayout = nativeBinding.BatchLayout
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
 module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch

@@ -40,13 +40,11 @@ function toJSONBuffer(bson, options) {
   return native.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
 }
 
-const ARRAY = 0
-const NDJSON_BUFFER = 1
-const LIST = 2
-// Native only: texts of whole documents (<= 64 KiB each) with UTF-16 offsets, cut here with
-// `slice` (V8 shares the parent text instead of copying), so a list costs one string creation
-// per text rather than one per document.
-const JOINED = 4
+// Layout numbers come from the backend (the addon's `BatchLayout` enum, or the fallback's copy).
+// JOINED is native only: texts of whole documents (<= 64 KiB each) with UTF-16 offsets, cut here
+// with `slice` (V8 shares the parent text instead of copying), so a list costs one string
+// creation per text rather than one per document.
+const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER, List: LIST, Joined: JOINED } = native.BatchLayout
 const LIST_LAYOUT = backend.name === 'native' ? JOINED : LIST
 
 /**

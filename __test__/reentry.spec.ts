@@ -413,3 +413,16 @@ describe('every export × every route', () => {
 afterAll(() => {
   globalThis.RegExp = OriginalRegExp
 })
+
+describe('the typed protocol', () => {
+  it("the fallback's BatchLayout equals the addon's, and the addon rejects an unknown layout", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const fallback = require('../lib/fallback')
+    expect({ ...fallback.BatchLayout }).toEqual({ Array: 0, NdjsonBuffer: 1, List: 2, NdjsonString: 3, Joined: 4 })
+    if (!native) return
+    expect({ ...binding.BatchLayout }).toEqual({ ...fallback.BatchLayout })
+    refresh()
+    expect(() => binding.transcodeBatch([docC], 9, 0, 1000, 1 << 28, 1)).toThrow()
+    expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
+  })
+})

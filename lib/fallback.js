@@ -35,9 +35,13 @@ const FLAG_NO_PROMOTE = 128
 const DEFAULT_MAX_DEPTH = 1000
 const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 
-const ARRAY = 0
-const NDJSON_BUFFER = 1
-const NDJSON_STRING = 3
+/**
+ * The binding's `BatchLayout` enum (crates/bson2json-node/src/batch.rs); __test__/api.spec.ts
+ * checks that this copy equals the addon's. The fallback has no `Joined` result: it answers
+ * `Joined` with a plain list.
+ */
+const BatchLayout = Object.freeze({ Array: 0, NdjsonBuffer: 1, List: 2, NdjsonString: 3, Joined: 4 })
+const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER, NdjsonString: NDJSON_STRING } = BatchLayout
 
 const strictDecoder = new TextDecoder('utf-8', { ignoreBOM: true })
 
@@ -1212,9 +1216,11 @@ function __panicForTests() {
   throw new Error('bson2json fallback: deliberate panic for tests')
 }
 
+
 module.exports = {
   __napiBindingTarget: 'fallback',
   __panicForTests,
+  BatchLayout,
   transcode,
   transcodeBuffer,
   transcodeBatch,

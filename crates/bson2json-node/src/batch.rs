@@ -22,6 +22,22 @@ use crate::{
     bytes_of, check, check_regexes, error_object, make_string, options, throw_coded, STATE,
 };
 
+/// The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
+/// generated `binding.d.ts` types the argument and `index.js` takes the numbers from here.
+#[napi]
+pub enum BatchLayout {
+    /// One JSON array string, `[doc,doc,…]`.
+    Array = 0,
+    /// A `Buffer` of NDJSON.
+    NdjsonBuffer = 1,
+    /// An array of per-document strings.
+    List = 2,
+    /// One NDJSON string.
+    NdjsonString = 3,
+    /// Joined texts of whole documents with their UTF-16 offsets (see [`JOINED`]).
+    Joined = 4,
+}
+
 const ARRAY: u32 = 0;
 const NDJSON_BUFFER: u32 = 1;
 const LIST: u32 = 2;
@@ -281,12 +297,13 @@ fn run_batch(
 pub fn transcode_batch<'env>(
     env: &'env Env,
     input: Unknown<'env>,
-    layout: u32,
+    layout: BatchLayout,
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
     threads: u32,
 ) -> Result<Unknown<'env>> {
+    let layout = layout as u32;
     let opts = options(flags, max_depth, max_output_bytes);
     let outcome;
     let mut r;
@@ -368,11 +385,12 @@ fn keep_output(r: BatchOutput) {
 pub fn transcode_cursor<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
-    layout: u32,
+    layout: BatchLayout,
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
 ) -> Result<Object<'env>> {
+    let layout = layout as u32;
     let opts = options(flags, max_depth, max_output_bytes);
     let bytes = bytes_of(env, &cursor, &"cursor")?;
     let mut parts = CursorParts::default();
@@ -500,13 +518,14 @@ impl Task for BatchTask {
 pub fn transcode_batch_async(
     env: &Env,
     input: Unknown<'_>,
-    layout: u32,
+    layout: BatchLayout,
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
     threads: u32,
     cursor: bool,
 ) -> Result<AsyncTask<BatchTask>> {
+    let layout = layout as u32;
     let opts = options(flags, max_depth, max_output_bytes);
     if cursor {
         let bytes = bytes_of(env, &input, &"cursor")?;
