@@ -12,8 +12,8 @@ const { resolveDriverOptions, BASE_KEYS } = require('./options')
 const { loadBackend } = require('./backend')
 const { RawCursor } = require('./raw-cursor')
 
-const LAYOUT_NDJSON = 1
-const LAYOUT_LIST = 2
+// Batch layouts of the backend's `transcodeCursor` (the addon's `BatchLayout` enum).
+const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = loadBackend().binding.BatchLayout
 
 let native = null
 function binding() {

@@ -19,18 +19,17 @@
 
 const { BSON } = require('bson')
 const { isUtf8 } = require('buffer')
-const { FLAG_BITS } = require('./options')
+const { FLAG_BITS, DIALECTS, Flags } = require('./options')
 
-const MODE_COMPAT = 0
-const MODE_RELAXED = 1
-const MODE_CANONICAL = 2
-// Option flags (lib/options.js).
-const FLAG_UTF8_REPLACE = 4
-const FLAG_BSON6 = 8
-const FLAG_LONGS = 16
-const FLAG_BUFFERS = 32
-const FLAG_BSON_REGEXP = 64
-const FLAG_NO_PROMOTE = 128
+const { compat: MODE_COMPAT, relaxed: MODE_RELAXED, canonical: MODE_CANONICAL } = DIALECTS
+const {
+  UTF8_REPLACE: FLAG_UTF8_REPLACE,
+  BSON6: FLAG_BSON6,
+  LONGS: FLAG_LONGS,
+  BUFFERS: FLAG_BUFFERS,
+  BSON_REGEXP: FLAG_BSON_REGEXP,
+  NO_PROMOTE: FLAG_NO_PROMOTE,
+} = Flags
 
 const DEFAULT_MAX_DEPTH = 1000
 const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024

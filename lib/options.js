@@ -15,7 +15,11 @@ const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 /** Largest accepted `maxOutputBytes` (4 GiB - 1, the largest Node Buffer on 64-bit hosts). */
 const MAX_OUTPUT_BYTES_LIMIT = 2 ** 32 - 1
 
-/** Flag bits (the binding's `flags`; crates/bson2json-node/src/lib.rs decodes them). */
+/**
+ * Flag bits of the binding's `flags` argument (bits 0-1 are the dialect, `DIALECTS`). This is
+ * the one JavaScript definition: lib/fallback.js imports it, and
+ * crates/bson2json-node/src/lib.rs (`options`) decodes the same bits.
+ */
 const FLAG_UTF8_REPLACE = 4
 /** `compat` reproduces js-bson 6 (default 7). */
 const FLAG_BSON6 = 8
@@ -255,8 +259,19 @@ function isTranscodeError(e) {
   )
 }
 
+/** The flag bits by name, for the backends (lib/fallback.js) and tests. */
+const Flags = Object.freeze({
+  UTF8_REPLACE: FLAG_UTF8_REPLACE,
+  BSON6: FLAG_BSON6,
+  LONGS: FLAG_LONGS,
+  BUFFERS: FLAG_BUFFERS,
+  BSON_REGEXP: FLAG_BSON_REGEXP,
+  NO_PROMOTE: FLAG_NO_PROMOTE,
+})
+
 module.exports = {
   DIALECTS,
+  Flags,
   BASE_KEYS,
   BATCH_KEYS,
   FLAG_BITS,

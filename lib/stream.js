@@ -35,14 +35,11 @@ const OPEN = Buffer.from('[')
 const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 
-/** Batch layout of the backend's `transcodeBatch`: one Buffer, every document followed by `\n`. */
-const LAYOUT_NDJSON = 1
-
 let backend = null
 /** What `toNDJSON(buf, options)` does, from the backend directly (no require of index.js). */
 function ndjson(buf, o) {
   if (backend === null) backend = loadBackend().binding
-  return backend.transcodeBatch(buf, LAYOUT_NDJSON, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+  return backend.transcodeBatch(buf, backend.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
 }
 
 function threadsOf(t) {

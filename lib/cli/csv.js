@@ -108,6 +108,7 @@ function str(buf, at) {
 const HEX = '0123456789abcdef'
 
 /** A JSON string as Go's encoding/json writes it (\u00XX for controls, <, > and &). */
+// oxlint-disable-next-line no-control-regex -- Go escapes the control characters, so the class must name them
 const NEEDS_ESCAPE = new RegExp('[\\u0000-\\u001f"\\\\<>&\\u2028\\u2029]')
 
 function goString(text) {
