@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const { MongoClient } = require('mongodb')
-const { Producer, compatibilityPartitioner } = require('@platformatic/kafka')
+const { Admin, Producer, compatibilityPartitioner } = require('@platformatic/kafka')
 const kafka = require('../kafka')
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' } } })
@@ -77,7 +77,11 @@ async function viaBson2json() {
 async function viaDriver() {
   round++
   const topic = `kb-b-${tag}-${round}`
-  const producer = new Producer({ clientId: 'kb', bootstrapBrokers: brokers, idempotent: true, acks: -1, partitioner: compatibilityPartitioner, autocreateTopics: true })
+  // The test broker does not auto-create topics (bson2json/kafka creates its own the same way).
+  const admin = new Admin({ clientId: 'kb-admin', bootstrapBrokers: brokers })
+  await admin.createTopics({ topics: [topic], partitions: 1, replicas: -1 })
+  await admin.close()
+  const producer = new Producer({ clientId: 'kb', bootstrapBrokers: brokers, idempotent: true, acks: -1, partitioner: compatibilityPartitioner, })
   const cs = coll.watch([], { startAtOperationTime: startAt, batchSize: 1000 })
   let sent = 0
   let buf = []
@@ -95,8 +99,12 @@ async function viaDriver() {
 }
 
 // Warm-up (topic creation paths, JIT), then alternate.
+const say = (m) => process.stderr.write(`kafka bench: ${m}\n`)
+say('warm-up bson2json')
 await viaBson2json()
+say('warm-up driver')
 await viaDriver()
+say('measuring')
 const res = { bson2json: [], driver: [] }
 for (let r = 0; r < ROUNDS; r++) {
   res.bson2json.push(await measure(viaBson2json))
