@@ -5,7 +5,7 @@
 //! three dialects agree on accept/reject (only UTF-8 handling differs between dialects);
 //! `relaxed` and `canonical` agree on accept/reject in both modes.
 #![no_main]
-use bson2json_core::{Dialect, Options, Transcoder, Utf8Mode};
+use bson2json_core::{BsonVersion, Dialect, Options, Transcoder, Utf8Mode};
 use bson2json_fuzz::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -37,7 +37,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(ok(Dialect::Compat, Utf8Mode::Strict), "relaxed strict Ok but compat strict Err: {}", hex(data));
     }
 
-    // Tight limits, chosen from the input so the fuzzer can steer them.
+    // Tight limits and js-bson's deserialize options, chosen from the input so the fuzzer can
+    // steer them (the options change only `compat`).
     let k = data.last().copied().unwrap_or(0) as usize;
     for dialect in DIALECTS {
         let opts = Options {
@@ -45,6 +46,11 @@ fuzz_target!(|data: &[u8]| {
             utf8: Utf8Mode::Replace,
             max_depth: (k % 8) as u32,
             max_output_bytes: data.len() * (k % 4),
+            bson_version: if k & 8 != 0 { BsonVersion::V6 } else { BsonVersion::V7 },
+            promote_longs: k & 16 == 0,
+            promote_values: k & 32 == 0,
+            promote_buffers: k & 64 != 0,
+            bson_regexp: k & 128 != 0,
         };
         let r = checked_transcode(&mut tc, data, &opts);
         if let Ok(out) = &r {
