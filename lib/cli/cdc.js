@@ -46,7 +46,7 @@ Exit status: 0 stopped by SIGTERM/SIGINT (the open transaction finished, the cur
 with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed).
 `
 
-class UsageError extends Error {}
+const { UsageError, parseCommandLine } = require('./usage')
 function usage(msg) {
   throw new UsageError(msg)
 }
@@ -163,19 +163,8 @@ function fmtTime(ct) {
 }
 
 async function main(argv) {
-  let o
-  try {
-    o = parseArgs(argv)
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e
-    process.stderr.write(`bson2json cdc: ${e.message}\nTry 'bson2json cdc --help'.\n`)
-    process.exitCode = 2
-    return
-  }
-  if (o.help) {
-    process.stdout.write(HELP)
-    return
-  }
+  const o = parseCommandLine('cdc', parseArgs, argv, HELP)
+  if (o === null) return
   let mongodb
   let kafka
   try {

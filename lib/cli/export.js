@@ -64,7 +64,7 @@ server rejects, a write error): the documents written before are flushed and the
 says how many; 2 usage error (bad or unknown option, malformed JSON argument).
 `
 
-class UsageError extends Error {}
+const { UsageError, parseCommandLine } = require('./usage')
 
 function usage(msg) {
   throw new UsageError(msg)
@@ -280,19 +280,8 @@ function describe(e, o) {
 }
 
 async function main(argv) {
-  let o
-  try {
-    o = parseArgs(argv)
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e
-    process.stderr.write(`bson2json export: ${e.message}\nTry 'bson2json export --help'.\n`)
-    process.exitCode = 2
-    return
-  }
-  if (o.help) {
-    process.stdout.write(HELP)
-    return
-  }
+  const o = parseCommandLine('export', parseArgs, argv, HELP)
+  if (o === null) return
   let mongodb
   try {
     mongodb = require('mongodb')
