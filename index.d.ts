@@ -181,6 +181,13 @@ export interface TranscodeStreamOptions extends BatchOptions {
   chunkSize?: number
   /** BSON bytes transcoded per native call when `chunkSize` is not set. Default 1 MiB. */
   batchBytes?: number
+  /**
+   * Sub-batches transcoded at once on the libuv thread pool while the stream goes on reading
+   * (1 to 256; default 1: each sub-batch is transcoded synchronously in the stream's
+   * `_transform`). Output order, errors and `'skip'` events are those of `concurrency: 1`.
+   * Memory: up to this many sub-batches of input and output (more if one written chunk holds more).
+   */
+  concurrency?: number
   /** Largest accepted declared document length; larger is `BSON_BAD_LENGTH`. Default 64 MiB. */
   maxDocumentBytes?: number
   /**

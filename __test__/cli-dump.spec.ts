@@ -283,3 +283,33 @@ describe('bson2json dump: mongodump --archive input', () => {
     expect(r.stderr).toContain('BSON_INVALID_UTF8')
   })
 })
+
+describe('bson2json dump --threads', () => {
+  // ~3 MB of documents, so that several 1 MiB batches are in flight at once.
+  const big: Uint8Array[] = []
+  for (let i = 0; i < 6000; i++) big.push(BSON.serialize({ _id: i, s: 'x'.repeat(i % 900), n: i * 1.5, a: [i, { b: String(i) }] }))
+  const bigDump = Buffer.concat(big)
+  const at = (k: number) => big.slice(0, k).reduce((n, d) => n + d.length, 0)
+
+  it('every --threads value gives the output, messages and exit code of --threads 1', async () => {
+    const bad = Buffer.from(bigDump)
+    bad[at(4500) + big[4500].length - 1] = 7 // a bad terminator in a later batch
+    bad[at(1200) + big[1200].length - 1] = 7
+    const cases: [string, Buffer, string[]][] = [
+      ['good.bson', bigDump, []],
+      ['bad.bson', bad, []],
+      ['bad2.bson', bad, ['--skip-invalid']],
+      ['arr.bson', bad, ['--skip-invalid', '--array', '--dialect', 'canonical']],
+    ]
+    for (const [name, bytes, flags] of cases) {
+      const f = join(dir, name)
+      writeFileSync(f, bytes)
+      const one = await cli([...flags, '--threads', '1', f])
+      expect(one.stdout.length).toBeGreaterThan(100000)
+      for (const t of [undefined, '2', '5']) {
+        const r = await cli([...flags, ...(t === undefined ? [] : ['--threads', t]), f])
+        expect({ name, t, ...r }).toEqual({ name, t, ...one })
+      }
+    }
+  })
+})

@@ -314,3 +314,64 @@ describe('createTranscodeStream: backpressure and memory', () => {
     expect(growth).toBeLessThan(150)
   })
 })
+
+describe('createTranscodeStream: concurrency (batches on the thread pool)', () => {
+  // A seeded generator: the same cases every run.
+  let seed = 0x2545f491
+  const rnd = (n: number) => {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    return (seed >>> 0) % n
+  }
+  const many = sampleDocs(60)
+  const offsets: number[] = []
+  let at = 0
+  for (const d of many) {
+    offsets.push(at)
+    at += d.length
+  }
+  const whole = Buffer.concat(many)
+  const brief = (r: Awaited<ReturnType<typeof run>>) => ({
+    out: r.out,
+    error: r.error === null ? null : { name: r.error.name, code: r.error.code, index: r.error.index, offset: r.error.offset, message: r.error.message },
+    skips: r.skips.map((s) => [s.index, s.offset, s.error.code, s.error.message]),
+  })
+
+  it('output, errors and skip events equal the synchronous stream (400 random cases)', async () => {
+    for (let c = 0; c < 400; c++) {
+      const input = Buffer.from(whole.subarray(0, offsets[1 + rnd(59)]))
+      const faults = rnd(4)
+      for (let f = 0; f < faults; f++) {
+        const k = rnd(offsets.filter((o) => o < input.length).length)
+        const kind = rnd(3)
+        if (kind === 0) input[offsets[k] + many[k].length - 1] = 7 // bad terminator
+        else if (kind === 1) input[offsets[k] + 4] = 0x7f // unknown element type
+        else input.writeInt32LE(rnd(2) === 0 ? 3 : 0x7ffffff0, offsets[k]) // impossible length
+      }
+      const end = rnd(5) === 0 ? input.length - 1 - rnd(20) : input.length // sometimes truncated
+      const chunks: Uint8Array[] = []
+      for (let p = 0; p < end; ) {
+        const n = Math.min(end - p, 1 + rnd(rnd(2) === 0 ? 40 : 3000))
+        chunks.push(input.subarray(p, p + n))
+        p += n
+      }
+      const options = { skipInvalid: rnd(2) === 0, format: rnd(2) === 0 ? 'ndjson' : 'array', batchBytes: 1 + rnd(2000) }
+      const sync = brief(await run(chunks, options))
+      const pooled = brief(await run(chunks, { ...options, concurrency: 2 + rnd(4) }))
+      expect(pooled, `case ${c}`).toEqual(sync)
+    }
+  })
+
+  it('many small batches in flight come out in input order', async () => {
+    const r = await run([whole], { concurrency: 8, batchBytes: 1 })
+    expect(r.error).toBeNull()
+    expect(r.out).toBe(Buffer.from(toNDJSON(whole)).toString('utf8'))
+  })
+
+  it('validates concurrency', () => {
+    for (const bad of [0, -1, 1.5, 257, '2']) {
+      expect(() => createTranscodeStream({ concurrency: bad as any })).toThrow(/concurrency/)
+    }
+  })
+})

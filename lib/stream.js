@@ -7,7 +7,15 @@
  * Per incoming chunk the span of complete documents is found by walking the int32 length
  * prefixes and transcoded with one native `toNDJSON` call per sub-batch (no per-document calls);
  * only the incomplete tail of a chunk is copied. Memory is bounded by the largest document plus
- * one sub-batch of output (`batchBytes` of BSON, default 1 MiB, or `chunkSize` when set).
+ * `concurrency` sub-batches of output (`batchBytes` of BSON each, default 1 MiB, or `chunkSize`
+ * when set).
+ *
+ * With `concurrency: 1` (the default) each sub-batch is transcoded synchronously in `_transform`.
+ * With `concurrency: N > 1` up to N sub-batches run at once on the libuv thread pool (the async
+ * batch call copies its input first) while the stream goes on reading; their outputs are pushed
+ * in input order, and `_transform` waits for a slot when N are in flight. A sub-batch that fails
+ * on the pool is run again synchronously, in order, so errors, `skipInvalid` and the documents
+ * written before a bad one are exactly those of the synchronous stream.
  */
 
 const { Transform } = require('stream')
@@ -20,6 +28,7 @@ const STREAM_KEYS = new Set([
   'chunkSize',
   'maxDocumentBytes',
   'batchBytes',
+  'concurrency',
   'skipInvalid',
   'highWaterMark',
   'readableHighWaterMark',
@@ -40,6 +49,13 @@ let backend = null
 function ndjson(buf, o) {
   if (backend === null) backend = loadBackend().binding
   return backend.transcodeBatch(buf, backend.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+}
+
+/** `toNDJSONAsync(buf, options)` from the backend: a Promise, transcoded on the libuv pool. */
+function ndjsonAsync(buf, o) {
+  if (backend === null) backend = loadBackend().binding
+  const b = backend
+  return b.transcodeBatchAsync(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false)
 }
 
 function threadsOf(t) {
@@ -92,6 +108,10 @@ class TranscodeStream extends Transform {
     const chunkSize = positiveInt(o.chunkSize, 'chunkSize', 0)
     const maxDocumentBytes = positiveInt(o.maxDocumentBytes, 'maxDocumentBytes', DEFAULT_MAX_DOCUMENT_BYTES)
     const batchBytes = positiveInt(o.batchBytes, 'batchBytes', chunkSize || DEFAULT_BATCH_BYTES)
+    const concurrency = positiveInt(o.concurrency, 'concurrency', 1)
+    if (concurrency > 256) {
+      throw new RangeError(`bson2json: options.concurrency must be an integer from 1 to 256, got ${String(concurrency)}`)
+    }
     const transcode = {}
     for (const k of Object.keys(o)) {
       if (o[k] === undefined || STREAM_KEYS.has(k)) continue
@@ -110,10 +130,21 @@ class TranscodeStream extends Transform {
     this._maxDoc = maxDocumentBytes
     this._batchBytes = batchBytes
     this._skipInvalid = o.skipInvalid === true
-    /** Documents seen so far (written, skipped or failed): the next document's global index. */
+    this._concurrency = concurrency
+    /**
+     * Documents handed to transcoding so far (written, skipped, failed or in flight): the next
+     * document's global index.
+     */
     this._index = 0
     /** Stream byte offset of the first byte not yet consumed (the start of `_pending`). */
     this._offset = 0
+    /** Sub-batches on the thread pool, in input order (concurrency > 1). */
+    this._jobs = []
+    /** A `_transform` callback waiting for a free slot, or `_flush`'s waiting for the last job. */
+    this._waiting = null
+    this._flushing = null
+    /** An error found while jobs were in flight: raised once the jobs before it are out. */
+    this._deferred = null
     /** Documents written to the output (array format: for separators). */
     this._written = 0
     this._skipped = 0
@@ -147,9 +178,102 @@ class TranscodeStream extends Transform {
     try {
       this._consume(chunk)
     } catch (e) {
+      if (this._jobs.length > 0) return this._failAfterJobs(e, callback)
       return this._fail(e, callback)
     }
-    callback()
+    if (this._jobs.length >= this._concurrency) this._waiting = callback
+    else callback()
+  }
+
+  /** Raises `error` once the sub-batches in flight before it have been pushed (or one failed). */
+  _failAfterJobs(error, callback) {
+    this._failed = true
+    this._deferred = { error, callback }
+  }
+
+  /** Starts `buf[start..end)` on the thread pool; its output is pushed in order by `_drain`. */
+  _startJob(buf, start, end, starts) {
+    const job = { slice: buf.subarray(start, end), starts, index: this._index, offset: this._offset, done: false, out: null, error: null }
+    this._index += starts.length
+    this._offset += end - start
+    this._jobs.push(job)
+    const settle = (out, error) => {
+      job.done = true
+      job.out = out
+      job.error = error
+      this._drain()
+    }
+    let p
+    try {
+      p = ndjsonAsync(job.slice, this._opts)
+    } catch (e) {
+      p = Promise.reject(e) // settled later, like the pool's own errors
+    }
+    p.then(
+      (out) => settle(out, null),
+      (e) => settle(null, e),
+    )
+  }
+
+  /** Pushes finished sub-batches in input order; releases a waiting `_transform` or `_flush`. */
+  _drain() {
+    const jobs = this._jobs
+    while (jobs.length > 0 && jobs[0].done) {
+      const job = jobs.shift()
+      if (this.destroyed) continue
+      if (job.error === null) {
+        this._pushOutput(job.out, job.starts.length)
+        this._written += job.starts.length
+        continue
+      }
+      // Run the failed sub-batch again synchronously: the same errors, skips and partial output
+      // as the synchronous stream. The stream's counters are this job's start meanwhile.
+      const index = this._index
+      const offset = this._offset
+      this._index = job.index
+      this._offset = job.offset
+      try {
+        this._emitSpanSync(job.slice, 0, job.slice.length, job.starts)
+      } catch (e) {
+        this._index = job.index + job.starts.length
+        this._offset = offset
+        // Later sub-batches are dropped; an error found after them is superseded by this one.
+        jobs.length = 0
+        const callback = this._takeCallback()
+        this._failed = true
+        this._deferred = null
+        this._fail(e, callback)
+        return
+      }
+      this._index = index
+      this._offset = offset
+    }
+    if (jobs.length === 0 && this._deferred !== null) {
+      const { error, callback } = this._deferred
+      this._deferred = null
+      this._fail(error, callback)
+      return
+    }
+    if (this._waiting !== null && jobs.length < this._concurrency) {
+      const callback = this._waiting
+      this._waiting = null
+      callback()
+    }
+    if (this._flushing !== null && jobs.length === 0) {
+      const callback = this._flushing
+      this._flushing = null
+      this._flush(callback)
+    }
+  }
+
+  /** The one callback the stream is holding (a waiting `_transform`, a deferred error's, `_flush`'s). */
+  _takeCallback() {
+    const callbacks = [this._waiting, this._deferred && this._deferred.callback, this._flushing].filter((c) => c !== null)
+    this._waiting = null
+    this._flushing = null
+    if (callbacks.length === 0) return (e) => this.destroy(e)
+    for (let i = 1; i < callbacks.length; i++) callbacks[i]()
+    return callbacks[0]
   }
 
   /**
@@ -166,6 +290,10 @@ class TranscodeStream extends Transform {
   }
 
   _flush(callback) {
+    if (this._jobs.length > 0) {
+      this._flushing = callback
+      return
+    }
     if (this._failed) return callback()
     if (this._have > 0) {
       const need = this._pending === null ? 'its length prefix' : `${this._pending.length} bytes`
@@ -264,6 +392,11 @@ class TranscodeStream extends Transform {
    * is skipped (`skipInvalid`) or the error is thrown with stream-global index and offset.
    */
   _emitSpan(buf, start, end, starts) {
+    if (this._concurrency > 1 && start < end) this._startJob(buf, start, end, starts)
+    else this._emitSpanSync(buf, start, end, starts)
+  }
+
+  _emitSpanSync(buf, start, end, starts) {
     while (start < end) {
       const slice = buf.subarray(start, end)
       let out
@@ -272,7 +405,7 @@ class TranscodeStream extends Transform {
       } catch (e) {
         if (typeof e.index !== 'number' || typeof e.offset !== 'number') throw e
         const bad = e.index
-        if (bad > 0) this._emitSpan(buf, start, start + starts[bad], starts.slice(0, bad))
+        if (bad > 0) this._emitSpanSync(buf, start, start + starts[bad], starts.slice(0, bad))
         const badStart = starts[bad]
         const badEnd = bad + 1 < starts.length ? starts[bad + 1] : end - start
         // The documents before it are out: this._index / this._offset now point at the bad one.

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::ptr;
+use std::sync::Mutex;
 
 use bson2json_core::batch::{
     cursor_parts, split_concatenated, transcode_concatenated, transcode_docs,
@@ -445,6 +446,44 @@ pub fn transcode_cursor<'env>(
     Ok(obj)
 }
 
+/// Buffers of finished pool tasks (their input copies and their outputs), kept for the next
+/// tasks: a fresh multi-megabyte allocation is page-faulted in on first write, which made a
+/// stream with several batches in flight spend more time in page faults than in transcoding
+/// (`perf`, benchmark/vs-bsondump.sh).
+static SPARE_INPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+static SPARE_OUTPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// At most this many spare buffers of each kind, each at most [`SPARE_BYTES`].
+const SPARE_KEPT: usize = 8;
+const SPARE_BYTES: usize = 16 << 20;
+
+/// An empty buffer with room for `bytes`: a spare one when there is one.
+fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
+    let spare = pool.lock().ok().and_then(|mut v| v.pop());
+    let mut data = spare.unwrap_or_default();
+    data.clear();
+    // Rounded up, so that a spare fits the next batch of about the same size.
+    data.reserve(bytes.checked_next_power_of_two().unwrap_or(bytes));
+    data
+}
+
+/// Keeps `data` for a later [`spare_take`], unless it is too big or enough are kept.
+fn spare_put(pool: &Mutex<Vec<Vec<u8>>>, data: Vec<u8>) {
+    if data.capacity() == 0 || data.capacity() > SPARE_BYTES {
+        return;
+    }
+    if let Ok(mut spare) = pool.lock() {
+        if spare.len() < SPARE_KEPT {
+            spare.push(data);
+        }
+    }
+}
+
+impl Drop for BatchTask {
+    fn drop(&mut self) {
+        spare_put(&SPARE_INPUTS, std::mem::take(&mut self.data));
+    }
+}
+
 /// A batch transcoded on the libuv thread pool. The input bytes are copied when the task is
 /// created, so JavaScript may reuse or mutate its buffers while the task runs.
 pub struct BatchTask {
@@ -470,6 +509,7 @@ impl Task for BatchTask {
             let docs: Vec<&[u8]> = self.ranges.iter().map(|&(s, e)| &self.data[s..e]).collect();
             let starts: Vec<usize> = self.ranges.iter().map(|r| r.0).collect();
             let mut r = BatchOutput::default();
+            r.out = spare_take(&SPARE_OUTPUTS, self.data.len() + self.data.len() / 4 + 64);
             let mut tc = Transcoder::new();
             run_batch(
                 &docs,
@@ -493,7 +533,9 @@ impl Task for BatchTask {
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         match output {
             Ok(mut r) => {
-                let v = finish(&env, &mut r, self.layout)?;
+                let v = finish(&env, &mut r, self.layout);
+                spare_put(&SPARE_OUTPUTS, std::mem::take(&mut r.out));
+                let v = v?;
                 // SAFETY: the value lives in the resolve callback's scope, where napi-rs uses it.
                 Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v.raw()) })
             }
@@ -553,7 +595,7 @@ pub fn transcode_batch_async(
         collect_docs(env, &input)?.0
     };
     let total = docs.iter().map(|d| d.len()).sum();
-    let mut data = Vec::with_capacity(total);
+    let mut data = spare_take(&SPARE_INPUTS, total);
     let mut ranges = Vec::with_capacity(docs.len());
     for d in &docs {
         ranges.push((data.len(), data.len() + d.len()));
