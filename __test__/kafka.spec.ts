@@ -222,6 +222,8 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     b.p.kill('SIGTERM')
     expect(await b.exit).toBe(0)
     expect(b.err()).toMatch(/events \(\+\d+, [\d.]+\/s\), \d+ transactions, lag/)
+    // a clean stop: the run ended (transaction finished, cursor closed), not an exit from the handler
+    expect(b.err()).toMatch(/SIGTERM: finishing the open transaction[\s\S]*stopped \(SIGTERM\): \d+ events in \d+ transactions/)
     const msgs = await readAll(t.topic)
     expect(msgs.map((m) => JSON.parse(m.value).fullDocument.i)).toEqual(Array.from({ length: 60 }, (_, i) => i))
   }, 120_000)

@@ -201,6 +201,17 @@ function matchesCondition(values, condition) {
       case '$nin':
         ok = !operand.some((o) => matchesEquality(values, o))
         break
+      case '$mod': {
+        // { $mod: [divisor, remainder] } on numbers, truncated toward zero like the server
+        if (!Array.isArray(operand) || operand.length !== 2) throw new CommandError(2, 'BadValue', 'malformed mod, needs to be an array of 2 elements')
+        const [d, r] = operand.map((x) => Math.trunc(toNumber(x)))
+        if (d === 0) throw new CommandError(2, 'BadValue', 'divisor cannot be 0')
+        ok = candidates.some((v) => {
+          const x = v !== null && typeof v === 'object' && !['Int32', 'Double', 'Long'].includes(v._bsontype) ? NaN : toNumber(v)
+          return typeof x === 'number' && Number.isFinite(x) && Math.trunc(x) % d === r
+        })
+        break
+      }
       case '$exists':
         ok = (values.length > 0) === Boolean(toNumber(operand))
         break
