@@ -232,6 +232,17 @@ describe('cursor → HTTP', () => {
     expect(await res.text()).toBe(`[${theirs.join(',')}]`)
   })
 
+  it('JSON array stream: no documents, and one document per batch', async () => {
+    const read = async (r: any) => {
+      let t = ''
+      for await (const c of r) t += c
+      return t
+    }
+    expect(await read(b2j.find(coll, { _id: -12345 }).stream({ format: 'array' }))).toBe('[]')
+    const theirs = (await coll.find({}, { sort: { _id: 1 }, limit: 5 }).toArray()).map((d) => JSON.stringify(d))
+    expect(await read(b2j.find(coll, {}, { sort: { _id: 1 }, limit: 5, batchSize: 1 }).stream({ format: 'array' }))).toBe(`[${theirs.join(',')}]`)
+  })
+
   it('a client disconnecting mid-response kills the cursor', async () => {
     const mon = monitor()
     await new Promise<void>((resolve, reject) => {

@@ -14,6 +14,10 @@ const { RawCursor } = require('./raw-cursor')
 
 // Batch layouts of the backend's `transcodeCursor` (the addon's `BatchLayout` enum).
 const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = loadBackend().binding.BatchLayout
+const NL = 0x0a
+const COMMA = 0x2c
+const COMMA_BUF = Buffer.from(',')
+const OPEN_BUF = Buffer.from('[')
 
 let native = null
 function binding() {
@@ -155,7 +159,9 @@ class JsonCursor extends RawCursor {
     const format = options.format === undefined ? 'ndjson' : options.format
     if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: stream format must be 'ndjson' or 'array', got ${String(format)}`)
     const self = this
-    const layout = format === 'ndjson' ? LAYOUT_NDJSON : LAYOUT_LIST
+    // Both formats come from the NDJSON Buffer of each batch: for an array its newlines become
+    // commas (JSON text has no raw newline), so no per-document strings are made and re-encoded.
+    const layout = LAYOUT_NDJSON
     let started = false
     let reading = false
     let any = false
@@ -176,11 +182,13 @@ class JsonCursor extends RawCursor {
               }
               if (format === 'ndjson') more = this.push(b.docs)
               else {
-                const body = b.docs.join(',')
-                const head = started ? (any ? ',' : '') : '['
+                const body = b.docs
+                for (let i = body.indexOf(NL); i !== -1; i = body.indexOf(NL, i + 1)) body[i] = COMMA
+                const head = started ? (any ? COMMA_BUF : null) : OPEN_BUF
                 started = true
                 any = true
-                more = this.push(head + body)
+                if (head !== null) this.push(head)
+                more = this.push(body.subarray(0, body.length - 1))
               }
               if (more) step()
               else reading = false
