@@ -2,6 +2,7 @@
 // Change-stream throughput: bson2json watch() vs the driver's coll.watch() + JSON.stringify.
 //
 //   node benchmark/change-stream.mjs [--events N] [--quick]
+//   node benchmark/change-stream.mjs --per-event [--quick]   (client CPU per event, and the floor)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
 // The test server runs in a CHILD process (test-server/cli.js) so process.cpuUsage() measures
@@ -166,7 +167,95 @@ async function prefetchGain() {
   return { n, rows }
 }
 
+/**
+ * Client CPU per event, four ways on the same pre-written events, alternating, median of ROUNDS:
+ * bson2json per event (`for await (const ev of watch(...))`), bson2json per batch (`batches()`),
+ * the driver's `watch()` + `JSON.stringify(ev)`, and the floor: the same aggregate/getMores sent
+ * through the driver's raw command path (`db.command(..., { raw: true })`) with one `cursorBatch`
+ * per reply (each event's JSON, nothing else).
+ */
+async function perEvent() {
+  let stop = () => {}
+  let uri = process.env.MONGODB_URI
+  if (!uri) ({ uri, stop } = await startChild())
+  const { Long } = require('bson')
+  const client = await MongoClient.connect(uri)
+  const db = client.db('b2j_bench_cs_cpu')
+  const rows = []
+  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: BATCH, maxAwaitTimeMS: 200 })
+  const ways = {
+    async perEvent(coll, T0, n) {
+      let seen = 0
+      let bytes = 0
+      for await (const ev of b2j.watch(coll, [], { ...opts(T0), whole: true })) {
+        bytes += ev.json.length
+        if (++seen >= n) break
+      }
+      return bytes
+    },
+    async batches(coll, T0, n) {
+      let seen = 0
+      let bytes = 0
+      for await (const b of b2j.watch(coll, [], { ...opts(T0), whole: true }).batches()) {
+        for (const ev of b.events) bytes += ev.json.length
+        seen += b.events.length
+        if (seen >= n) break
+      }
+      return bytes
+    },
+    driver: drainDriver,
+    async floor(coll, T0, n) {
+      let r = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: T0 } }], cursor: { batchSize: BATCH } }, { raw: true })
+      let seen = 0
+      let bytes = 0
+      for (;;) {
+        const b = b2j.cursorBatch(r)
+        for (const j of b.docs) bytes += j.length
+        seen += b.count
+        if (seen >= n) break
+        r = await db.command({ getMore: Long.fromBigInt(b.id), collection: coll.collectionName, batchSize: BATCH, maxTimeMS: 200 }, { raw: true })
+      }
+      return bytes
+    },
+  }
+  try {
+    for (const [label, bytes, n0] of [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]]) {
+      const n = argN || (quick ? n0 / 4 : n0)
+      const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
+      const cpu = Object.fromEntries(Object.keys(ways).map((k) => [k, []]))
+      for (let r = 0; r < ROUNDS + 1; r++) {
+        const order = r % 2 ? Object.keys(ways).reverse() : Object.keys(ways)
+        for (const who of order) {
+          const m = await measure(() => ways[who](coll, T0, n))
+          if (r > 0) cpu[who].push((m.cpuMs * 1000) / n) // round 0 warms up
+        }
+      }
+      const med = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])) })
+      console.error(`${label}: done`)
+    }
+  } finally {
+    await db.dropDatabase().catch(() => {})
+    await client.close()
+    stop()
+  }
+  console.log(`\n### client CPU µs per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, median of ${ROUNDS})\n`)
+  console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | driver / batches() | batches() / floor |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  for (const r of rows) {
+    const u = r.us
+    console.log(
+      `| ${r.label} | ${r.n} | ${u.perEvent.toFixed(1)} | ${u.batches.toFixed(1)} | ${u.driver.toFixed(1)} | ${u.floor.toFixed(1)} | ${(u.driver / u.perEvent).toFixed(2)}x | ${(u.driver / u.batches).toFixed(2)}x | ${(u.batches / u.floor).toFixed(2)}x |`,
+    )
+  }
+}
+
 const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
+
+if (args.includes('--per-event')) {
+  await perEvent()
+  process.exit(0)
+}
 
 const rows = await throughput()
 console.log(`\n### watch() vs driver watch() + JSON.stringify (${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, best of ${ROUNDS})\n`)
