@@ -92,11 +92,16 @@ function batch(docs, layout, options) {
   return native.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads)
 }
 
+/**
+ * The `*Async` calls: a wrong argument (type, option, range) throws its TypeError/RangeError
+ * synchronously, as the sync calls do; anything wrong with the BSON itself rejects the Promise
+ * with a TranscodeError, whether it is found before or on the thread pool.
+ */
 function batchAsync(docs, layout, options) {
+  const o = resolveOptions(options, BATCH_KEYS)
+  const threads = threadsOf(options)
+  const cursor = cursorOf(docs)
   try {
-    const o = resolveOptions(options, BATCH_KEYS)
-    const threads = threadsOf(options)
-    const cursor = cursorOf(docs)
     return native.transcodeBatchAsync(
       cursor === undefined ? docs : cursor,
       layout,
@@ -107,7 +112,8 @@ function batchAsync(docs, layout, options) {
       cursor !== undefined,
     )
   } catch (e) {
-    return Promise.reject(e)
+    if (isTranscodeError(e)) return Promise.reject(e)
+    throw e
   }
 }
 

@@ -59,6 +59,37 @@ fn set(
     }
 }
 
+/// Property names made once per call: `napi_set_named_property` makes the name's V8 string and
+/// looks it up in V8's string table on every call, ten times per event; a name made once is
+/// looked up on its first use and reused for every later event of the batch.
+#[derive(Default)]
+struct Keys {
+    made: Vec<(*const std::ffi::c_char, sys::napi_value)>,
+}
+
+impl Keys {
+    fn set(
+        &mut self,
+        env: &Env,
+        obj: sys::napi_value,
+        key: &'static std::ffi::CStr,
+        value: sys::napi_value,
+    ) -> Result<()> {
+        let p = key.as_ptr();
+        let k = match self.made.iter().find(|(q, _)| *q == p) {
+            Some(&(_, k)) => k,
+            None => {
+                let k = js_str(env, key.to_bytes())?;
+                self.made.push((p, k));
+                k
+            }
+        };
+        // SAFETY: `obj`, `k` and `value` are live values of the current call's handle scope
+        // (the keys are made in it and dropped with `self` before the call returns).
+        unsafe { check(sys::napi_set_property(env.raw(), obj, k, value)) }
+    }
+}
+
 fn new_object(env: &Env) -> Result<sys::napi_value> {
     let mut o = ptr::null_mut();
     // SAFETY: valid out-pointer.
@@ -196,6 +227,7 @@ pub fn transcode_change_batch<'env>(
             }
             .map_err(Either::B)?;
             let mut els = Vec::new();
+            let mut keys = Keys::default();
             for (i, &(a, b)) in parts.docs.iter().enumerate() {
                 let ev = &bytes[a..b];
                 let wrap = |e: Either<CoreError, Error>| e.map_a(|x| (i, x.shifted(a)));
@@ -236,7 +268,7 @@ pub fn transcode_change_batch<'env>(
                                     {
                                         let sv = js_str(env, str_at(sub, n.value_start))
                                             .map_err(Either::B)?;
-                                        set(
+                                        keys.set(
                                             env,
                                             nso,
                                             if n.key == b"db" { c"db" } else { c"coll" },
@@ -250,14 +282,14 @@ pub fn transcode_change_batch<'env>(
                             (b"clusterTime", 0x11) => {
                                 let ts = rd_u64(ev, v);
                                 let t = new_object(env).map_err(Either::B)?;
-                                set(
+                                keys.set(
                                     env,
                                     t,
                                     c"t",
                                     number(env, (ts >> 32) as f64).map_err(Either::B)?,
                                 )
                                 .map_err(Either::B)?;
-                                set(
+                                keys.set(
                                     env,
                                     t,
                                     c"i",
@@ -287,7 +319,7 @@ pub fn transcode_change_batch<'env>(
                                     {
                                         let x = number(env, f64::from(rd_i32(sub, n.value_start)))
                                             .map_err(Either::B)?;
-                                        set(
+                                        keys.set(
                                             env,
                                             so,
                                             if n.key == b"fragment" {
@@ -328,12 +360,12 @@ pub fn transcode_change_batch<'env>(
                             }
                             _ => continue,
                         };
-                    set(env, o, key, value).map_err(Either::B)?;
+                    keys.set(env, o, key, value).map_err(Either::B)?;
                 }
                 if whole {
                     let j =
                         json_value(env, tc, out, wide, &mut regexes, i, ev, &opts).map_err(wrap)?;
-                    set(env, o, c"json", j).map_err(Either::B)?;
+                    keys.set(env, o, c"json", j).map_err(Either::B)?;
                 }
                 // SAFETY: `arr` is a live array with room for index `i`.
                 unsafe { check(sys::napi_set_element(env.raw(), arr, i as u32, o)) }
