@@ -426,3 +426,104 @@ describe('the typed protocol', () => {
     expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
   })
 })
+
+describe.skipIf(!native)('watch(): a hostile pipeline, hostile options, a RegExp that runs mid-batch', () => {
+  // The pipeline and the options are read by JavaScript before the first command (a getter that
+  // throws propagates from watch(); a changing getter is read once); the raw replies are copied
+  // before the regex check runs JavaScript. Never a crash; events equal the driver's.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startTestServer } = require('../test-server')
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { MongoClient } = require('mongodb')
+  let server: any
+  let client: any
+  let coll: any
+  let T0: any
+  const N = 40
+  const setup = async () => {
+    if (client) return
+    server = await startTestServer()
+    client = await MongoClient.connect(server.uri)
+    coll = client.db('reentry').collection('w')
+    const s = client.startSession()
+    await coll.db.command({ ping: 1 }, { session: s })
+    T0 = s.operationTime
+    await s.endSession()
+    await coll.insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, r: new RegExp(`w${serial++}x${i}`, 'i'), s: big.slice(0, 1000 + i) })))
+  }
+  afterAll(async () => {
+    if (client) await client.close()
+    if (server) await server.close()
+  })
+  const drain = async (pipeline: any, options: any) => {
+    const out: any[] = []
+    for await (const ev of b2j.watch(coll, pipeline, { startAtOperationTime: T0, maxAwaitTimeMS: 50, batchSize: 7, ...options })) {
+      out.push(ev)
+      if (out.length === N) break
+    }
+    return out
+  }
+
+  it('getters, Proxies and valueOf in the pipeline and the options', async () => {
+    await setup()
+    const boom = () => {
+      throw new Error('boom')
+    }
+    const throwingPipeline = new Proxy([{ $match: {} }], { get: (t, k) => (k === '0' ? boom() : Reflect.get(t, k)) })
+    expect(() => b2j.watch(coll, throwingPipeline, { startAtOperationTime: T0 })).toThrow('boom')
+    expect(() => b2j.watch(coll, [], Object.defineProperty({}, 'batchSize', { get: boom, enumerable: true }))).toThrow('boom')
+    expect(() => b2j.watch(coll, [], { batchSize: { valueOf: () => (gc(), 7) } })).toThrow(/batchSize/)
+    expect(() => b2j.watch(coll, [], { dialect: { toString: () => 'relaxed' } })).toThrow(/dialect/)
+    expect(() => b2j.watch(coll, 'not a pipeline' as any)).toThrow(TypeError)
+    let reads = 0
+    const stage = {
+      get $match() {
+        gc()
+        return reads++ === 0 ? { operationType: 'insert' } : { operationType: 'nothing' }
+      },
+    }
+    const proxied = new Proxy([stage], {})
+    const events = await drain(proxied, {})
+    expect(events).toHaveLength(N)
+    expect(events.map((e) => JSON.parse(e.documentKey)._id)).toEqual(Array.from({ length: N }, (_, i) => i))
+  })
+
+  it('a global RegExp that detaches the raw reply being transcoded', async () => {
+    await setup()
+    // The driver's raw replies, caught on their way to the change stream.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Db } = require('mongodb')
+    const command = Db.prototype.command
+    let reply: Uint8Array | null = null
+    Db.prototype.command = async function (...a: any[]) {
+      const r = await command.apply(this, a)
+      if (r && r.cursor instanceof Uint8Array) reply = r.cursor
+      return r
+    }
+    let fired = 0
+    let detached = 0
+    globalThis.RegExp = function (p: string, f: string) {
+      fired++
+      if (reply && reply.byteLength) {
+        takeAway(reply)
+        detached++
+      }
+      return new OriginalRegExp(p, f)
+    } as any
+    let events: any[]
+    try {
+      events = await drain([], { whole: true })
+    } finally {
+      globalThis.RegExp = OriginalRegExp
+      Db.prototype.command = command
+    }
+    expect(fired).toBeGreaterThan(0)
+    expect(detached).toBeGreaterThan(0)
+    expect(events).toHaveLength(N)
+    for (const [i, e] of events.entries()) {
+      const j = JSON.parse(e.json)
+      expect(j.fullDocument._id).toBe(i)
+      expect(j.fullDocument.s).toBe(big.slice(0, 1000 + i))
+    }
+  })
+})
