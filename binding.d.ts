@@ -32,6 +32,30 @@ export declare const enum BatchLayout {
   Joined = 4,
 }
 
+/**
+ * The bits of every call's `flags` argument. Exported to JavaScript (the generated
+ * `binding.d.ts` carries it); `lib/options.js` builds `flags` from its own copy of these numbers,
+ * which `__test__/reentry.spec.ts` checks equal to this enum. The two low bits are the dialect.
+ */
+export declare const enum OptionFlag {
+  /** `dialect: 'relaxed'` (the low two bits: 0 compat, 1 relaxed, 2 canonical). */
+  Relaxed = 1,
+  /** `dialect: 'canonical'`. */
+  Canonical = 2,
+  /** `utf8: 'replace'`. */
+  Utf8Replace = 4,
+  /** `bsonVersion: 6`. */
+  Bson6 = 8,
+  /** `promoteLongs: false`. */
+  Longs = 16,
+  /** `promoteBuffers: true`. */
+  Buffers = 32,
+  /** `bsonRegExp: true`. */
+  BsonRegExp = 64,
+  /** `promoteValues: false`. */
+  NoPromote = 128,
+}
+
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
 export declare function transcodeBatch(input: unknown, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): unknown
 

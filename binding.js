@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.BatchLayout = nativeBinding.BatchLayout
+module.exports.OptionFlag = nativeBinding.OptionFlag
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
 module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch

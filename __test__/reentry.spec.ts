@@ -425,6 +425,23 @@ describe('the typed protocol', () => {
     expect(() => binding.transcodeBatch([docC], 9, 0, 1000, 1 << 28, 1)).toThrow()
     expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
   })
+
+  it("lib/options.js's flag bits equal the addon's OptionFlag enum", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Flags, DIALECTS } = require('../lib/options')
+    const js = {
+      Relaxed: DIALECTS.relaxed,
+      Canonical: DIALECTS.canonical,
+      Utf8Replace: Flags.UTF8_REPLACE,
+      Bson6: Flags.BSON6,
+      Longs: Flags.LONGS,
+      Buffers: Flags.BUFFERS,
+      BsonRegExp: Flags.BSON_REGEXP,
+      NoPromote: Flags.NO_PROMOTE,
+    }
+    expect(Object.values(js).every((v) => typeof v === 'number')).toBe(true)
+    if (native) expect({ ...binding.OptionFlag }).toEqual(js)
+  })
 })
 
 describe.skipIf(!native)('watch(): a hostile pipeline, hostile options, a RegExp that runs mid-batch', () => {

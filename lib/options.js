@@ -17,8 +17,9 @@ const MAX_OUTPUT_BYTES_LIMIT = 2 ** 32 - 1
 
 /**
  * Flag bits of the binding's `flags` argument (bits 0-1 are the dialect, `DIALECTS`). This is
- * the one JavaScript definition: lib/fallback.js imports it, and
- * crates/bson2json-node/src/lib.rs (`options`) decodes the same bits.
+ * the one JavaScript definition: lib/fallback.js imports it. The addon's definition is its
+ * exported `OptionFlag` enum (crates/bson2json-node/src/lib.rs, typed in binding.d.ts);
+ * __test__/reentry.spec.ts checks the two equal.
  */
 const FLAG_UTF8_REPLACE = 4
 /** `compat` reproduces js-bson 6 (default 7). */

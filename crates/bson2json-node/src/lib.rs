@@ -66,15 +66,42 @@ pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     r
 }
 
+/// The bits of every call's `flags` argument. Exported to JavaScript (the generated
+/// `binding.d.ts` carries it); `lib/options.js` builds `flags` from its own copy of these numbers,
+/// which `__test__/reentry.spec.ts` checks equal to this enum. The two low bits are the dialect.
+#[napi]
+pub enum OptionFlag {
+    /// `dialect: 'relaxed'` (the low two bits: 0 compat, 1 relaxed, 2 canonical).
+    Relaxed = 1,
+    /// `dialect: 'canonical'`.
+    Canonical = 2,
+    /// `utf8: 'replace'`.
+    Utf8Replace = 4,
+    /// `bsonVersion: 6`.
+    Bson6 = 8,
+    /// `promoteLongs: false`.
+    Longs = 16,
+    /// `promoteBuffers: true`.
+    Buffers = 32,
+    /// `bsonRegExp: true`.
+    BsonRegExp = 64,
+    /// `promoteValues: false`.
+    NoPromote = 128,
+}
+
+const fn bit(f: OptionFlag) -> u32 {
+    f as u32
+}
+
 /// Decodes the wrapper's packed option numbers.
 pub(crate) fn options(flags: u32, max_depth: u32, max_output_bytes: f64) -> Options {
     Options {
-        dialect: match flags & 3 {
+        dialect: match flags & (bit(OptionFlag::Relaxed) | bit(OptionFlag::Canonical)) {
             1 => Dialect::Relaxed,
             2 => Dialect::Canonical,
             _ => Dialect::Compat,
         },
-        utf8: if flags & 4 != 0 {
+        utf8: if flags & bit(OptionFlag::Utf8Replace) != 0 {
             Utf8Mode::Replace
         } else {
             Utf8Mode::Strict
@@ -85,15 +112,15 @@ pub(crate) fn options(flags: u32, max_depth: u32, max_output_bytes: f64) -> Opti
         } else {
             bson2json_core::DEFAULT_MAX_OUTPUT_BYTES
         },
-        bson_version: if flags & 8 != 0 {
+        bson_version: if flags & bit(OptionFlag::Bson6) != 0 {
             BsonVersion::V6
         } else {
             BsonVersion::V7
         },
-        promote_longs: flags & 16 == 0,
-        promote_values: flags & 128 == 0,
-        promote_buffers: flags & 32 != 0,
-        bson_regexp: flags & 64 != 0,
+        promote_longs: flags & bit(OptionFlag::Longs) == 0,
+        promote_values: flags & bit(OptionFlag::NoPromote) == 0,
+        promote_buffers: flags & bit(OptionFlag::Buffers) != 0,
+        bson_regexp: flags & bit(OptionFlag::BsonRegExp) != 0,
     }
 }
 
