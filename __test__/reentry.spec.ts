@@ -250,7 +250,7 @@ describe('every export × every route', () => {
         const arr: any[] = [first, own(docB), null]
         Object.defineProperty(arr, 2, { get: () => (takeAway(first), own(docC)) })
         await expect(f(arr), name).rejects.toMatchObject({ code: 'BSON_TRUNCATED', offset: 0, index: 0 })
-        await expect(f(new Proxy([own(docA)], {}))).rejects.toThrow(TypeError)
+        expect(() => f(new Proxy([own(docA)], {})), name).toThrow(TypeError) // a wrong argument: synchronous
         // Inputs are copied: detaching them once the call returned changes nothing.
         const list = [own(docA), own(docB)]
         const p = withHostileRegExp(() => list[0], () => f(list))
@@ -424,6 +424,25 @@ describe('the typed protocol', () => {
     refresh()
     expect(() => binding.transcodeBatch([docC], 9, 0, 1000, 1 << 28, 1)).toThrow()
     expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
+  })
+
+  it('the single-document calls take (bson[, packed[, maxOutputBytes]]) in both backends, nothing else', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const fallback = require('../lib/fallback')
+    const d = BSON.serialize({ a: 1.5, n: { m: 1 } })
+    const outcome = (f: () => unknown) => {
+      try {
+        return f()
+      } catch (e: any) {
+        return `${e.name}: ${e.code}`
+      }
+    }
+    // the removed 4-argument form (flags, maxDepth, maxOutputBytes) reads as packed = 1: depth 0
+    for (const args of [[d], [d, 1 + 5 * 256], [d, 1 + 5 * 256, 1e6], [d, 1, 5, 1e6]] as any[]) {
+      const f = outcome(() => fallback.transcode(...args))
+      if (native) expect(f).toEqual(outcome(() => binding.transcode(...args)))
+      if (args.length === 4) expect(f).toBe('TranscodeError: BSON_TOO_DEEP')
+    }
   })
 
   it("lib/options.js's flag bits equal the addon's OptionFlag enum", () => {

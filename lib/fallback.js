@@ -719,11 +719,8 @@ function limits(maxDepth, maxOutputBytes) {
  * `(bson, flags, maxDepth, maxOutputBytes)` and the native fast path's
  * `(bson, packed = flags | maxDepth << FLAG_BITS, maxOutputBytes?)`; `(bson)` alone means defaults.
  */
+/** `(bson[, packed[, maxOutputBytes]])`, exactly the addon's single-document arguments. */
 function singleArgs(args) {
-  if (args.length >= 4) {
-    const [depth, out] = limits(args[2], args[3])
-    return [args[1] >>> 0, depth, out]
-  }
   if (args.length >= 2 && args[1] !== undefined) {
     const packed = args[1]
     if (typeof packed !== 'number' || !(packed >= 0 && packed <= 2 ** (32 + FLAG_BITS) - 1)) {
