@@ -26,7 +26,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUZZ = os.path.join(ROOT, "fuzz")
 LEDGER = os.path.join(FUZZ, "ledger.tsv")
-ALL = ["transcode", "structured", "differential", "swar", "batch"]
+ALL = ["transcode", "structured", "differential", "swar", "batch", "framing"]
 COLUMNS = ["start_utc", "core_commit", "target", "cpu_s", "wall_s", "execs", "cov", "ft", "corpus", "result"]
 # Slow-unit reports (`slow-unit-*`, over 10 s wall) are not findings; timeouts (-timeout=20) are.
 FINDING = re.compile(r"deadly signal|panicked at|ERROR: AddressSanitizer|ERROR: libFuzzer|ERROR: LeakSanitizer|"

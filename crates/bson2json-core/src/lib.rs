@@ -34,6 +34,7 @@ pub mod decimal128;
 mod error;
 #[allow(unsafe_code)]
 pub mod escape;
+pub mod framing;
 pub mod number;
 pub mod scan;
 pub mod text;

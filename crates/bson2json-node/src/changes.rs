@@ -4,29 +4,14 @@
 
 use std::ptr;
 
-use bson2json_core::batch::{cursor_parts, top_level_elements, CursorParts, RawElement};
+use bson2json_core::batch::{cursor_parts, CursorParts};
+use bson2json_core::framing::{change_event_fields, resume_token_data, EventField, Part};
 use bson2json_core::{Error as CoreError, Options, Transcoder};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
 use crate::{bytes_of, check, check_regexes, make_string, options, throw_transcode_error};
-
-fn rd_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn rd_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
-/// The content of a string element (type 0x02) whose value starts at `v`.
-fn str_at(b: &[u8], v: usize) -> &[u8] {
-    let len = rd_i32(b, v).max(1) as usize;
-    &b[v + 4..v + 4 + len - 1]
-}
 
 fn js_str(env: &Env, s: &[u8]) -> Result<sys::napi_value> {
     let mut v = ptr::null_mut();
@@ -104,6 +89,13 @@ fn number(env: &Env, x: f64) -> Result<sys::napi_value> {
     Ok(v)
 }
 
+fn date(env: &Env, ms: f64) -> Result<sys::napi_value> {
+    let mut d = ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    unsafe { check(sys::napi_create_date(env.raw(), ms, &mut d))? };
+    Ok(d)
+}
+
 fn null(env: &Env) -> Result<sys::napi_value> {
     let mut v = ptr::null_mut();
     // SAFETY: valid out-pointer.
@@ -132,25 +124,19 @@ fn json_value(
 
 /// A resume token as a JS value: `{ _data: string }` built directly for the format every
 /// MongoDB version uses; any other shape as its canonical Extended JSON text (the wrapper
-/// parses it with `EJSON.parse`).
+/// parses it with `EJSON.parse`). `data` is the token's `_data` string, when that is its shape
+/// ([`resume_token_data`]).
 fn token_value(
     env: &Env,
     doc: &[u8],
+    data: Option<&[u8]>,
     tc: &mut Transcoder,
     out: &mut Vec<u8>,
     wide: &mut Vec<u16>,
 ) -> std::result::Result<(sys::napi_value, bool), Either<CoreError, Error>> {
-    let mut els = Vec::new();
-    top_level_elements(doc, &mut els).map_err(Either::A)?;
-    if let [RawElement {
-        element_type: 0x02,
-        key: b"_data",
-        value_start,
-        ..
-    }] = els[..]
-    {
+    if let Some(data) = data {
         let o = new_object(env).map_err(Either::B)?;
-        let s = js_str(env, str_at(doc, value_start)).map_err(Either::B)?;
+        let s = js_str(env, data).map_err(Either::B)?;
         set(env, o, c"_data", s).map_err(Either::B)?;
         return Ok((o, true));
     }
@@ -203,7 +189,11 @@ pub fn transcode_change_batch<'env>(
             set(env, result, c"ns", nsv).map_err(Either::B)?;
             let pbrt = match parts.post_batch_resume_token {
                 Some((a, b)) => {
-                    let (v, plain) = token_value(env, &bytes[a..b], tc, out, wide)
+                    let token = &bytes[a..b];
+                    let data = resume_token_data(token)
+                        .map_err(|x| Either::A((0, x.shifted(a))))?
+                        .map(|r| &token[r]);
+                    let (v, plain) = token_value(env, token, data, tc, out, wide)
                         .map_err(|e| e.map_a(|x| (0, x)))?;
                     if !plain {
                         set(env, result, c"postBatchResumeTokenEJSON", v).map_err(Either::B)?;
@@ -226,145 +216,100 @@ pub fn transcode_change_batch<'env>(
                 ))
             }
             .map_err(Either::B)?;
-            let mut els = Vec::new();
+            let mut fields = Vec::new();
             let mut keys = Keys::default();
             for (i, &(a, b)) in parts.docs.iter().enumerate() {
                 let ev = &bytes[a..b];
-                let wrap = |e: Either<CoreError, Error>| e.map_a(|x| (i, x.shifted(a)));
-                let wrap_sub = |v: usize| {
-                    move |e: Either<CoreError, Error>| e.map_a(|x| (i, x.shifted(a + v)))
+                let at = |off: usize| {
+                    move |e: Either<CoreError, Error>| e.map_a(|x| (i, x.shifted(off)))
                 };
-                top_level_elements(ev, &mut els).map_err(|e| Either::A((i, e.shifted(a))))?;
+                change_event_fields(ev, &mut fields).map_err(|e| Either::A((i, e.shifted(a))))?;
                 let o = new_object(env).map_err(Either::B)?;
-                for el in &els {
-                    let v = el.value_start;
-                    let sub = &ev[v..el.value_end];
-                    let (key, value): (&std::ffi::CStr, sys::napi_value) =
-                        match (el.key, el.element_type) {
-                            (b"_id", 0x03) => {
-                                let (tv, plain) =
-                                    token_value(env, sub, tc, out, wide).map_err(wrap_sub(v))?;
-                                (
-                                    if plain {
-                                        c"resumeToken"
-                                    } else {
-                                        c"resumeTokenEJSON"
-                                    },
-                                    tv,
-                                )
-                            }
-                            (b"operationType", 0x02) => (
-                                c"operationType",
-                                js_str(env, str_at(ev, v)).map_err(Either::B)?,
-                            ),
-                            (b"ns", 0x03) => {
-                                let nso = new_object(env).map_err(Either::B)?;
-                                let mut nels = Vec::new();
-                                top_level_elements(sub, &mut nels)
-                                    .map_err(|e| Either::A((i, e.shifted(a + v))))?;
-                                for n in &nels {
-                                    if n.element_type == 0x02
-                                        && (n.key == b"db" || n.key == b"coll")
-                                    {
-                                        let sv = js_str(env, str_at(sub, n.value_start))
-                                            .map_err(Either::B)?;
-                                        keys.set(
-                                            env,
-                                            nso,
-                                            if n.key == b"db" { c"db" } else { c"coll" },
-                                            sv,
-                                        )
-                                        .map_err(Either::B)?;
-                                    }
-                                }
-                                (c"ns", nso)
-                            }
-                            (b"clusterTime", 0x11) => {
-                                let ts = rd_u64(ev, v);
-                                let t = new_object(env).map_err(Either::B)?;
-                                keys.set(
-                                    env,
-                                    t,
-                                    c"t",
-                                    number(env, (ts >> 32) as f64).map_err(Either::B)?,
-                                )
-                                .map_err(Either::B)?;
-                                keys.set(
-                                    env,
-                                    t,
-                                    c"i",
-                                    number(env, (ts & 0xffff_ffff) as f64).map_err(Either::B)?,
-                                )
-                                .map_err(Either::B)?;
-                                (c"clusterTime", t)
-                            }
-                            (b"wallTime", 0x09) => {
-                                let ms = rd_u64(ev, v) as i64;
-                                let mut d = ptr::null_mut();
-                                // SAFETY: valid out-pointer.
-                                unsafe {
-                                    check(sys::napi_create_date(env.raw(), ms as f64, &mut d))
-                                }
-                                .map_err(Either::B)?;
-                                (c"wallTime", d)
-                            }
-                            (b"splitEvent", 0x03) => {
-                                let so = new_object(env).map_err(Either::B)?;
-                                let mut sels = Vec::new();
-                                top_level_elements(sub, &mut sels)
-                                    .map_err(|e| Either::A((i, e.shifted(a + v))))?;
-                                for n in &sels {
-                                    if n.element_type == 0x10
-                                        && (n.key == b"fragment" || n.key == b"of")
-                                    {
-                                        let x = number(env, f64::from(rd_i32(sub, n.value_start)))
-                                            .map_err(Either::B)?;
-                                        keys.set(
-                                            env,
-                                            so,
-                                            if n.key == b"fragment" {
-                                                c"fragment"
-                                            } else {
-                                                c"of"
-                                            },
-                                            x,
-                                        )
-                                        .map_err(Either::B)?;
-                                    }
-                                }
-                                (c"splitEvent", so)
-                            }
-                            (b"documentKey", 0x03) => (
-                                c"documentKey",
-                                json_value(env, tc, out, wide, &mut regexes, i, sub, &opts)
-                                    .map_err(wrap_sub(v))?,
-                            ),
+                for field in &fields {
+                    let (key, value): (&'static std::ffi::CStr, sys::napi_value) = match field {
+                        EventField::ResumeToken { doc, data } => {
+                            let data = data.clone().map(|r| &ev[r]);
+                            let (tv, plain) =
+                                token_value(env, &ev[doc.clone()], data, tc, out, wide)
+                                    .map_err(at(a + doc.start))?;
                             (
-                                b"fullDocument"
-                                | b"fullDocumentBeforeChange"
-                                | b"updateDescription",
-                                t,
-                            ) if !whole => {
-                                let key = match el.key {
-                                    b"fullDocument" => c"fullDocument",
-                                    b"fullDocumentBeforeChange" => c"fullDocumentBeforeChange",
-                                    _ => c"updateDescription",
-                                };
-                                let value = if t == 0x03 {
-                                    json_value(env, tc, out, wide, &mut regexes, i, sub, &opts)
-                                        .map_err(wrap_sub(v))?
+                                if plain {
+                                    c"resumeToken"
                                 } else {
-                                    null(env).map_err(Either::B)?
-                                };
-                                (key, value)
+                                    c"resumeTokenEJSON"
+                                },
+                                tv,
+                            )
+                        }
+                        EventField::OperationType(r) => (
+                            c"operationType",
+                            js_str(env, &ev[r.clone()]).map_err(Either::B)?,
+                        ),
+                        EventField::Ns { db, coll } => {
+                            let nso = new_object(env).map_err(Either::B)?;
+                            for (k, r) in [(c"db", db), (c"coll", coll)] {
+                                if let Some(r) = r {
+                                    let sv = js_str(env, &ev[r.clone()]).map_err(Either::B)?;
+                                    keys.set(env, nso, k, sv).map_err(Either::B)?;
+                                }
                             }
-                            _ => continue,
-                        };
+                            (c"ns", nso)
+                        }
+                        EventField::ClusterTime { t, i: inc } => {
+                            let to = new_object(env).map_err(Either::B)?;
+                            let tv = number(env, f64::from(*t)).map_err(Either::B)?;
+                            keys.set(env, to, c"t", tv).map_err(Either::B)?;
+                            let iv = number(env, f64::from(*inc)).map_err(Either::B)?;
+                            keys.set(env, to, c"i", iv).map_err(Either::B)?;
+                            (c"clusterTime", to)
+                        }
+                        EventField::WallTime(ms) => {
+                            (c"wallTime", date(env, *ms as f64).map_err(Either::B)?)
+                        }
+                        EventField::SplitEvent { fragment, of } => {
+                            let so = new_object(env).map_err(Either::B)?;
+                            for (k, x) in [(c"fragment", fragment), (c"of", of)] {
+                                if let Some(x) = x {
+                                    let xv = number(env, f64::from(*x)).map_err(Either::B)?;
+                                    keys.set(env, so, k, xv).map_err(Either::B)?;
+                                }
+                            }
+                            (c"splitEvent", so)
+                        }
+                        EventField::DocumentKey(r) => (
+                            c"documentKey",
+                            json_value(env, tc, out, wide, &mut regexes, i, &ev[r.clone()], &opts)
+                                .map_err(at(a + r.start))?,
+                        ),
+                        EventField::Part(part, r) if !whole => {
+                            let key = match part {
+                                Part::FullDocument => c"fullDocument",
+                                Part::FullDocumentBeforeChange => c"fullDocumentBeforeChange",
+                                Part::UpdateDescription => c"updateDescription",
+                            };
+                            let value = match r {
+                                Some(r) => json_value(
+                                    env,
+                                    tc,
+                                    out,
+                                    wide,
+                                    &mut regexes,
+                                    i,
+                                    &ev[r.clone()],
+                                    &opts,
+                                )
+                                .map_err(at(a + r.start))?,
+                                None => null(env).map_err(Either::B)?,
+                            };
+                            (key, value)
+                        }
+                        EventField::Part(..) => continue,
+                    };
                     keys.set(env, o, key, value).map_err(Either::B)?;
                 }
                 if whole {
-                    let j =
-                        json_value(env, tc, out, wide, &mut regexes, i, ev, &opts).map_err(wrap)?;
+                    let j = json_value(env, tc, out, wide, &mut regexes, i, ev, &opts)
+                        .map_err(at(a))?;
                     keys.set(env, o, c"json", j).map_err(Either::B)?;
                 }
                 // SAFETY: `arr` is a live array with room for index `i`.
