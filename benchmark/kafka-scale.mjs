@@ -19,11 +19,10 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
-import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { seedOrders } from './cdc-source.mjs'
 
 const require = createRequire(import.meta.url)
-const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const SELF = fileURLToPath(import.meta.url)
 const { MongoClient, Timestamp } = require('mongodb')
 const kafka = require('../kafka')
@@ -72,33 +71,14 @@ if (values.child !== undefined) {
 
 const N = Number(values.events)
 const splits = values.splits.split(',').map(Number)
-let serverProc = null
-let uri = process.env.MONGODB_URI
-if (!uri) {
-  serverProc = spawn(process.execPath, [path.join(ROOT, 'test-server/cli.js'), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  uri = await new Promise((resolve) => serverProc.stdout.once('data', (d) => resolve(String(d).split('\n')[0].trim())))
-}
+const tag = `${process.pid}`
+const db = `b2j_kscale_${tag}`
+const { uri, serverProc, client, coll, startAt } = await seedOrders({ db, n: N })
 /** The server process's CPU seconds so far (in-repo server only). */
 function serverCpu() {
   if (serverProc === null) return NaN
   const f = readFileSync(`/proc/${serverProc.pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(f[11]) + Number(f[12])) / 100 // utime + stime, in clock ticks of 1/100 s
-}
-
-const client = await MongoClient.connect(uri)
-const tag = `${process.pid}`
-const db = `b2j_kscale_${tag}`
-const coll = client.db(db).collection('orders')
-const s = client.startSession()
-await coll.db.command({ ping: 1 }, { session: s })
-const startAt = s.operationTime
-await s.endSession()
-for (let i = 0; i < N; i += 1000) {
-  const docs = []
-  for (let j = i; j < Math.min(N, i + 1000); j++) {
-    docs.push({ _id: j, customer: `c${j % 977}`, total: j * 1.25, items: [{ sku: `s${j % 31}`, qty: (j % 5) + 1 }], status: 'open', at: new Date(1_700_000_000_000 + j) })
-  }
-  await coll.insertMany(docs)
 }
 
 function child(spec) {

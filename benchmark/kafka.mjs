@@ -9,15 +9,11 @@
 // figures are this client's: process.cpuUsage() per event.
 //
 //   KAFKA_BROKERS=127.0.0.1:9092 node benchmark/kafka.mjs [--events 20000] [--rounds 3]
-import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { seedOrders } from './cdc-source.mjs'
 
 const require = createRequire(import.meta.url)
-const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
-const { MongoClient } = require('mongodb')
 const { Admin, Producer, compatibilityPartitioner } = require('@platformatic/kafka')
 const kafka = require('../kafka')
 
@@ -27,26 +23,8 @@ const ROUNDS = Number(values.rounds)
 const brokers = (process.env.KAFKA_BROKERS || '').split(',')
 if (!process.env.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS=HOST:PORT is required (bash scripts/kafka.sh start)')
 
-let serverProc = null
-let uri = process.env.MONGODB_URI
-if (!uri) {
-  serverProc = spawn(process.execPath, [path.join(ROOT, 'test-server/cli.js'), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  uri = await new Promise((resolve) => serverProc.stdout.once('data', (d) => resolve(String(d).split('\n')[0].trim())))
-}
-const client = await MongoClient.connect(uri)
 const tag = `${process.pid}`
-const coll = client.db(`b2j_kbench_${tag}`).collection('orders')
-const s = client.startSession()
-await coll.db.command({ ping: 1 }, { session: s })
-const startAt = s.operationTime
-await s.endSession()
-for (let i = 0; i < N; i += 1000) {
-  const docs = []
-  for (let j = i; j < Math.min(N, i + 1000); j++) {
-    docs.push({ _id: j, customer: `c${j % 977}`, total: j * 1.25, items: [{ sku: `s${j % 31}`, qty: (j % 5) + 1 }], status: 'open', at: new Date(1_700_000_000_000 + j) })
-  }
-  await coll.insertMany(docs)
-}
+const { serverProc, client, coll, startAt } = await seedOrders({ db: `b2j_kbench_${tag}`, n: N })
 
 function measure(fn) {
   const c0 = process.cpuUsage()
