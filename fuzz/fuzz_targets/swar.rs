@@ -13,17 +13,17 @@
 //! - `utf8::is_valid` / `is_valid_short` (shift DFA, `simdutf8` from 64 bytes) vs
 //!   `std::str::from_utf8`, and `utf8::to_utf16` (SSE2 widening, unvalidated decoding) vs
 //!   `to_utf16_plain` on valid UTF-8 (on any other input: no panic, no more units than bytes),
-//!   on every suffix the loop below takes; `escape::widen16` vs `widen16_plain` on each
+//!   on every suffix the loop below takes; `lanes::widen16` vs `widen16_plain` on each
 //!   16-byte window.
 #![no_main]
-use bson2json_core::escape::{
+use bson2json_core::testing::{
     short_run_is_plain, short_run_is_plain_swar, write_escaped, write_escaped_in, write_escaped_plain,
 };
-use bson2json_core::number::{
+use bson2json_core::testing::{
     write_ejson_double, write_ejson_double_plain, write_iso_date, write_iso_date_plain,
     write_js_number, write_js_number_plain, write_u64, write_u64_plain, JS_DATE_MAX_MS,
 };
-use bson2json_core::scan::{find_nul, find_nul_plain, short_key, short_key_swar};
+use bson2json_core::testing::{find_nul, find_nul_plain, short_key, short_key_swar};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -94,26 +94,26 @@ fuzz_target!(|data: &[u8]| {
             for at in s.len() - 16..s.len() {
                 let mut padded = s[at..].to_vec();
                 padded.resize(16, 0);
-                assert_eq!(bson2json_core::scan::short_key_tail(s, at), short_key(&padded, 0), "short_key_tail at {at}");
+                assert_eq!(bson2json_core::testing::short_key_tail(s, at), short_key(&padded, 0), "short_key_tail at {at}");
             }
         }
         let valid = std::str::from_utf8(s).is_ok();
-        assert_eq!(bson2json_core::utf8::is_valid(s), valid, "utf8::is_valid at skip {skip}");
-        assert_eq!(bson2json_core::utf8::is_valid_short(s), valid, "utf8::is_valid_short at skip {skip}");
-        let mut wide = vec![0u16; s.len() + bson2json_core::utf8::UTF16_SLACK];
-        let units = bson2json_core::utf8::to_utf16(s, &mut wide);
+        assert_eq!(bson2json_core::testing::is_valid(s), valid, "utf8::is_valid at skip {skip}");
+        assert_eq!(bson2json_core::testing::is_valid_short(s), valid, "utf8::is_valid_short at skip {skip}");
+        let mut wide = vec![0u16; s.len() + bson2json_core::UTF16_SLACK];
+        let units = bson2json_core::to_utf16(s, &mut wide);
         assert!(units <= s.len(), "to_utf16 wrote more units than bytes");
         if valid {
             let mut plain = Vec::new();
-            bson2json_core::utf8::to_utf16_plain(s, &mut plain);
+            bson2json_core::testing::to_utf16_plain(s, &mut plain);
             assert_eq!(&wide[..units], &plain[..], "to_utf16 at skip {skip}");
         }
         if s.len() >= 16 {
             let block: &[u8; 16] = s[..16].try_into().unwrap();
             let (mut a16, mut b16) = ([0u16; 16], [1u16; 16]);
             assert_eq!(
-                bson2json_core::escape::widen16(block, &mut a16),
-                bson2json_core::escape::widen16_plain(block, &mut b16)
+                bson2json_core::testing::widen16(block, &mut a16),
+                bson2json_core::testing::widen16_plain(block, &mut b16)
             );
             assert_eq!(a16, b16, "widen16 at skip {skip}");
         }

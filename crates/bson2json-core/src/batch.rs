@@ -2,9 +2,11 @@
 //! finding a cursor reply's `firstBatch`/`nextBatch` in place, and transcoding a list of
 //! documents into one output with a separator, on one thread or several.
 
+use crate::bytes::load_i32;
+use crate::element::{self as el, value_len};
 use crate::error::{Error, ErrorKind};
+use crate::options::Options;
 use crate::transcode::{RegexRecord, Transcoder};
-use crate::Options;
 
 /// How the documents of a batch are joined in the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +32,6 @@ pub struct BatchError {
     pub error: Error,
 }
 
-#[inline(always)]
-fn rd_i32(b: &[u8], at: usize) -> i32 {
-    crate::scan::load_u32(b, at) as i32
-}
-
 /// Splits concatenated BSON documents into `(start, end)` ranges using each document's
 /// length prefix. Only the framing is checked here; each document is fully validated when it
 /// is transcoded. A bad length stops the split with a [`BatchError`] for that document.
@@ -49,69 +46,6 @@ pub fn split_concatenated(
         pos += len;
     }
     Ok(())
-}
-
-/// Length in bytes of the value of an element of type `t` starting at `at`, which must lie
-/// before `end`; used to step over top-level fields of a cursor reply without decoding them,
-/// and by the lean `compat` walk to read back the keys of an object it has already walked.
-pub(crate) fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error> {
-    let need = |n: usize| -> Result<usize, Error> {
-        if at + n > end {
-            Err(Error::new(
-                ErrorKind::Truncated,
-                at,
-                "value runs past the end of its document",
-            ))
-        } else {
-            Ok(n)
-        }
-    };
-    let lenpref = |extra: usize, min: i32| -> Result<usize, Error> {
-        need(4)?;
-        let l = rd_i32(input, at);
-        if l < min {
-            return Err(Error::new(
-                ErrorKind::BadLength,
-                at,
-                "length field below its minimum",
-            ));
-        }
-        need(l as usize + extra)
-    };
-    match t {
-        0x01 | 0x09 | 0x11 | 0x12 => need(8),
-        0x02 | 0x0D | 0x0E => lenpref(4, 1),
-        0x03 | 0x04 | 0x0F => lenpref(0, 5),
-        0x05 => lenpref(5, 0),
-        0x06 | 0x0A | 0x7F | 0xFF => Ok(0),
-        0x07 => need(12),
-        0x08 => need(1),
-        0x0B => {
-            let p = crate::scan::find_nul(&input[at..end]).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Truncated,
-                    at,
-                    "regex pattern has no NUL terminator",
-                )
-            })?;
-            let f = crate::scan::find_nul(&input[at + p + 1..end]).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Truncated,
-                    at,
-                    "regex flags have no NUL terminator",
-                )
-            })?;
-            Ok(p + f + 2)
-        }
-        0x0C => need(lenpref(4, 1)? + 12),
-        0x10 => need(4),
-        0x13 => need(16),
-        _ => Err(Error::new(
-            ErrorKind::UnknownType,
-            at - 1,
-            "unknown BSON element type",
-        )),
-    }
 }
 
 /// One top-level element of a document, located without decoding it.
@@ -139,7 +73,7 @@ pub fn top_level_elements<'a>(doc: &'a [u8], out: &mut Vec<RawElement<'a>>) -> R
             "document is shorter than 5 bytes",
         ));
     }
-    let size = rd_i32(doc, 0);
+    let size = load_i32(doc, 0);
     if size < 5 || size as usize != doc.len() {
         return Err(Error::new(
             ErrorKind::BadLength,
@@ -212,21 +146,21 @@ pub fn cursor_parts(cursor: &[u8], parts: &mut CursorParts) -> Result<(), Error>
     for f in &fields {
         let (v, e) = (f.value_start, f.value_end);
         match (f.key, f.element_type) {
-            (b"id", 0x12) => {
+            (b"id", el::INT64) => {
                 has_id = true;
                 parts.id = i64::from_le_bytes(cursor[v..v + 8].try_into().unwrap_or([0; 8]))
             }
-            (b"id", 0x10) => {
+            (b"id", el::INT32) => {
                 has_id = true;
-                parts.id = i64::from(rd_i32(cursor, v))
+                parts.id = i64::from(load_i32(cursor, v))
             }
-            (b"ns", 0x02) => parts.ns = Some((v + 4, e - 1)),
-            (b"postBatchResumeToken", 0x03) => parts.post_batch_resume_token = Some((v, e)),
-            (b"firstBatch" | b"nextBatch", 0x04) => {
+            (b"ns", el::STRING) => parts.ns = Some((v + 4, e - 1)),
+            (b"postBatchResumeToken", el::DOCUMENT) => parts.post_batch_resume_token = Some((v, e)),
+            (b"firstBatch" | b"nextBatch", el::ARRAY) => {
                 has_batch = true;
                 top_level_elements(&cursor[v..e], &mut items).map_err(|x| x.shifted(v))?;
                 for it in &items {
-                    if it.element_type != 0x03 {
+                    if it.element_type != el::DOCUMENT {
                         return Err(Error::new(
                             ErrorKind::UnknownType,
                             v + it.value_start - it.key.len() - 2,
@@ -347,7 +281,7 @@ fn frame(input: &[u8], pos: usize, index: usize) -> Result<usize, BatchError> {
             "input ends inside a document's length prefix",
         ));
     }
-    let len = rd_i32(input, pos);
+    let len = load_i32(input, pos);
     if len < 5 {
         return Err(fail(
             ErrorKind::BadLength,

@@ -10,8 +10,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::element as el;
 use crate::escape::write_quoted;
-use crate::transcode::Frame;
 
 /// An array-index key (canonical decimal 0..=4294967294) is present.
 pub(crate) const F_INDEX: u8 = 1;
@@ -125,7 +125,7 @@ pub(crate) fn split_namespace(ns: &[u8]) -> (Option<&[u8]>, &[u8]) {
 /// A string value (type 0x02 or a symbol, 0x0E, which js-bson promotes to a string) read back
 /// from the input, decoded as the walker decoded it.
 fn string_at(input: &[u8], at: usize) -> Cow<'_, [u8]> {
-    let len = crate::scan::load_u32(input, at) as i32;
+    let len = crate::bytes::load_u32(input, at) as i32;
     let s = &input[at + 4..at + 4 + (len as usize - 1)];
     match String::from_utf8_lossy(s) {
         Cow::Borrowed(t) => Cow::Borrowed(t.as_bytes()),
@@ -136,7 +136,7 @@ fn string_at(input: &[u8], at: usize) -> Cow<'_, [u8]> {
 /// Whether a value of this type is a JS string: strings, and symbols unless `promoteValues` is
 /// off (then a symbol is a `BSONSymbol`, which no `$ref`/`$db` check accepts).
 fn is_string(vtype: u8, promote_values: bool) -> bool {
-    vtype == 0x02 || (vtype == 0x0E && promote_values)
+    vtype == el::STRING || (vtype == el::SYMBOL && promote_values)
 }
 
 struct Slot {
@@ -146,19 +146,20 @@ struct Slot {
     value: Option<usize>,
 }
 
-/// Rewrites the just-finished object `f` (its members written in BSON order into `out` from
-/// `f.out_start`) into the order and shape `JSON.stringify` gives the js-bson value, and
+/// Rewrites the just-finished object whose `{` is at `out[out_start]` (its members written in
+/// BSON order after it, its `F_*` bits in `flags`) into the order and shape `JSON.stringify` gives the js-bson value, and
 /// closes it with `}`. `promote_values` is js-bson's option of that name.
 #[inline(never)]
 pub(crate) fn fixup(
     out: &mut Vec<u8>,
     input: &[u8],
-    f: &Frame,
+    out_start: usize,
+    flags: u8,
     members: &[Member],
     scratch: &mut Vec<u8>,
     promote_values: bool,
 ) {
-    let body = f.out_start + 1;
+    let body = out_start + 1;
     let close = out.len();
     scratch.clear();
     scratch.extend_from_slice(&out[body..close]);
@@ -180,7 +181,7 @@ pub(crate) fn fixup(
         spans[p].1 = close - body;
     }
 
-    let lossy = f.flags & F_LOSSY != 0;
+    let lossy = flags & F_LOSSY != 0;
     let keys: Vec<Cow<'_, [u8]>> = members
         .iter()
         .map(|m| {
@@ -225,12 +226,12 @@ pub(crate) fn fixup(
 
     // DBRef promotion (js-bson `isDBRefLike`), judged on the final values.
     let mut dbref = None;
-    if f.flags & F_DBREF_KEY != 0 && f.flags & (F_DOLLAR_OTHER | F_NO_DBREF) == 0 {
+    if flags & F_DBREF_KEY != 0 && flags & (F_DOLLAR_OTHER | F_NO_DBREF) == 0 {
         let r = value_of(b"$ref");
         let id = value_of(b"$id");
         let db = value_of(b"$db");
         let ref_ok = matches!(r, Some(Some(m)) if is_string(members[m].vtype, promote_values));
-        let id_ok = matches!(id, Some(Some(m)) if members[m].vtype != 0x0A);
+        let id_ok = matches!(id, Some(Some(m)) if members[m].vtype != el::NULL);
         let db_ok = match db {
             None => true,
             Some(Some(m)) => is_string(members[m].vtype, promote_values),

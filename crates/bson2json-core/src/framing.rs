@@ -7,14 +7,9 @@
 use std::ops::Range;
 
 use crate::batch::{top_level_elements, RawElement};
-use crate::scan::{load_u32, load_u64};
-use crate::Error;
-
-const STRING: u8 = 0x02;
-const DOCUMENT: u8 = 0x03;
-const DATETIME: u8 = 0x09;
-const INT32: u8 = 0x10;
-const TIMESTAMP: u8 = 0x11;
+use crate::bytes::{load_u32, load_u64};
+use crate::element::{DATE_TIME, DOCUMENT, INT32, STRING, TIMESTAMP};
+use crate::error::Error;
 
 /// Which document part of an event a [`EventField::Part`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +125,7 @@ pub fn change_event_fields(ev: &[u8], out: &mut Vec<EventField>) -> Result<(), E
                     i: ts as u32,
                 }
             }
-            (b"wallTime", DATETIME) => EventField::WallTime(load_u64(ev, v) as i64),
+            (b"wallTime", DATE_TIME) => EventField::WallTime(load_u64(ev, v) as i64),
             (b"splitEvent", DOCUMENT) => {
                 let doc = &ev[value.clone()];
                 top_level_elements(doc, &mut sub).map_err(|x| x.shifted(v))?;

@@ -30,10 +30,10 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
             } else {
                 s.len()
             };
-            crate::escape::push_small(out, &s[..keep]);
+            crate::sink::push_small(out, &s[..keep]);
         }
         // Both use `d[.ddd]e±x` outside 1e-7 < |x| < 1e21, with the same text.
-        Some((e, _)) if !(-6..21).contains(&e) => crate::escape::push_small(out, s),
+        Some((e, _)) if !(-6..21).contains(&e) => crate::sink::push_small(out, s),
         Some(_) => {
             let mut digits = [0u8; 32];
             let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
@@ -55,7 +55,7 @@ fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
     // without a branch per position (fixed and exponent forms alternate unpredictably in
     // mixed data), as the zero byte of `word ^ "eeeeeeee"` in those lanes. The zero-byte
     // test is exact (no false lanes), and there is at most one `e`.
-    let w = crate::scan::load_u64(s, l - 8) ^ 0x6565_6565_6565_6565;
+    let w = crate::bytes::load_u64(s, l - 8) ^ 0x6565_6565_6565_6565;
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
     let zero = !(((w & LOW7) + LOW7) | w | LOW7) & 0x0000_8080_8000_0000;
     if zero == 0 {
@@ -136,7 +136,7 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
             3,
         )
     };
-    crate::escape::put_signed_words(out, m < 0, word, n, Some(tail));
+    crate::sink::put_signed_words(out, m < 0, word, n, Some(tail));
     true
 }
 
@@ -290,11 +290,11 @@ pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
     match exponent_of(s) {
         // Żmij's fixed notation (1e-5 <= |x| < 1e16, integers with `.0`) is exactly the
         // Extended JSON form, whose fixed range (1e-6 <= |x| < 1e16) contains it.
-        None => crate::escape::push_small(out, s),
+        None => crate::sink::push_small(out, s),
         // Outside that range both use `d[.ddd]e±x`; Extended JSON spells it with `E`.
         Some((e, p)) if e != -6 => {
             let at = out.len() + p;
-            crate::escape::push_small(out, s);
+            crate::sink::push_small(out, s);
             out[at] = b'E';
         }
         Some(_) => {
@@ -394,7 +394,7 @@ fn digits_word(v: u32) -> (u64, usize) {
 /// capacity.
 #[inline(always)]
 fn put_digits8(out: &mut Vec<u8>, v: u32) {
-    crate::escape::put_word(out, eight_digits(v) + ASCII_ZEROS, 8);
+    crate::sink::put_word(out, eight_digits(v) + ASCII_ZEROS, 8);
 }
 
 /// Appends the decimal digits of `v`: eight digits at a time (SWAR, `eight_digits`) written
@@ -410,16 +410,16 @@ pub fn write_u64(out: &mut Vec<u8>, v: u64) {
 fn write_digits(out: &mut Vec<u8>, neg: bool, u: u64) {
     if u < 100_000_000 {
         let (word, n) = digits_word(u as u32);
-        crate::escape::put_signed_words(out, neg, word, n, None);
+        crate::sink::put_signed_words(out, neg, word, n, None);
     } else if u < 10_000_000_000_000_000 {
         let (word, n) = digits_word((u / 100_000_000) as u32);
         let low = eight_digits((u % 100_000_000) as u32) + ASCII_ZEROS;
-        crate::escape::put_signed_words(out, neg, word, n, Some((low, 8)));
+        crate::sink::put_signed_words(out, neg, word, n, Some((low, 8)));
     } else {
         let rest = u % 10_000_000_000_000_000;
         let (word, n) = digits_word((u / 10_000_000_000_000_000) as u32); // < 1845
         let mid = eight_digits((rest / 100_000_000) as u32) + ASCII_ZEROS;
-        crate::escape::put_signed_words(out, neg, word, n, Some((mid, 8)));
+        crate::sink::put_signed_words(out, neg, word, n, Some((mid, 8)));
         out.reserve(8);
         put_digits8(out, (rest % 100_000_000) as u32);
     }
@@ -536,7 +536,7 @@ pub fn write_iso_date(out: &mut Vec<u8>, ms: i64, always_millis: bool) {
         | ch(b'0' + (milli / 100) as u8, 4)
         | (pair(milli % 100) << 40)
         | ch(b'Z', 7);
-    crate::escape::put_words(out, [w0, w1, w2]);
+    crate::sink::put_words(out, [w0, w1, w2]);
 }
 
 /// (year, month, day, milliseconds into the day) of `ms` since the epoch, clamped to the JS
@@ -601,7 +601,7 @@ fn iso_date_bytewise(
     }
     buf[i] = b'Z';
     out.reserve(i + 17);
-    crate::escape::copy_run(out, &buf, 0, i + 1);
+    crate::sink::copy_run(out, &buf, 0, i + 1);
 }
 
 #[cfg(test)]

@@ -6,16 +6,12 @@
 //! there is no over-read (the RUSTSEC-2019-0008 class) and the result does not depend on the
 //! machine's byte order (the loads are explicitly little-endian on every target).
 
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// Returns a word with the high bit set in every byte lane of `x` that is zero, and possibly
-/// in lanes *above* a zero lane (borrow propagation), never in lanes below the first zero.
-/// The lowest set lane is therefore always the first zero byte (Mycroft's `haszero`).
-#[inline(always)]
-fn zero_lanes(x: u64) -> u64 {
-    x.wrapping_sub(LO) & !x & HI
-}
+#[cfg(target_arch = "x86_64")]
+use crate::bytes::block16;
+use crate::bytes::load_u64;
+#[cfg(target_arch = "x86_64")]
+use crate::lanes::lanes16;
+use crate::lanes::{escape_lanes, zero_lanes, HI};
 
 /// Index (relative to `bytes`) of the first NUL byte, or `None`. SWAR version.
 #[inline]
@@ -37,23 +33,6 @@ pub fn find_nul(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| b == 0)
         .map(|p| i + p)
-}
-
-/// The little-endian `u64` at `b[at..at + 8]` as one load (a slice pattern the optimiser turns
-/// into a single bounds check and an unaligned load; indexing eight bytes one by one does not).
-#[inline(always)]
-pub(crate) fn load_u64(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
-}
-
-/// The little-endian `u32` at `b[at..at + 4]` as one load.
-#[inline(always)]
-pub(crate) fn load_u32(b: &[u8], at: usize) -> u32 {
-    let mut w = [0u8; 4];
-    w.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(w)
 }
 
 /// A key (cstring) of at most 15 bytes read in one go: two little-endian words from its first
@@ -80,7 +59,7 @@ pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
     #[cfg(target_arch = "x86_64")]
     {
         let block: &[u8; 16] = block16(bytes, at);
-        let (nul, special, _) = crate::escape::lanes16(block);
+        let (nul, special, _) = lanes16(block);
         short_key_masks(nul, special, load_u64(block, 0), load_u64(block, 8))
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -95,7 +74,7 @@ pub fn short_key(bytes: &[u8], at: usize) -> Option<ShortKey> {
 pub fn nul_in_16(bytes: &[u8], at: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
-        let (nul, _, _) = crate::escape::lanes16(block16(bytes, at));
+        let (nul, _, _) = lanes16(block16(bytes, at));
         if nul == 0 {
             None
         } else {
@@ -114,16 +93,6 @@ pub fn nul_in_16(bytes: &[u8], at: usize) -> Option<usize> {
 pub fn short_key_swar(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let w = &bytes[at..at + 16];
     short_key_words(load_u64(w, 0), load_u64(w, 8))
-}
-
-/// The 16 bytes at `b[at..at + 16]` as an array reference (one bounds check).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn block16(b: &[u8], at: usize) -> &[u8; 16] {
-    match b[at..at + 16].try_into() {
-        Ok(block) => block,
-        Err(_) => unreachable!(),
-    }
 }
 
 /// A [`ShortKey`] from the NUL and special lane masks of 16 bytes and the same bytes as two
@@ -174,7 +143,7 @@ pub fn short_key_tail(bytes: &[u8], at: usize) -> Option<ShortKey> {
     let x = x >> (8 * shift);
     #[cfg(target_arch = "x86_64")]
     {
-        let (nul, special, _) = crate::escape::lanes16(block16(bytes, from));
+        let (nul, special, _) = lanes16(block16(bytes, from));
         // Lanes shifted in from past the end read as NUL (and not special).
         let past_end = (0xFFFF_0000u32 >> shift) & 0xFFFF;
         short_key_masks(
@@ -210,8 +179,7 @@ fn short_key_words(w0: u64, w1: u64) -> Option<ShortKey> {
     } else {
         ((1u64 << (8 * len)) - 1, 0)
     };
-    let special = ((crate::escape::escape_lanes(w0) | (w0 & HI)) & m0)
-        | ((crate::escape::escape_lanes(w1) | (w1 & HI)) & m1);
+    let special = ((escape_lanes(w0) | (w0 & HI)) & m0) | ((escape_lanes(w1) | (w1 & HI)) & m1);
     Some(ShortKey {
         len,
         lo: w0 & m0,

@@ -35,7 +35,7 @@ pub fn write_hex(out: &mut Vec<u8>, bytes: &[u8]) {
     for c in &mut chunks {
         let mut w = [0u8; 4];
         w.copy_from_slice(c);
-        crate::escape::put_word(out, hex8(u32::from_le_bytes(w)), 8);
+        crate::sink::put_word(out, hex8(u32::from_le_bytes(w)), 8);
     }
     for &b in chunks.remainder() {
         out.extend_from_slice(&HEX_PAIRS[b as usize]);

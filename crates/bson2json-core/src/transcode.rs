@@ -4,24 +4,26 @@
 //! turns into native stack depth. Every length is checked against the end of its enclosing
 //! document before anything is read, so a lying length can only produce an error.
 
+use crate::bytes::{load_i32, load_u64};
 use crate::compat::{self, Member};
 use crate::decimal128::{write_decimal128, Decimal128Style};
+use crate::element as el;
 use crate::error::{Error, ErrorKind};
 use crate::escape::{write_quoted, write_quoted_in};
 use crate::number::{
     write_ejson_double, write_i64, write_iso_date, write_js_double, write_js_double_plain,
     write_u64, JS_DATE_MAX_MS,
 };
+use crate::options::{BsonVersion, Dialect, Options, Utf8Mode};
 use crate::scan::{find_nul, nul_in_16, short_key, short_key_tail, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
-use crate::{BsonVersion, Dialect, Options, Utf8Mode};
 
 const COMPAT: u8 = 0;
 const RELAXED: u8 = 1;
 const CANONICAL: u8 = 2;
 
 /// One open document, array or scope.
-pub(crate) struct Frame {
+struct Frame {
     /// Absolute input index of this container's trailing NUL byte.
     pub end: usize,
     /// Output index of the container's opening `{` or `[`.
@@ -80,16 +82,6 @@ pub struct Transcoder {
     lean_backoff: u32,
 }
 
-#[inline(always)]
-fn rd_i32(b: &[u8], at: usize) -> i32 {
-    crate::scan::load_u32(b, at) as i32
-}
-
-#[inline(always)]
-fn rd_u64(b: &[u8], at: usize) -> u64 {
-    crate::scan::load_u64(b, at)
-}
-
 #[cold]
 fn err(kind: ErrorKind, offset: usize, detail: &'static str) -> Error {
     Error::new(kind, offset, detail)
@@ -143,7 +135,7 @@ fn need(at: usize, n: usize, end: usize) -> Result<(), Error> {
 #[inline(always)]
 fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Error> {
     need(at, 4, end)?;
-    let len = rd_i32(input, at);
+    let len = load_i32(input, at);
     if len <= 0 {
         return Err(err(
             ErrorKind::BadLength,
@@ -265,7 +257,7 @@ fn element_at(input: &[u8], at: usize, end: usize) -> Option<(usize, usize, usiz
         return None;
     }
     let v = ke + 1;
-    let n = crate::batch::value_len(input, t, v, end).ok()?;
+    let n = el::value_len(input, t, v, end).ok()?;
     Some((ks, ke, v + n))
 }
 
@@ -378,7 +370,7 @@ fn compat_member<const LEAN: bool>(
             bloom_hit(&members[f.members_start..], input, h, key)
         };
     }
-    let undefined = t == 0x06;
+    let undefined = t == el::UNDEFINED;
     let (out_key, out_val) = if undefined {
         (compat::NONE, out.len() + 1)
     } else {
@@ -511,9 +503,9 @@ fn long_key_len(input: &[u8], ks: usize, end: usize) -> Result<usize, Error> {
 fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey, input: &[u8], ks: usize) {
     let block = match input.get(ks..ks + 16) {
         Some(b) => b.try_into().unwrap_or_else(|_| unreachable!()),
-        None => crate::escape::words_block(k.lo, k.hi),
+        None => crate::lanes::words_block(k.lo, k.hi),
     };
-    crate::escape::put_key(out, comma, block, k.len);
+    crate::sink::put_key(out, comma, block, k.len);
 }
 
 /// A cheap 64-bit hash of a key from its first sixteen bytes (zero-padded), its last eight
@@ -531,11 +523,12 @@ fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
     let mut words = [0u8; 16];
     let k = n.min(16);
     words[..k].copy_from_slice(&input[ks..ks + k]);
-    let (lo, mid) = (
-        crate::scan::load_u64(&words, 0),
-        crate::scan::load_u64(&words, 8),
-    );
-    let tail = if n > 16 { rd_u64(input, ks + n - 8) } else { 0 };
+    let (lo, mid) = (load_u64(&words, 0), load_u64(&words, 8));
+    let tail = if n > 16 {
+        load_u64(input, ks + n - 8)
+    } else {
+        0
+    };
     mix_key_hash(lo, mid, tail, n)
 }
 
@@ -659,7 +652,7 @@ impl Transcoder {
         let compat = D == COMPAT;
         let canonical = D == CANONICAL;
         if input.len() < 5 {
-            if input.len() >= 4 && rd_i32(input, 0) < 5 {
+            if input.len() >= 4 && load_i32(input, 0) < 5 {
                 return Err(err(
                     ErrorKind::BadLength,
                     0,
@@ -672,7 +665,7 @@ impl Transcoder {
                 "input is shorter than a BSON document",
             ));
         }
-        let size = rd_i32(input, 0);
+        let size = load_i32(input, 0);
         if size < 5 {
             return Err(err(
                 ErrorKind::BadLength,
@@ -760,7 +753,8 @@ impl Transcoder {
                     compat::fixup(
                         out,
                         input,
-                        &f,
+                        f.out_start,
+                        f.flags,
                         &self.members[f.members_start..],
                         &mut self.scratch,
                         opts.promote_values,
@@ -792,28 +786,28 @@ impl Transcoder {
                 while pos < end {
                     let t = input[pos];
                     let ks = pos + 1;
-                    if !matches!(t, 0x01 | 0x10 | 0x12) || ks + 16 > input.len() {
+                    if !matches!(t, el::DOUBLE | el::INT32 | el::INT64) || ks + 16 > input.len() {
                         break;
                     }
                     let Some(klen) = nul_in_16(input, ks) else {
                         break;
                     };
                     let v = ks + klen + 1;
-                    let next = v + if t == 0x10 { 4 } else { 8 };
+                    let next = v + if t == el::INT32 { 4 } else { 8 };
                     if next > end {
                         break;
                     }
                     // (Only the value's own bytes: an int32 may end the input.)
-                    let bits = if t == 0x10 {
-                        i64::from(rd_i32(input, v)) as u64
+                    let bits = if t == el::INT32 {
+                        i64::from(load_i32(input, v)) as u64
                     } else {
-                        rd_u64(input, v)
+                        load_u64(input, v)
                     };
                     let x = f64::from_bits(bits);
                     let n = bits as i64;
                     // Values the general path prints some other way.
-                    if (t == 0x01 && !compat && !x.is_finite())
-                        || (t == 0x12
+                    if (t == el::DOUBLE && !compat && !x.is_finite())
+                        || (t == el::INT64
                             && compat
                             && !(promote_longs && (-(1i64 << 53)..=1i64 << 53).contains(&n)))
                     {
@@ -823,7 +817,7 @@ impl Transcoder {
                         out.push(b',');
                     }
                     f.count += 1;
-                    if t != 0x01 {
+                    if t != el::DOUBLE {
                         write_i64(out, n);
                     } else if compat {
                         write_js_double(out, x);
@@ -891,7 +885,7 @@ impl Transcoder {
                         match short {
                             Some(k)
                                 if k.plain
-                                    && t != 0x06
+                                    && t != el::UNDEFINED
                                     && (k.lo as u8).wrapping_sub(b'0') >= 10
                                     && k.lo as u8 != b'$' =>
                             {
@@ -962,7 +956,7 @@ impl Transcoder {
             // conditional branch ahead of the type dispatch: the jump table's indirect branch
             // mispredicts often on mixed types, and this test is cheaper to get wrong
             // (1.03-1.06x on 1-10 KB documents and events in `compat`).
-            if t == 0x02 {
+            if t == el::STRING {
                 let (_, next) = read_string(input, v, end)?;
                 pos = next;
                 write_str_value(out, input, v + 4, next - 1, utf8)?;
@@ -970,9 +964,9 @@ impl Transcoder {
                 continue;
             }
             match t {
-                0x01 => {
+                el::DOUBLE => {
                     need(v, 8, end)?;
-                    let x = f64::from_bits(rd_u64(input, v));
+                    let x = f64::from_bits(load_u64(input, v));
                     pos = v + 8;
                     if compat {
                         if LEAN {
@@ -1001,13 +995,13 @@ impl Transcoder {
                 }
                 // JavaScript code and symbols (strings take the branch above the dispatch):
                 // js-bson wraps code as `{"code": …}` and reads a symbol as a plain string.
-                0x0D | 0x0E => {
+                el::JAVASCRIPT | el::SYMBOL => {
                     let (_, next) = read_string(input, v, end)?;
                     pos = next;
                     let wrapper: &[u8] = match (compat, t) {
-                        (true, 0x0D) => b"{\"code\":",
+                        (true, el::JAVASCRIPT) => b"{\"code\":",
                         (true, _) => b"",
-                        (false, 0x0D) => b"{\"$code\":",
+                        (false, el::JAVASCRIPT) => b"{\"$code\":",
                         (false, _) => b"{\"$symbol\":",
                     };
                     out.extend_from_slice(wrapper);
@@ -1016,9 +1010,9 @@ impl Transcoder {
                         out.push(b'}');
                     }
                 }
-                0x03 | 0x04 => {
+                el::DOCUMENT | el::ARRAY => {
                     need(v, 4, end)?;
-                    let len = rd_i32(input, v);
+                    let len = load_i32(input, v);
                     if len < 5 || len as usize > end - v {
                         return Err(err(
                             ErrorKind::BadLength,
@@ -1030,7 +1024,7 @@ impl Transcoder {
                     if self.stack.len() >= max_depth {
                         return Err(err(ErrorKind::TooDeep, v, "nesting deeper than maxDepth"));
                     }
-                    let is_array = t == 0x04;
+                    let is_array = t == el::ARRAY;
                     out.push(if is_array { b'[' } else { b'{' });
                     self.stack.push(Frame {
                         end: child_end,
@@ -1046,9 +1040,9 @@ impl Transcoder {
                     pos = v + 4;
                     continue;
                 }
-                0x05 => {
+                el::BINARY => {
                     need(v, 5, end)?;
-                    let len = rd_i32(input, v);
+                    let len = load_i32(input, v);
                     if len < 0 {
                         return Err(err(ErrorKind::BadBinary, v, "negative binary length"));
                     }
@@ -1065,7 +1059,7 @@ impl Transcoder {
                     pos = data + len;
                     let mut payload = &input[data..pos];
                     if sub == 0x02 {
-                        if len < 4 || rd_i32(input, data) as i64 != len as i64 - 4 {
+                        if len < 4 || load_i32(input, data) as i64 != len as i64 - 4 {
                             return Err(err(
                                 ErrorKind::BadBinary,
                                 data,
@@ -1094,7 +1088,7 @@ impl Transcoder {
                         out.extend_from_slice(b"\"}}");
                     }
                 }
-                0x06 => {
+                el::UNDEFINED => {
                     // compat objects never get here (handled with the key).
                     pos = v;
                     if compat {
@@ -1103,7 +1097,7 @@ impl Transcoder {
                         out.extend_from_slice(b"{\"$undefined\":true}");
                     }
                 }
-                0x07 => {
+                el::OBJECT_ID => {
                     need(v, 12, end)?;
                     pos = v + 12;
                     let id: &[u8; 12] = match input[v..pos].try_into() {
@@ -1111,14 +1105,14 @@ impl Transcoder {
                         Err(_) => unreachable!(),
                     };
                     if compat {
-                        crate::escape::put_quoted_hex12(out, id);
+                        crate::sink::put_quoted_hex12(out, id);
                     } else {
                         out.extend_from_slice(b"{\"$oid\":");
-                        crate::escape::put_quoted_hex12(out, id);
+                        crate::sink::put_quoted_hex12(out, id);
                         out.push(b'}');
                     }
                 }
-                0x08 => {
+                el::BOOLEAN => {
                     need(v, 1, end)?;
                     pos = v + 1;
                     match input[v] {
@@ -1133,9 +1127,9 @@ impl Transcoder {
                         }
                     }
                 }
-                0x09 => {
+                el::DATE_TIME => {
                     need(v, 8, end)?;
-                    let ms = rd_u64(input, v) as i64;
+                    let ms = load_u64(input, v) as i64;
                     pos = v + 8;
                     if compat {
                         if (-JS_DATE_MAX_MS..=JS_DATE_MAX_MS).contains(&ms) {
@@ -1155,11 +1149,11 @@ impl Transcoder {
                         out.extend_from_slice(b"\"}}");
                     }
                 }
-                0x0A => {
+                el::NULL => {
                     pos = v;
                     out.extend_from_slice(b"null");
                 }
-                0x0B => {
+                el::REGEX => {
                     let plen = find_nul(&input[v..end]).ok_or_else(|| {
                         err(
                             ErrorKind::Truncated,
@@ -1220,7 +1214,7 @@ impl Transcoder {
                         out.extend_from_slice(b"}}");
                     }
                 }
-                0x0C => {
+                el::DB_POINTER => {
                     let (ns, next) = read_string(input, v, end)?;
                     need(next, 12, end)?;
                     pos = next + 12;
@@ -1260,9 +1254,9 @@ impl Transcoder {
                         out.extend_from_slice(b"\"}}}");
                     }
                 }
-                0x0F => {
+                el::CODE_WITH_SCOPE => {
                     need(v, 4, end)?;
-                    let total = rd_i32(input, v);
+                    let total = load_i32(input, v);
                     if total < 13 {
                         return Err(err(
                             ErrorKind::BadCodeWithScope,
@@ -1281,7 +1275,7 @@ impl Transcoder {
                     let cws_end = v + total; // exclusive
                     let (_, scope_at) = read_string(input, v + 4, cws_end)?;
                     need(scope_at, 4, cws_end)?;
-                    let slen = rd_i32(input, scope_at);
+                    let slen = load_i32(input, scope_at);
                     if slen < 5 || scope_at + slen as usize != cws_end {
                         return Err(err(
                             ErrorKind::BadCodeWithScope,
@@ -1329,10 +1323,10 @@ impl Transcoder {
                     pos = scope_at + 4;
                     continue;
                 }
-                0x10 => {
+                el::INT32 => {
                     need(v, 4, end)?;
                     pos = v + 4;
-                    let n = rd_i32(input, v);
+                    let n = load_i32(input, v);
                     if canonical {
                         out.extend_from_slice(b"{\"$numberInt\":\"");
                         write_i64(out, i64::from(n));
@@ -1341,10 +1335,10 @@ impl Transcoder {
                         write_i64(out, i64::from(n));
                     }
                 }
-                0x11 => {
+                el::TIMESTAMP => {
                     need(v, 8, end)?;
                     pos = v + 8;
-                    let ts = rd_u64(input, v);
+                    let ts = load_u64(input, v);
                     if compat {
                         out.extend_from_slice(b"{\"$timestamp\":\"");
                         write_u64(out, ts);
@@ -1357,10 +1351,10 @@ impl Transcoder {
                         out.extend_from_slice(b"}}");
                     }
                 }
-                0x12 => {
+                el::INT64 => {
                     need(v, 8, end)?;
                     pos = v + 8;
-                    let n = rd_u64(input, v) as i64;
+                    let n = load_u64(input, v) as i64;
                     if compat {
                         const JS_INT_MAX: i64 = 1 << 53;
                         if promote_longs && (-JS_INT_MAX..=JS_INT_MAX).contains(&n) {
@@ -1376,7 +1370,7 @@ impl Transcoder {
                         write_i64(out, n);
                     }
                 }
-                0x13 => {
+                el::DECIMAL128 => {
                     need(v, 16, end)?;
                     pos = v + 16;
                     let mut d = [0u8; 16];
@@ -1393,11 +1387,11 @@ impl Transcoder {
                     );
                     out.extend_from_slice(b"\"}");
                 }
-                0xFF | 0x7F => {
+                el::MIN_KEY | el::MAX_KEY => {
                     pos = v;
                     if compat {
                         out.extend_from_slice(b"{}");
-                    } else if t == 0xFF {
+                    } else if t == el::MIN_KEY {
                         out.extend_from_slice(b"{\"$minKey\":1}");
                     } else {
                         out.extend_from_slice(b"{\"$maxKey\":1}");

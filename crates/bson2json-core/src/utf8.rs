@@ -134,7 +134,7 @@ pub fn to_utf16(s: &[u8], dst: &mut [u16]) -> usize {
             let d: &mut [u16; 16] = (&mut dst[j..j + 16])
                 .try_into()
                 .unwrap_or_else(|_| unreachable!());
-            let high = crate::escape::widen16(block, d);
+            let high = crate::lanes::widen16(block, d);
             if high == 0 {
                 i += 16;
                 j += 16;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bson2json_core::decimal128::{write_decimal128, Decimal128Style};
+use bson2json_core::testing::{write_decimal128, Decimal128Style};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/bson-corpus/tests")

@@ -13,8 +13,8 @@
 //!   never validates their UTF-8, while the crate's keys are `&str`; when we accept and the
 //!   crate rejects, the crate's error must be a UTF-8 error.
 
-use bson2json_core::escape::{write_escaped, write_escaped_in, write_escaped_plain};
-use bson2json_core::scan::{find_nul, find_nul_plain, short_key};
+use bson2json_core::testing::{find_nul, find_nul_plain, short_key};
+use bson2json_core::testing::{write_escaped, write_escaped_in, write_escaped_plain};
 use bson2json_core::{transcode, Dialect, Options, Transcoder, Utf8Mode};
 use proptest::prelude::*;
 

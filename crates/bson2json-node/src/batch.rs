@@ -151,7 +151,7 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::
                 // `pos` never passes the segment's byte offset in `text`, so `dst[pos..]` holds
                 // the segment plus the converter's slack.
                 let seg = &r.out[r.offsets[i]..r.offsets[i + 1]];
-                pos += bson2json_core::utf8::to_utf16(seg, &mut dst[pos..]);
+                pos += bson2json_core::to_utf16(seg, &mut dst[pos..]);
                 units.push(pos as u32);
             }
             crate::strings::utf16(env, &wide[..pos])?

@@ -175,7 +175,7 @@ fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value,
     }
     let dst = utf16_scratch(wide, text.len());
     // The converter does not validate: `text` is transcoder output, always well-formed UTF-8.
-    let n = bson2json_core::utf8::to_utf16(text, dst);
+    let n = bson2json_core::to_utf16(text, dst);
     Ok((utf16(env, &wide[..n])?, n))
 }
 
@@ -183,7 +183,7 @@ fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value,
 /// The buffer keeps its length between calls, so it is only zero-filled when it grows.
 #[inline]
 pub(crate) fn utf16_scratch(wide: &mut Vec<u16>, bytes: usize) -> &mut [u16] {
-    let need = bytes + bson2json_core::utf8::UTF16_SLACK;
+    let need = bytes + bson2json_core::UTF16_SLACK;
     if wide.len() < need {
         wide.resize(need, 0);
     }

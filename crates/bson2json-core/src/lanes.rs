@@ -1,0 +1,200 @@
+//! Byte-lane classification: which of 8 or 16 bytes need JSON escaping, are NUL or are
+//! non-ASCII, as bit masks, and the ASCII-to-UTF-16 widening of 16 bytes. One of the two
+//! modules allowed `unsafe` (the other is [`crate::sink`]): the SSE2 intrinsics below, each
+//! block with its SAFETY argument. Every SSE2 function has a twin built from 64-bit word
+//! arithmetic (SWAR) or a plain loop, used on other targets and held equal by unit tests, the
+//! property tests and the `swar` fuzz target.
+//!
+//! Word lanes: byte `k` of a little-endian load is lane `k` (bits `8k..8k+7`). The SWAR masks
+//! set a lane's high bit; a borrow can only flag a lane *above* a truly flagged lane, so the
+//! lowest flagged lane is always exact.
+
+use crate::bytes::load_u64;
+
+pub(crate) const LO: u64 = 0x0101_0101_0101_0101;
+pub(crate) const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Returns a word with the high bit set in every byte lane of `x` that is zero, and possibly
+/// in lanes *above* a zero lane (borrow propagation), never in lanes below the first zero.
+/// The lowest set lane is therefore always the first zero byte (Mycroft's `haszero`).
+#[inline(always)]
+pub(crate) fn zero_lanes(x: u64) -> u64 {
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// High bit set in the lane of the first byte of `x` that needs escaping (possibly also in
+/// later lanes; never in an earlier one). Lanes: byte k of the little-endian load is lane k.
+///
+/// - `x < 0x20`: `(x - 0x20) & !x & 0x80` per lane (a borrow only ever flows upward, from a
+///   lane that already matched, so the lowest flagged lane is exact);
+/// - `x == '"'` / `x == '\\'`: the same zero test on `x ^ 0x22..` / `x ^ 0x5c..`.
+#[inline(always)]
+pub(crate) fn escape_lanes(x: u64) -> u64 {
+    let ctl = x.wrapping_sub(LO * 0x20) & !x;
+    let q = x ^ (LO * b'"' as u64);
+    let q = q.wrapping_sub(LO) & !q;
+    let b = x ^ (LO * b'\\' as u64);
+    let b = b.wrapping_sub(LO) & !b;
+    (ctl | q | b) & HI
+}
+
+/// True if `buf[from..from + len]` (with `len <= 16` and 16 readable bytes at `from`) is pure
+/// ASCII and needs no escaping, decided from two word loads. Lanes past `len` are ignored.
+#[inline(always)]
+pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
+    let w = &buf[from..from + 16];
+    words_are_plain(load_u64(w, 0), load_u64(w, 8), len)
+}
+
+/// Three 16-bit lane masks of `block` (bit k for byte k): bytes that are NUL; bytes that need
+/// JSON escaping (`< 0x20`, `"`, `\`) or are non-ASCII (`>= 0x80`); and the non-ASCII ones
+/// alone. SSE2, which every x86-64 CPU has: about ten instructions for what the SWAR words need
+/// some forty for. Callers drop the masks they do not use (the function is inlined).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32, u32) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_setzero_si128,
+    };
+    // SAFETY: `block` is 16 readable bytes and `_mm_loadu_si128` has no alignment
+    // requirement; SSE2 is part of the x86_64 baseline, so every instruction here exists on
+    // every CPU this code can run on.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let nul = _mm_cmpeq_epi8(v, _mm_setzero_si128());
+        // A signed compare: bytes 0x80..=0xFF are negative, so they count as "below 0x20".
+        let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        let special = _mm_or_si128(low, _mm_or_si128(quote, backslash));
+        (
+            _mm_movemask_epi8(nul) as u32,
+            _mm_movemask_epi8(special) as u32,
+            _mm_movemask_epi8(v) as u32,
+        )
+    }
+}
+
+/// Widens the 16 bytes of `src` to 16 UTF-16 code units in `dst` (each byte zero-extended)
+/// and returns the mask of the bytes that are non-ASCII (bit `k` for byte `k`): the ASCII
+/// step of `utf8::to_utf16`, which keeps only the units before the first set bit.
+/// SSE2 on x86-64 (one load, two unpacks, two stores, a movemask; the compiler does not find
+/// this for the plain loop); [`widen16_plain`] elsewhere and as its twin in tests.
+#[inline(always)]
+pub fn widen16(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128, _mm_storeu_si128,
+            _mm_unpackhi_epi8, _mm_unpacklo_epi8,
+        };
+        // SAFETY: `src` is 16 readable bytes and `dst` 32 writable bytes (16 `u16`s, the
+        // second store at unit 8 covers units 8..16); unaligned loads and stores have no
+        // alignment requirement; SSE2 is in the x86_64 baseline.
+        unsafe {
+            let v = _mm_loadu_si128(src.as_ptr().cast());
+            let z = _mm_setzero_si128();
+            let d = dst.as_mut_ptr();
+            _mm_storeu_si128(d.cast(), _mm_unpacklo_epi8(v, z));
+            _mm_storeu_si128(d.add(8).cast(), _mm_unpackhi_epi8(v, z));
+            _mm_movemask_epi8(v) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        widen16_plain(src, dst)
+    }
+}
+
+/// The plain twin of [`widen16`]: a loop over the bytes.
+#[inline]
+pub fn widen16_plain(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
+    let mut high = 0u32;
+    for k in 0..16 {
+        dst[k] = u16::from(src[k]);
+        high |= u32::from(src[k] >> 7) << k;
+    }
+    high
+}
+
+/// [`short_run_is_plain`] with 64-bit word arithmetic only (the SSE2 path's twin in tests and
+/// the `swar` fuzz target).
+#[inline]
+pub fn short_run_is_plain_swar(buf: &[u8], from: usize, len: usize) -> bool {
+    let w = &buf[from..from + 16];
+    words_are_plain_swar(load_u64(w, 0), load_u64(w, 8), len)
+}
+
+/// True if the first `len <= 16` bytes of the little-endian words `w0`, `w1` are pure ASCII
+/// and need no escaping. Lanes past `len` are ignored.
+#[inline(always)]
+pub(crate) fn words_are_plain(w0: u64, w1: u64, len: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (_, special, _) = lanes16(&words_block(w0, w1));
+        special & ((1u32 << len) - 1) == 0 // len <= 16
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        words_are_plain_swar(w0, w1, len)
+    }
+}
+
+/// [`words_are_plain`] with 64-bit word arithmetic only: the implementation without SSE2, and
+/// its twin in tests.
+#[inline(always)]
+pub(crate) fn words_are_plain_swar(w0: u64, w1: u64, len: usize) -> bool {
+    let lanes = |n: usize| {
+        if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        }
+    };
+    let (m0, m1) = (lanes(len), lanes(len.saturating_sub(8)));
+    let m1 = if len > 8 { m1 } else { 0 };
+    // A borrow artefact can only flag a lane above a truly flagged lane, so a flag below
+    // `len` always means a real special byte below `len`.
+    (((escape_lanes(w0) | (w0 & HI)) & m0) | ((escape_lanes(w1) | (w1 & HI)) & m1)) == 0
+}
+
+/// The little-endian words `w0`, `w1` as 16 bytes (`w0`'s low byte first).
+#[inline(always)]
+pub(crate) fn words_block(w0: u64, w1: u64) -> [u8; 16] {
+    let mut block = [0u8; 16];
+    block[..8].copy_from_slice(&w0.to_le_bytes());
+    block[8..].copy_from_slice(&w1.to_le_bytes());
+    block
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widen16_matches_its_plain_twin() {
+        let mut x = 0x243F_6A88_85A3_08D3u64;
+        for round in 0..20_000 {
+            let mut src = [0u8; 16];
+            for b in src.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly ASCII, sometimes high bytes, so masks of every density come up.
+                *b = if round % 3 == 0 {
+                    x as u8
+                } else {
+                    (x as u8) & 0x7F | ((x >> 60) as u8 & 0x80)
+                };
+            }
+            let (mut a, mut b) = ([7u16; 16], [9u16; 16]);
+            assert_eq!(
+                widen16(&src, &mut a),
+                widen16_plain(&src, &mut b),
+                "{src:02X?}"
+            );
+            assert_eq!(a, b);
+        }
+    }
+}
