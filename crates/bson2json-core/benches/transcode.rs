@@ -55,7 +55,7 @@ fn benches(c: &mut Criterion) {
                         out.clear();
                         tc.transcode(d, &opts, &mut out).expect("valid");
                     }
-                })
+                });
             });
         }
         // The generic route: the `bson` crate parses each document, and serde-transcode streams
@@ -70,7 +70,7 @@ fn benches(c: &mut Criterion) {
                     let mut ser = serde_json::Serializer::new(&mut out);
                     serde_transcode::transcode(de, &mut ser).expect("transcode");
                 }
-            })
+            });
         });
         g.finish();
     }

@@ -148,11 +148,11 @@ pub fn cursor_parts(cursor: &[u8], parts: &mut CursorParts) -> Result<(), Error>
         match (f.key, f.element_type) {
             (b"id", el::INT64) => {
                 has_id = true;
-                parts.id = i64::from_le_bytes(cursor[v..v + 8].try_into().unwrap_or([0; 8]))
+                parts.id = i64::from_le_bytes(cursor[v..v + 8].try_into().unwrap_or([0; 8]));
             }
             (b"id", el::INT32) => {
                 has_id = true;
-                parts.id = i64::from(load_i32(cursor, v))
+                parts.id = i64::from(load_i32(cursor, v));
             }
             (b"ns", el::STRING) => parts.ns = Some((v + 4, e - 1)),
             (b"postBatchResumeToken", el::DOCUMENT) => parts.post_batch_resume_token = Some((v, e)),

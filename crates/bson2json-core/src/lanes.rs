@@ -31,9 +31,9 @@ pub(crate) fn zero_lanes(x: u64) -> u64 {
 #[inline(always)]
 pub(crate) fn escape_lanes(x: u64) -> u64 {
     let ctl = x.wrapping_sub(LO * 0x20) & !x;
-    let q = x ^ (LO * b'"' as u64);
+    let q = x ^ (LO * u64::from(b'"'));
     let q = q.wrapping_sub(LO) & !q;
-    let b = x ^ (LO * b'\\' as u64);
+    let b = x ^ (LO * u64::from(b'\\'));
     let b = b.wrapping_sub(LO) & !b;
     (ctl | q | b) & HI
 }
@@ -177,7 +177,7 @@ mod tests {
         let mut x = 0x243F_6A88_85A3_08D3u64;
         for round in 0..20_000 {
             let mut src = [0u8; 16];
-            for b in src.iter_mut() {
+            for b in &mut src {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;

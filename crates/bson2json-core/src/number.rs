@@ -663,7 +663,7 @@ mod tests {
         let dense = if cfg!(miri) { 300 } else { 200_000 };
         for m in -dense..=dense {
             if m != 0 {
-                check(m as f64 / 100.0);
+                check(f64::from(m) / 100.0);
             }
         }
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
@@ -754,8 +754,8 @@ mod tests {
             100,
             i64::MAX,
             i64::MIN,
-            i32::MAX as i64,
-            i32::MIN as i64,
+            i64::from(i32::MAX),
+            i64::from(i32::MIN),
         ];
         for _ in 0..if cfg!(miri) { 100 } else { 100_000 } {
             seed = seed

@@ -270,9 +270,9 @@ mod tests {
                     let mut hi = [0u8; 8];
                     for (i, &b) in key.iter().enumerate() {
                         if i < 8 {
-                            lo[i] = b
+                            lo[i] = b;
                         } else {
-                            hi[i - 8] = b
+                            hi[i - 8] = b;
                         }
                     }
                     assert_eq!(

@@ -324,7 +324,7 @@ mod tests {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         for round in 0..if cfg!(miri) { 20 } else { 20_000 } {
             let mut id = [0u8; 12];
-            for b in id.iter_mut() {
+            for b in &mut id {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;

@@ -1059,7 +1059,7 @@ impl Transcoder {
                     pos = data + len;
                     let mut payload = &input[data..pos];
                     if sub == 0x02 {
-                        if len < 4 || load_i32(input, data) as i64 != len as i64 - 4 {
+                        if len < 4 || i64::from(load_i32(input, data)) != len as i64 - 4 {
                             return Err(err(
                                 ErrorKind::BadBinary,
                                 data,

@@ -85,7 +85,7 @@ fn corpus_valid_and_decode_errors() {
                         }
                     }
                     Err(e) => {
-                        failures.push(format!("{file} / {desc} / {which} canonical: error {e}"))
+                        failures.push(format!("{file} / {desc} / {which} canonical: error {e}"));
                     }
                 }
                 match run(bson, Dialect::Relaxed) {
@@ -99,7 +99,7 @@ fn corpus_valid_and_decode_errors() {
                         }
                     }
                     Err(e) => {
-                        failures.push(format!("{file} / {desc} / {which} relaxed: error {e}"))
+                        failures.push(format!("{file} / {desc} / {which} relaxed: error {e}"));
                     }
                 }
                 match run(bson, Dialect::Compat) {

@@ -129,7 +129,7 @@ fn modules_form_a_stack() {
                 Some(r) if r < rank => {}
                 Some(_) => problems.push(format!("{name} uses {used}, which is above it")),
                 None if used == "testing" => {
-                    problems.push(format!("{name} uses the testing module"))
+                    problems.push(format!("{name} uses the testing module"));
                 }
                 None => {}
             }

@@ -328,7 +328,7 @@ fn bson_crate_accepts(input: &[u8]) -> Result<(), bson::error::Error> {
     use bson::raw::{RawBsonRef, RawDocument};
     let mut stack = vec![RawDocument::from_bytes(input)?];
     while let Some(doc) = stack.pop() {
-        for item in doc.iter() {
+        for item in doc {
             match item?.1 {
                 RawBsonRef::Document(d) => stack.push(d),
                 RawBsonRef::Array(a) => stack.push(RawDocument::from_bytes(a.as_bytes())?),
@@ -440,7 +440,7 @@ fn malformed_inputs_never_panic_and_fail_with_codes() {
                     // Growing or shrinking the outer length can never be accepted.
                     if at == 0 {
                         assert!(
-                            r.iter().all(|x| x.is_err()),
+                            r.iter().all(std::result::Result::is_err),
                             "{name}: outer length {v} accepted"
                         );
                     }
@@ -451,7 +451,10 @@ fn malformed_inputs_never_panic_and_fail_with_codes() {
         // NUL appended so only the inner structure is broken).
         for k in 0..doc.len() {
             let r = check(&mut tc, &mut st, &doc[..k]);
-            assert!(r.iter().all(|x| x.is_err()), "{name}: prefix {k} accepted");
+            assert!(
+                r.iter().all(std::result::Result::is_err),
+                "{name}: prefix {k} accepted"
+            );
             if k >= 4 {
                 let mut t = doc[..k].to_vec();
                 t.push(0);
@@ -469,7 +472,7 @@ fn malformed_inputs_never_panic_and_fail_with_codes() {
                 let defined = matches!(t, 0x01..=0x13 | 0x7F | 0xFF);
                 if !defined {
                     assert!(
-                        r.iter().all(|x| x.is_err()),
+                        r.iter().all(std::result::Result::is_err),
                         "{name}: type {t:#04x} accepted"
                     );
                     for e in r.iter().filter_map(|x| x.as_ref().err()) {

@@ -213,7 +213,7 @@ fn bson_crate_accepts(input: &[u8]) -> Result<(), bson::error::Error> {
     use bson::raw::{RawBsonRef, RawDocument};
     let mut stack = vec![RawDocument::from_bytes(input)?];
     while let Some(doc) = stack.pop() {
-        for item in doc.iter() {
+        for item in doc {
             match item?.1 {
                 RawBsonRef::Document(d) => stack.push(d),
                 RawBsonRef::Array(a) => stack.push(RawDocument::from_bytes(a.as_bytes())?),
