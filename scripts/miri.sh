@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # miri (strict provenance) over the twin tests of the core's fast routines: the SWAR scans
-# (scan::), the escaper and its unsafe block copies (escape::), text, number writers and, on
-# x86-64, the SSE2 UTF-8 → UTF-16 widening (utf8::). Each twin test compares a fast path with a
+# (scan::), the escaper (escape::), the unchecked output stores (sink::), the lane
+# classification and widening (lanes::), text, number writers and, on x86-64, the SSE2
+# UTF-8 → UTF-16 conversion (utf8::). Each twin test compares a fast path with a
 # plain one; under miri their loops shrink (`cfg(miri)`).
 #
 #   bash scripts/miri.sh                               little-endian x86-64 (SSE2 paths)
@@ -17,7 +18,7 @@ if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^miri'; t
   echo "miri.sh: nightly has no miri component (rustup toolchain install nightly --component miri,rust-src)" >&2
   exit 2
 fi
-filters=(scan:: escape:: text:: number::)
+filters=(scan:: escape:: sink:: lanes:: text:: number::)
 # utf8:: is the x86-64 SSE2 code; on other targets it is the scalar loop the other twins cover.
 [ "${TARGET}" = x86_64-unknown-linux-gnu ] && filters+=(utf8::)
 export MIRIFLAGS="-Zmiri-strict-provenance ${MIRIFLAGS:-}"
