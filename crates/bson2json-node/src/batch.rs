@@ -7,7 +7,6 @@
 #![allow(clippy::too_many_arguments)]
 
 use std::borrow::Cow;
-use std::ptr;
 use std::sync::Mutex;
 
 use bson2json_core::batch::{
@@ -16,12 +15,10 @@ use bson2json_core::batch::{
 };
 use bson2json_core::{Options, Transcoder};
 use napi::bindgen_prelude::*;
-use napi::sys;
 use napi_derive::napi;
 
-use crate::{
-    bytes_of, check, check_regexes, error_object, make_string, options, throw_coded, STATE,
-};
+use crate::node_api::{self, Value};
+use crate::{bytes_of, check_regexes, error_object, make_string, options, throw_coded, STATE};
 
 /// The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
 /// generated `binding.d.ts` types the argument and `index.js` takes the numbers from here.
@@ -77,23 +74,15 @@ fn throw_batch(env: &Env, e: &BatchError) -> Error {
 }
 
 /// Builds the JS result for `layout` from a finished batch.
-fn batch_value(
-    env: &Env,
-    r: &BatchOutput,
-    layout: u32,
-    wide: &mut Vec<u16>,
-) -> Result<sys::napi_value> {
+fn batch_value(env: &Env, r: &BatchOutput, layout: u32, wide: &mut Vec<u16>) -> Result<Value> {
     match layout {
         NDJSON_BUFFER => crate::make_buffer(env, &r.out),
         LIST => {
             let n = r.offsets.len().saturating_sub(1);
-            let mut arr = ptr::null_mut();
-            // SAFETY: valid out-pointer; elements are set below.
-            unsafe { check(sys::napi_create_array_with_length(env.raw(), n, &mut arr))? };
+            let arr = node_api::array(env, n)?;
             for i in 0..n {
                 let s = make_string(env, &r.out[r.offsets[i]..r.offsets[i + 1]], wide)?;
-                // SAFETY: `arr` and `s` are live values of this scope.
-                unsafe { check(sys::napi_set_element(env.raw(), arr, i as u32, s))? };
+                node_api::set_element(env, arr, i as u32, s)?;
             }
             Ok(arr)
         }
@@ -117,12 +106,9 @@ const JOINED_TEXT_BYTES: usize = 64 * 1024 - 32;
 /// `[text0, offsets0, text1, offsets1, ...]` for [`JOINED`]: the documents' JSON back to back
 /// in texts of at most [`JOINED_TEXT_BYTES`] (or one document each), and for each text the
 /// UTF-16 index where each of its documents starts, plus its end.
-fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::napi_value> {
+fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value> {
     let n = r.offsets.len().saturating_sub(1);
-    let raw = env.raw();
-    let mut result = ptr::null_mut();
-    // SAFETY: valid out-pointer; elements are appended below.
-    unsafe { check(sys::napi_create_array(raw, &mut result))? };
+    let result = node_api::array(env, 0)?;
     let mut slot = 0u32;
     let mut units: Vec<u32> = Vec::new();
     let mut first = 0usize;
@@ -156,49 +142,13 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<sys::
             }
             crate::strings::utf16(env, &wide[..pos])?
         };
-        let offsets = uint32_array(env, &units)?;
-        // SAFETY: `result`, `value` and `offsets` are live values of this scope.
-        unsafe {
-            check(sys::napi_set_element(raw, result, slot, value))?;
-            check(sys::napi_set_element(raw, result, slot + 1, offsets))?;
-        }
+        let offsets = node_api::uint32_array(env, &units)?;
+        node_api::set_element(env, result, slot, value)?;
+        node_api::set_element(env, result, slot + 1, offsets)?;
         slot += 2;
         first = last;
     }
     Ok(result)
-}
-
-/// A new `Uint32Array` holding a copy of `units`.
-fn uint32_array(env: &Env, units: &[u32]) -> Result<sys::napi_value> {
-    let mut ab = ptr::null_mut();
-    let mut data = ptr::null_mut();
-    let mut array = ptr::null_mut();
-    // SAFETY: napi allocates `4 * units.len()` bytes at `data`, filled completely below; the
-    // typed array views exactly that buffer; all out-pointers are valid.
-    unsafe {
-        check(sys::napi_create_arraybuffer(
-            env.raw(),
-            units.len() * 4,
-            &mut data,
-            &mut ab,
-        ))?;
-        if !units.is_empty() {
-            ptr::copy_nonoverlapping(
-                units.as_ptr().cast::<u8>(),
-                data.cast::<u8>(),
-                units.len() * 4,
-            );
-        }
-        check(sys::napi_create_typedarray(
-            env.raw(),
-            sys::TypedarrayType::uint32_array,
-            units.len(),
-            ab,
-            0,
-            &mut array,
-        ))?;
-    }
-    Ok(array)
 }
 
 fn bad_docs(env: &Env) -> Error {
@@ -214,10 +164,7 @@ type Docs<'a> = (Vec<Cow<'a, [u8]>>, Option<Vec<usize>>);
 
 /// Whether `input` is a JS array (a `Proxy` of one is not: it is rejected as not bytes).
 fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
-    let mut is_array = false;
-    // SAFETY: valid out-pointer; runs no JavaScript.
-    unsafe { check(sys::napi_is_array(env.raw(), input.raw(), &mut is_array))? };
-    Ok(is_array)
+    node_api::is_array(env, Value::of_unknown(input))
 }
 
 /// The documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
@@ -227,33 +174,34 @@ fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
 /// `Array.prototype`), which may detach or shrink any buffer, so every element is read first
 /// and only then are the byte pointers taken, none of them across a step that runs JavaScript.
 fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
+    let array = Value::of_unknown(input);
     if is_array(env, input)? {
-        let mut len = 0u32;
-        // SAFETY: `input` is an array; valid out-pointer. Reading a JS array's length runs no
-        // JavaScript.
-        unsafe { check(sys::napi_get_array_length(env.raw(), input.raw(), &mut len))? };
+        // Reading a JS array's length runs no JavaScript; reading its elements may (getters),
+        // which is why no byte pointer exists yet.
+        let len = node_api::array_length(env, array)?;
         let mut values = Vec::with_capacity(len as usize);
         for i in 0..len {
-            let mut el = ptr::null_mut();
-            // SAFETY: valid out-pointer. May run JavaScript (getters), which is why no byte
-            // pointer exists yet.
-            unsafe { check(sys::napi_get_element(env.raw(), input.raw(), i, &mut el))? };
-            values.push(el);
+            values.push(node_api::get_element(env, array, i)?);
         }
         let mut docs = Vec::with_capacity(values.len());
         for (i, el) in values.into_iter().enumerate() {
-            // SAFETY: `el` is a live value of this call's handle scope.
-            let el = unsafe { Unknown::from_raw_unchecked(env.raw(), el) };
-            docs.push(bytes_of(env, &el, &format_args!("docs[{i}]"))?);
+            #[allow(unsafe_code)]
+            // SAFETY: every element was read above; from here until the caller has transcoded
+            // (or copied) the documents and dropped them, nothing runs JavaScript (see the
+            // callers).
+            docs.push(unsafe { bytes_of(env, el, &format_args!("docs[{i}]"))? });
         }
         Ok((docs, None))
     } else {
-        let bytes = bytes_of(env, input, &"docs").map_err(|_| {
+        #[allow(unsafe_code)]
+        // SAFETY: as above: nothing runs JavaScript until the caller drops the documents.
+        let bytes = unsafe { bytes_of(env, array, &"docs") }.map_err(|_| {
             crate::clear_pending(env);
             bad_docs(env)
         })?;
         let mut ranges = Vec::new();
         if let Err(e) = split_concatenated(&bytes, &mut ranges) {
+            drop(bytes);
             return Err(throw_batch(env, &e));
         }
         let starts = ranges.iter().map(|r| r.0).collect();
@@ -310,7 +258,10 @@ pub fn transcode_batch<'env>(
     let mut r;
     if !is_array(env, &input)? && threads <= 1 {
         // Concatenated documents on this thread: framed and transcoded in one pass.
-        let bytes = bytes_of(env, &input, &"docs").map_err(|_| {
+        #[allow(unsafe_code)]
+        // SAFETY: read only by the transcoder just below; dropped at the end of this branch,
+        // before the first step that can run JavaScript (the regex check, the result).
+        let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"docs") }.map_err(|_| {
             crate::clear_pending(env);
             bad_docs(env)
         })?;
@@ -358,8 +309,7 @@ fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unkn
     if wide.capacity() * 2 <= crate::KEEP_CAPACITY {
         STATE.with(|s| s.borrow_mut().wide = wide);
     }
-    // SAFETY: `value` is a live napi_value of this call.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value?) })
+    Ok(value?.into_unknown(env))
 }
 
 /// The thread's reusable batch output, emptied, with room for `input_bytes` of BSON turned
@@ -393,9 +343,14 @@ pub fn transcode_cursor<'env>(
 ) -> Result<Object<'env>> {
     let layout = layout as u32;
     let opts = options(flags, max_depth, max_output_bytes);
-    let bytes = bytes_of(env, &cursor, &"cursor")?;
+    #[allow(unsafe_code)]
+    // SAFETY: `bytes` is read by the framing and the transcoder and copied from (`ns`, the
+    // token), then dropped below before the first step that can run JavaScript (throwing the
+    // error, the regex check, the property sets).
+    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
     let mut parts = CursorParts::default();
     if let Err(e) = cursor_parts(&bytes, &mut parts) {
+        drop(bytes);
         return Err(crate::throw_transcode_error(env, &e, None));
     }
     let docs: Vec<&[u8]> = parts.docs.iter().map(|&(s, e)| &bytes[s..e]).collect();
@@ -536,16 +491,13 @@ impl Task for BatchTask {
                 let v = finish(&env, &mut r, self.layout);
                 spare_put(&SPARE_OUTPUTS, std::mem::take(&mut r.out));
                 let v = v?;
-                // SAFETY: the value lives in the resolve callback's scope, where napi-rs uses it.
-                Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v.raw()) })
+                // Re-bound to the resolve callback's `env`, whose scope napi-rs uses it in.
+                Ok(Value::of_unknown(&v).into_task_result(&env))
             }
             Err(e) => {
                 let (msg, offset) = batch_message(&e);
                 let obj = error_object(&env, e.error.code(), &msg, offset, Some(e.index))?;
-                // SAFETY: `obj` is a live value of this scope.
-                Err(Error::from(unsafe {
-                    Unknown::from_raw_unchecked(env.raw(), obj)
-                }))
+                Err(Error::from(obj.into_unknown(&env)))
             }
         }
     }
@@ -570,9 +522,13 @@ pub fn transcode_batch_async(
     let layout = layout as u32;
     let opts = options(flags, max_depth, max_output_bytes);
     if cursor {
-        let bytes = bytes_of(env, &input, &"cursor")?;
+        #[allow(unsafe_code)]
+        // SAFETY: framed, then copied (`into_owned`) or dropped before the error is thrown;
+        // nothing in between runs JavaScript.
+        let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"cursor")? };
         let mut parts = CursorParts::default();
         if let Err(e) = cursor_parts(&bytes, &mut parts) {
+            drop(bytes);
             return Err(crate::throw_transcode_error(env, &e, None));
         }
         return Ok(AsyncTask::new(BatchTask {
@@ -587,7 +543,10 @@ pub fn transcode_batch_async(
     let concatenated = !is_array(env, &input)?;
     let docs = if concatenated {
         // Copy first, split on the pool (errors then reject the promise).
-        vec![bytes_of(env, &input, &"docs").map_err(|_| {
+        #[allow(unsafe_code)]
+        // SAFETY: copied into `data` below and dropped before anything can run JavaScript.
+        let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"docs") };
+        vec![bytes.map_err(|_| {
             crate::clear_pending(env);
             bad_docs(env)
         })?]

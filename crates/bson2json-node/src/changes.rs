@@ -2,46 +2,21 @@
 //! event are extracted here, in Rust, and the document parts become JSON text in the chosen
 //! dialect; nothing is deserialized into JS objects by js-bson on this path.
 
-use std::ptr;
-
 use bson2json_core::batch::{cursor_parts, CursorParts};
 use bson2json_core::framing::{change_event_fields, resume_token_data, EventField, Part};
 use bson2json_core::{Error as CoreError, Options, Transcoder};
 use napi::bindgen_prelude::*;
-use napi::sys;
 use napi_derive::napi;
 
-use crate::{bytes_of, check, check_regexes, make_string, options, throw_transcode_error};
+use crate::node_api::{self, Value};
+use crate::{bytes_of, check_regexes, make_string, options, throw_transcode_error};
 
-fn js_str(env: &Env, s: &[u8]) -> Result<sys::napi_value> {
-    let mut v = ptr::null_mut();
-    // SAFETY: `s` is valid for `len` reads; valid out-pointer.
-    unsafe {
-        check(sys::napi_create_string_utf8(
-            env.raw(),
-            s.as_ptr().cast(),
-            s.len() as isize,
-            &mut v,
-        ))?;
-    }
-    Ok(v)
+fn js_str(env: &Env, s: &[u8]) -> Result<Value> {
+    node_api::string_utf8(env, s)
 }
 
-fn set(
-    env: &Env,
-    obj: sys::napi_value,
-    key: &std::ffi::CStr,
-    value: sys::napi_value,
-) -> Result<()> {
-    // SAFETY: live values of this scope; `key` is NUL-terminated.
-    unsafe {
-        check(sys::napi_set_named_property(
-            env.raw(),
-            obj,
-            key.as_ptr(),
-            value,
-        ))
-    }
+fn set(env: &Env, obj: Value, key: &std::ffi::CStr, value: Value) -> Result<()> {
+    node_api::set_named(env, obj, key, value)
 }
 
 /// Property names made once per call: `napi_set_named_property` makes the name's V8 string and
@@ -49,16 +24,16 @@ fn set(
 /// looked up on its first use and reused for every later event of the batch.
 #[derive(Default)]
 struct Keys {
-    made: Vec<(*const std::ffi::c_char, sys::napi_value)>,
+    made: Vec<(*const std::ffi::c_char, Value)>,
 }
 
 impl Keys {
     fn set(
         &mut self,
         env: &Env,
-        obj: sys::napi_value,
+        obj: Value,
         key: &'static std::ffi::CStr,
-        value: sys::napi_value,
+        value: Value,
     ) -> Result<()> {
         let p = key.as_ptr();
         let k = match self.made.iter().find(|(q, _)| *q == p) {
@@ -69,39 +44,12 @@ impl Keys {
                 k
             }
         };
-        // SAFETY: `obj`, `k` and `value` are live values of the current call's handle scope
-        // (the keys are made in it and dropped with `self` before the call returns).
-        unsafe { check(sys::napi_set_property(env.raw(), obj, k, value)) }
+        // The keys are made in the current call and dropped with `self` before it returns.
+        node_api::set_property(env, obj, k, value)
     }
 }
 
-fn new_object(env: &Env) -> Result<sys::napi_value> {
-    let mut o = ptr::null_mut();
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::napi_create_object(env.raw(), &mut o))? };
-    Ok(o)
-}
-
-fn number(env: &Env, x: f64) -> Result<sys::napi_value> {
-    let mut v = ptr::null_mut();
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::napi_create_double(env.raw(), x, &mut v))? };
-    Ok(v)
-}
-
-fn date(env: &Env, ms: f64) -> Result<sys::napi_value> {
-    let mut d = ptr::null_mut();
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::napi_create_date(env.raw(), ms, &mut d))? };
-    Ok(d)
-}
-
-fn null(env: &Env) -> Result<sys::napi_value> {
-    let mut v = ptr::null_mut();
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::napi_get_null(env.raw(), &mut v))? };
-    Ok(v)
-}
+use node_api::{date, null, number, object as new_object};
 
 /// Transcodes `doc` (a complete BSON document) to a JS string through the thread's buffers.
 // The thread state is passed split into its fields because it is borrowed once by the caller.
@@ -115,7 +63,7 @@ fn json_value(
     index: usize,
     doc: &[u8],
     opts: &Options,
-) -> std::result::Result<sys::napi_value, Either<CoreError, Error>> {
+) -> std::result::Result<Value, Either<CoreError, Error>> {
     out.clear();
     tc.transcode(doc, opts, out).map_err(Either::A)?;
     regexes.extend(tc.regexes().iter().cloned().map(|r| (Some(index), r)));
@@ -133,7 +81,7 @@ fn token_value(
     tc: &mut Transcoder,
     out: &mut Vec<u8>,
     wide: &mut Vec<u16>,
-) -> std::result::Result<(sys::napi_value, bool), Either<CoreError, Error>> {
+) -> std::result::Result<(Value, bool), Either<CoreError, Error>> {
     if let Some(data) = data {
         let o = new_object(env).map_err(Either::B)?;
         let s = js_str(env, data).map_err(Either::B)?;
@@ -166,7 +114,9 @@ pub fn transcode_change_batch<'env>(
     // Copied: the events are read while their JS objects are built, and setting a property
     // can run JavaScript (a setter on `Object.prototype`) that could detach a borrowed input.
     // (A reply is one network round trip's worth of data; the copy is small beside it.)
-    let bytes = bytes_of(env, &cursor, &"cursor")?.into_owned();
+    #[allow(unsafe_code)]
+    // SAFETY: copied at once (`into_owned`); nothing runs in between.
+    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? }.into_owned();
     let bytes = &bytes[..];
     let mut parts = CursorParts::default();
     if let Err(e) = cursor_parts(bytes, &mut parts) {
@@ -174,12 +124,10 @@ pub fn transcode_change_batch<'env>(
     }
     let mut regexes = Vec::new();
     let built = crate::with_state(
-        |st| -> std::result::Result<sys::napi_value, Either<(usize, CoreError), Error>> {
+        |st| -> std::result::Result<Value, Either<(usize, CoreError), Error>> {
             let (tc, out, wide) = (&mut st.transcoder, &mut st.out, &mut st.wide);
             let result = new_object(env).map_err(Either::B)?;
-            let id = BigInt::from(parts.id);
-            // SAFETY: converts into a live value of this scope.
-            let idv = unsafe { BigInt::to_napi_value(env.raw(), id) }.map_err(Either::B)?;
+            let idv = node_api::bigint(env, parts.id).map_err(Either::B)?;
             set(env, result, c"id", idv).map_err(Either::B)?;
             let nsv = match parts.ns {
                 Some((a, b)) => js_str(env, &bytes[a..b]),
@@ -206,16 +154,7 @@ pub fn transcode_change_batch<'env>(
             };
             set(env, result, c"postBatchResumeToken", pbrt).map_err(Either::B)?;
 
-            let mut arr = ptr::null_mut();
-            // SAFETY: valid out-pointer.
-            unsafe {
-                check(sys::napi_create_array_with_length(
-                    env.raw(),
-                    parts.docs.len(),
-                    &mut arr,
-                ))
-            }
-            .map_err(Either::B)?;
+            let arr = node_api::array(env, parts.docs.len()).map_err(Either::B)?;
             let mut fields = Vec::new();
             let mut keys = Keys::default();
             for (i, &(a, b)) in parts.docs.iter().enumerate() {
@@ -226,7 +165,7 @@ pub fn transcode_change_batch<'env>(
                 change_event_fields(ev, &mut fields).map_err(|e| Either::A((i, e.shifted(a))))?;
                 let o = new_object(env).map_err(Either::B)?;
                 for field in &fields {
-                    let (key, value): (&'static std::ffi::CStr, sys::napi_value) = match field {
+                    let (key, value): (&'static std::ffi::CStr, Value) = match field {
                         EventField::ResumeToken { doc, data } => {
                             let data = data.clone().map(|r| &ev[r]);
                             let (tv, plain) =
@@ -312,9 +251,7 @@ pub fn transcode_change_batch<'env>(
                         .map_err(at(a))?;
                     keys.set(env, o, c"json", j).map_err(Either::B)?;
                 }
-                // SAFETY: `arr` is a live array with room for index `i`.
-                unsafe { check(sys::napi_set_element(env.raw(), arr, i as u32, o)) }
-                    .map_err(Either::B)?;
+                node_api::set_element(env, arr, i as u32, o).map_err(Either::B)?;
             }
             set(env, result, c"events", arr).map_err(Either::B)?;
             Ok(result)
@@ -331,8 +268,7 @@ pub fn transcode_change_batch<'env>(
     if !regexes.is_empty() {
         check_regexes(env, regexes)?;
     }
-    // SAFETY: `value` is a live value of this call.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+    Ok(value.into_unknown(env))
 }
 
 trait MapA<A, B> {

@@ -7,25 +7,28 @@
 //! js-bson 6 (bit 3) | `promoteLongs: false` (bit 4) | `promoteBuffers` (bit 5) | `bsonRegExp`
 //! (bit 6) | `promoteValues: false` (bit 7).
 #![deny(clippy::all)]
+// Raw Node-API calls live in `node_api`, the one module allowed `unsafe`.
+#![deny(unsafe_code)]
 // The exports are only reachable through napi's registration, which test builds leave out.
 #![cfg_attr(test, allow(dead_code))]
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::ffi::c_void;
-use std::ptr;
 
 use bson2json_core::{
     BsonVersion, Dialect, Error as CoreError, ErrorKind, Options, Transcoder, Utf8Mode,
 };
 use napi::bindgen_prelude::*;
-use napi::sys;
 use napi_derive::napi;
 
 mod batch;
 mod changes;
 mod fast;
+#[allow(unsafe_code)]
+mod node_api;
 mod strings;
+
+pub(crate) use node_api::bytes_of;
 
 /// Scratch buffers above this many bytes are released after the call instead of being kept
 /// for the next one: large enough to reuse the buffers of 4 MiB batches (fresh allocations of
@@ -128,65 +131,6 @@ pub(crate) fn options(flags: u32, max_depth: u32, max_output_bytes: f64) -> Opti
 /// the rest is `maxDepth`.
 pub(crate) const FLAG_BITS: u32 = 8;
 
-/// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument.
-///
-/// A view on an `ArrayBuffer` is borrowed: the slice stays valid only until JavaScript next
-/// runs (a getter, a setter, a patched global, a callback can detach, transfer or shrink the
-/// buffer, and a GC may then free it). Every caller takes it after its last step that can run
-/// JavaScript and drops it before its next one (see ARCHITECTURE.md, "the native boundary").
-/// A view on a `SharedArrayBuffer` is copied: another thread may write it at any time, and
-/// the walker must not read bytes that change under it. A detached buffer reads as empty.
-/// `name` names the argument in the `TypeError` thrown for anything else.
-pub(crate) fn bytes_of<'a>(
-    env: &Env,
-    value: &Unknown<'a>,
-    name: &dyn std::fmt::Display,
-) -> Result<Cow<'a, [u8]>> {
-    let mut kind = 0;
-    let mut len = 0usize;
-    let mut data: *mut c_void = ptr::null_mut();
-    let mut ab = ptr::null_mut();
-    let mut off = 0usize;
-    // SAFETY: all out-pointers are valid locals; napi checks that `value` is a typed array and
-    // returns an error status otherwise. The call runs no JavaScript.
-    let status = unsafe {
-        sys::napi_get_typedarray_info(
-            env.raw(),
-            value.raw(),
-            &mut kind,
-            &mut len,
-            &mut data,
-            &mut ab,
-            &mut off,
-        )
-    };
-    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
-        clear_pending(env);
-        return Err(type_error(
-            env,
-            &format!("bson2json: {name} must be a Uint8Array or Buffer"),
-        ));
-    }
-    if len == 0 || data.is_null() {
-        return Ok(Cow::Borrowed(&[]));
-    }
-    let mut plain = false;
-    // SAFETY: `ab` is the live buffer value napi returned above; valid out-pointer. Runs no
-    // JavaScript. `napi_is_arraybuffer` is false for a `SharedArrayBuffer`.
-    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), ab, &mut plain) };
-    // SAFETY: napi reports `len` readable bytes at `data` for this typed array, and nothing
-    // between this call and the caller's last read of the slice runs JavaScript (see above),
-    // so the buffer can be neither detached, transferred, resized nor collected meanwhile.
-    let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
-    if status == sys::Status::napi_ok && plain {
-        Ok(Cow::Borrowed(bytes))
-    } else {
-        // Shared memory: copied at once (a byte another thread writes during the copy is
-        // either its old or its new value; the walker then reads a stable snapshot).
-        Ok(Cow::Owned(bytes.to_vec()))
-    }
-}
-
 /// Throws a JS `TypeError` with `msg` and returns the marker error that tells napi-rs an
 /// exception is already pending.
 pub(crate) fn type_error(env: &Env, msg: &str) -> Error {
@@ -198,16 +142,7 @@ pub(crate) fn type_error(env: &Env, msg: &str) -> Error {
 
 /// Drops an exception a failed Node-API query may have left pending.
 pub(crate) fn clear_pending(env: &Env) {
-    let mut pending = false;
-    let mut ignored = ptr::null_mut();
-    // SAFETY: plain Node-API calls on the JS thread with valid out-pointers.
-    unsafe {
-        if sys::napi_is_exception_pending(env.raw(), &mut pending) == sys::Status::napi_ok
-            && pending
-        {
-            sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored);
-        }
-    }
+    node_api::take_exception(env);
 }
 
 /// Throws a JS `Error` named `TranscodeError` with `code`, `offset` and (for batches) `index`,
@@ -227,10 +162,8 @@ pub(crate) fn throw_coded(
     offset: usize,
     index: Option<usize>,
 ) -> Error {
-    let thrown = error_object(env, code, msg, offset, index).and_then(|obj| {
-        // SAFETY: `obj` is a live error object created in this scope.
-        check(unsafe { sys::napi_throw(env.raw(), obj) })
-    });
+    let thrown =
+        error_object(env, code, msg, offset, index).and_then(|obj| node_api::throw(env, obj));
     match thrown {
         Ok(()) => Error::new(Status::PendingException, msg.to_owned()),
         Err(e) => e,
@@ -245,40 +178,25 @@ pub(crate) fn error_object(
     msg: &str,
     offset: usize,
     index: Option<usize>,
-) -> Result<sys::napi_value> {
-    let raw = env.raw();
-    let mut code_v = ptr::null_mut();
-    let mut msg_v = ptr::null_mut();
-    let mut err_v = ptr::null_mut();
-    // SAFETY: plain Node-API calls with valid out-pointers on the JS thread.
-    unsafe {
-        check(sys::napi_create_string_utf8(
-            raw,
-            code.as_ptr().cast(),
-            code.len() as isize,
-            &mut code_v,
-        ))?;
-        check(sys::napi_create_string_utf8(
-            raw,
-            msg.as_ptr().cast(),
-            msg.len() as isize,
-            &mut msg_v,
-        ))?;
-        check(sys::napi_create_error(raw, code_v, msg_v, &mut err_v))?;
-    }
-    let mut obj = Object::from_raw(raw, err_v);
+) -> Result<node_api::Value> {
+    let err = node_api::error(
+        env,
+        node_api::string_utf8(env, code.as_bytes())?,
+        node_api::string_utf8(env, msg.as_bytes())?,
+    )?;
+    let mut obj = Object::from_raw(env.raw(), err.raw());
     obj.set_named_property("name", "TranscodeError")?;
     obj.set_named_property("offset", offset as f64)?;
     if let Some(i) = index {
         obj.set_named_property("index", i as f64)?;
     }
-    Ok(err_v)
+    Ok(err)
 }
 
 /// Creates a JS string from UTF-8 JSON bytes the cheapest way V8 allows: one-byte (Latin-1)
 /// strings when every character fits, UTF-16 built here otherwise (V8's own UTF-8 decoding is
 /// several times slower as soon as one character is non-ASCII).
-pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Result<sys::napi_value> {
+pub(crate) fn make_string(env: &Env, bytes: &[u8], wide: &mut Vec<u16>) -> Result<node_api::Value> {
     let value = strings::from_utf8(env, bytes, wide).map(|(v, _)| v);
     if wide.capacity() * 2 > KEEP_CAPACITY {
         *wide = Vec::new();
@@ -329,88 +247,42 @@ pub(crate) fn check_regexes(
 
 /// `Ok(None)` if V8 accepts the regex, `Ok(Some(message))` with its SyntaxError message if not.
 fn new_regexp(env: &Env, pattern: &str, flags: &str) -> Result<Option<String>> {
-    let raw = env.raw();
-    let mut global = ptr::null_mut();
-    let mut ctor = ptr::null_mut();
-    let mut args = [ptr::null_mut(); 2];
-    let mut instance = ptr::null_mut();
-    // SAFETY: plain Node-API calls with valid out-pointers on the JS thread.
-    unsafe {
-        check(sys::napi_get_global(raw, &mut global))?;
-        check(sys::napi_get_named_property(
-            raw,
-            global,
-            c"RegExp".as_ptr(),
-            &mut ctor,
-        ))?;
-        check(sys::napi_create_string_utf8(
-            raw,
-            pattern.as_ptr().cast(),
-            pattern.len() as isize,
-            &mut args[0],
-        ))?;
-        check(sys::napi_create_string_utf8(
-            raw,
-            flags.as_ptr().cast(),
-            flags.len() as isize,
-            &mut args[1],
-        ))?;
-        let status = sys::napi_new_instance(raw, ctor, 2, args.as_ptr(), &mut instance);
-        if status == sys::Status::napi_ok {
-            return Ok(None);
-        }
-        let mut pending = false;
-        check(sys::napi_is_exception_pending(raw, &mut pending))?;
-        if !pending {
-            return Err(Error::new(
-                Status::GenericFailure,
-                "RegExp construction failed".to_owned(),
-            ));
-        }
-        let mut exc = ptr::null_mut();
-        check(sys::napi_get_and_clear_last_exception(raw, &mut exc))?;
-        let mut msg_val = ptr::null_mut();
-        let mut message = String::from("SyntaxError");
-        if sys::napi_get_named_property(raw, exc, c"message".as_ptr(), &mut msg_val)
-            == sys::Status::napi_ok
-        {
-            let mut buf = [0u8; 512];
-            let mut n = 0usize;
-            if sys::napi_get_value_string_utf8(
-                raw,
-                msg_val,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &mut n,
-            ) == sys::Status::napi_ok
-            {
-                message = String::from_utf8_lossy(&buf[..n]).into_owned();
-            }
-        }
-        Ok(Some(message))
-    }
-}
-
-pub(crate) fn check(status: sys::napi_status) -> Result<()> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(Error::new(
+    let global = node_api::global(env)?;
+    let ctor = node_api::get_named(env, global, c"RegExp").ok_or_else(|| {
+        node_api::take_exception(env);
+        Error::new(Status::GenericFailure, "RegExp is unavailable".to_owned())
+    })?;
+    let args = [
+        node_api::string_utf8(env, pattern.as_bytes())?,
+        node_api::string_utf8(env, flags.as_bytes())?,
+    ];
+    match node_api::construct(env, ctor, &args) {
+        Ok(_) => Ok(None),
+        Err(None) => Err(Error::new(
             Status::GenericFailure,
-            "Node-API call failed".to_owned(),
-        ))
+            "RegExp construction failed".to_owned(),
+        )),
+        Err(Some(exc)) => {
+            let message = node_api::get_named(env, exc, c"message")
+                .and_then(|m| node_api::short_string_value(env, m));
+            if message.is_none() {
+                node_api::take_exception(env);
+            }
+            Ok(Some(message.unwrap_or_else(|| "SyntaxError".to_owned())))
+        }
     }
 }
 
 /// Transcodes into the thread's output buffer and hands the bytes to `finish`.
 ///
-/// `bson` is read only by the transcoder, before anything here can run JavaScript; the regex
-/// check (which calls the global `RegExp`) and `finish` (which creates JS values) come after
-/// it. The output buffers are taken out of the thread state for that time, so JavaScript that
-/// re-enters the addon meanwhile finds a state of its own and nothing borrowed.
+/// `bson` (which may borrow JavaScript memory) is read only by the transcoder and dropped
+/// right after it, before anything here can run JavaScript: the regex check (which calls the
+/// global `RegExp`) and `finish` (which creates JS values) come after. The output buffers are
+/// taken out of the thread state for that time, so JavaScript that re-enters the addon
+/// meanwhile finds a state of its own and nothing borrowed.
 pub(crate) fn with_output<R>(
     env: &Env,
-    bson: &[u8],
+    bson: Cow<'_, [u8]>,
     opts: &Options,
     finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
 ) -> Result<R> {
@@ -422,10 +294,11 @@ pub(crate) fn with_output<R>(
         let mut out = std::mem::take(out);
         out.clear();
         let outcome = transcoder
-            .transcode(bson, opts, &mut out)
+            .transcode(&bson, opts, &mut out)
             .map(|()| transcoder.regexes().to_vec());
         (outcome, out)
     });
+    drop(bson);
     let result = match outcome {
         Err(e) => Err(throw_transcode_error(env, &e, None)),
         Ok(regexes) => {
@@ -452,22 +325,8 @@ pub(crate) fn with_output<R>(
 
 /// A new V8-managed `Buffer` holding a copy of `bytes` (cheaper than an external buffer with a
 /// finalizer for the sizes JSON documents have, and never tied to Rust memory).
-pub(crate) fn make_buffer(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
-    let mut value = ptr::null_mut();
-    let mut data = ptr::null_mut();
-    // SAFETY: napi allocates `bytes.len()` bytes at `data`, which are filled completely.
-    unsafe {
-        check(sys::napi_create_buffer(
-            env.raw(),
-            bytes.len(),
-            &mut data,
-            &mut value,
-        ))?;
-        if !bytes.is_empty() {
-            ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len());
-        }
-    }
-    Ok(value)
+pub(crate) fn make_buffer(env: &Env, bytes: &[u8]) -> Result<node_api::Value> {
+    node_api::buffer_copy(env, bytes)
 }
 
 /// Test-only hook (used by the test suite to prove that a panic inside the addon becomes a

@@ -13,13 +13,10 @@
 //! compiled once per environment.
 
 use std::cell::Cell;
-use std::ffi::c_void;
-use std::ptr;
 
 use napi::bindgen_prelude::*;
-use napi::sys;
 
-use crate::check;
+use crate::node_api::{self, Reference, Value};
 
 /// The payload above which V8 would put a string in its large-object space:
 /// `kMaxRegularHeapObjectSize` (128 KiB) less the string header, with room to spare.
@@ -43,16 +40,16 @@ const PART_UTF8: usize = 32 * 1024;
 const ROPE_MAX_UTF8: usize = 8 * 1024 * 1024;
 
 thread_local! {
-    /// The join function of the environment that runs on this thread, kept by a reference.
-    static JOINER: Cell<Option<(sys::napi_env, sys::napi_ref)>> = const { Cell::new(None) };
+    /// The join function of the environment that runs on this thread, kept by a reference
+    /// (with that environment's [`node_api::env_id`]).
+    static JOINER: Cell<Option<(usize, Reference)>> = const { Cell::new(None) };
 }
 
 const JOIN_SRC: &str = "(function bson2jsonJoin(p) { let s = p[0]; \
     for (let i = 1; i < p.length; i++) s += p[i]; return s; })";
 
 /// Forgets the join function when its environment is torn down (a worker exiting).
-unsafe extern "C" fn forget_joiner(arg: *mut c_void) {
-    let env = arg as sys::napi_env;
+fn forget_joiner(env: usize) {
     JOINER.with(|j| {
         if matches!(j.get(), Some((e, _)) if e == env) {
             j.set(None);
@@ -62,53 +59,26 @@ unsafe extern "C" fn forget_joiner(arg: *mut c_void) {
 
 /// The join function for `env`, compiled on first use; `None` if V8 refuses to compile it
 /// (the caller then builds one flat string).
-fn joiner(env: &Env) -> Option<sys::napi_value> {
-    let raw = env.raw();
-    let mut func = ptr::null_mut();
-    if let Some((_, r)) = JOINER.with(Cell::get).filter(|&(e, _)| e == raw) {
-        // SAFETY: `r` is a live strong reference created in `raw` (the cleanup hook forgets it
-        // before the environment goes away); valid out-pointer.
-        let status = unsafe { sys::napi_get_reference_value(raw, r, &mut func) };
-        if status == sys::Status::napi_ok && !func.is_null() {
+fn joiner(env: &Env) -> Option<Value> {
+    let id = node_api::env_id(env);
+    if let Some((_, r)) = JOINER.with(Cell::get).filter(|&(e, _)| e == id) {
+        if let Some(func) = node_api::reference_value(env, &r) {
             return Some(func);
         }
     }
-    let mut src = ptr::null_mut();
-    let mut reference = ptr::null_mut();
-    // SAFETY: plain Node-API calls on the JS thread with valid pointers; the cleanup hook's
-    // argument is the environment pointer itself, only compared, never dereferenced.
-    unsafe {
-        if sys::napi_create_string_latin1(
-            raw,
-            JOIN_SRC.as_ptr().cast(),
-            JOIN_SRC.len() as isize,
-            &mut src,
-        ) != sys::Status::napi_ok
-            || sys::napi_run_script(raw, src, &mut func) != sys::Status::napi_ok
-            || sys::napi_create_reference(raw, func, 1, &mut reference) != sys::Status::napi_ok
-        {
-            clear_exception(raw);
-            return None;
-        }
-        if JOINER.with(Cell::get).is_none_or(|(e, _)| e != raw) {
-            sys::napi_add_env_cleanup_hook(raw, Some(forget_joiner), raw.cast());
-        }
+    let made = node_api::string_latin1(env, JOIN_SRC.as_bytes())
+        .ok_or(())
+        .and_then(|src| node_api::run_script(env, src).map_err(drop))
+        .and_then(|func| Ok((func, node_api::reference(env, func).map_err(drop)?)));
+    let Ok((func, reference)) = made else {
+        node_api::take_exception(env);
+        return None;
+    };
+    if JOINER.with(Cell::get).is_none_or(|(e, _)| e != id) {
+        node_api::on_teardown(env, forget_joiner);
     }
-    JOINER.with(|j| j.set(Some((raw, reference))));
+    JOINER.with(|j| j.set(Some((id, reference))));
     Some(func)
-}
-
-/// Drops the JS exception a failed Node-API call left pending, if any (the caller reports the
-/// failure its own way).
-fn clear_exception(raw: sys::napi_env) {
-    let mut pending = false;
-    let mut ignored = ptr::null_mut();
-    // SAFETY: plain Node-API calls on the JS thread with valid out-pointers.
-    unsafe {
-        if sys::napi_is_exception_pending(raw, &mut pending) == sys::Status::napi_ok && pending {
-            sys::napi_get_and_clear_last_exception(raw, &mut ignored);
-        }
-    }
 }
 
 fn too_long() -> Error {
@@ -120,44 +90,19 @@ fn too_long() -> Error {
 
 /// A flat JS string of Latin-1 (here always ASCII) bytes.
 #[inline]
-pub(crate) fn latin1(env: &Env, bytes: &[u8]) -> Result<sys::napi_value> {
-    let mut value = ptr::null_mut();
-    // SAFETY: `bytes` is valid for its length; valid out-pointer.
-    let status = unsafe {
-        sys::napi_create_string_latin1(
-            env.raw(),
-            bytes.as_ptr().cast(),
-            bytes.len() as isize,
-            &mut value,
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return Err(too_long());
-    }
-    Ok(value)
+pub(crate) fn latin1(env: &Env, bytes: &[u8]) -> Result<Value> {
+    node_api::string_latin1(env, bytes).ok_or_else(too_long)
 }
 
 /// A flat JS string of UTF-16 code units.
 #[inline]
-pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<sys::napi_value> {
-    let mut value = ptr::null_mut();
-    // SAFETY: `units` is valid for its length; valid out-pointer.
-    let status = unsafe {
-        sys::napi_create_string_utf16(env.raw(), units.as_ptr(), units.len() as isize, &mut value)
-    };
-    if status != sys::Status::napi_ok {
-        return Err(too_long());
-    }
-    Ok(value)
+pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<Value> {
+    node_api::string_utf16(env, units).ok_or_else(too_long)
 }
 
 /// A JS string of the UTF-8 `text` and its length in UTF-16 code units. `wide` is scratch.
 #[inline]
-pub(crate) fn from_utf8(
-    env: &Env,
-    text: &[u8],
-    wide: &mut Vec<u16>,
-) -> Result<(sys::napi_value, usize)> {
+pub(crate) fn from_utf8(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
     if text.len() > FLAT_UTF8 && text.len() <= ROPE_MAX_UTF8 {
         if text.len() <= FLAT_MAX_BYTES && text.is_ascii() {
             return Ok((latin1(env, text)?, text.len()));
@@ -169,7 +114,7 @@ pub(crate) fn from_utf8(
 
 /// One flat string of `text` (one-byte if ASCII, else UTF-16) and its UTF-16 length.
 #[inline]
-fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value, usize)> {
+fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
     if text.is_ascii() {
         return Ok((latin1(env, text)?, text.len()));
     }
@@ -194,14 +139,11 @@ pub(crate) fn utf16_scratch(wide: &mut Vec<u16>, bytes: usize) -> &mut [u16] {
 /// flat string if the join function is unavailable.
 #[cold]
 #[inline(never)]
-fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value, usize)> {
+fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
     let Some(join) = joiner(env) else {
         return flat(env, text, wide);
     };
-    let raw = env.raw();
-    let mut parts = ptr::null_mut();
-    // SAFETY: valid out-pointer; elements are appended below.
-    check(unsafe { sys::napi_create_array(raw, &mut parts) })?;
+    let parts = node_api::array(env, 0)?;
     let mut units = 0usize;
     let mut at = 0usize;
     let mut i = 0u32;
@@ -212,22 +154,13 @@ fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(sys::napi_value,
             end -= 1;
         }
         let (s, n) = flat(env, &text[at..end], wide)?;
-        // SAFETY: `parts` and `s` are live values of this scope.
-        check(unsafe { sys::napi_set_element(raw, parts, i, s) })?;
+        node_api::set_element(env, parts, i, s)?;
         units += n;
         at = end;
         i += 1;
     }
-    let mut recv = ptr::null_mut();
-    let mut value = ptr::null_mut();
-    // SAFETY: `join` is a live function of this environment taking one array; valid pointers.
-    unsafe {
-        check(sys::napi_get_undefined(raw, &mut recv))?;
-        if sys::napi_call_function(raw, recv, join, 1, &parts, &mut value) != sys::Status::napi_ok {
-            // Only V8's string length limit can make `+` throw: report it like a flat string.
-            clear_exception(raw);
-            return Err(too_long());
-        }
-    }
+    let recv = node_api::undefined(env)?;
+    // Only V8's string length limit can make `+` throw: report it like a flat string.
+    let value = node_api::call(env, recv, join, &[parts]).map_err(|_| too_long())?;
     Ok((value, units))
 }

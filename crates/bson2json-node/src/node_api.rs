@@ -1,0 +1,526 @@
+//! The raw Node-API calls the binding makes, as safe functions: the only module of this crate
+//! allowed `unsafe` (the crate denies it everywhere else).
+//!
+//! Two invariants make these functions safe to call with any arguments the rest of the crate
+//! can produce:
+//!
+//! - **Environments.** Every `&Env` here is the environment of the Node-API callback that is
+//!   running on this thread (napi-rs hands one to each export and task callback; [`fast`]
+//!   builds one from its callback's own arguments), and it is used only during that callback.
+//! - **Values.** A [`Value`] can only be made in this module, from a handle that Node-API
+//!   returned during the current callback. The binding opens no handle scopes and keeps no
+//!   `Value` past the callback that made it (none is stored in a static or a task), so every
+//!   `Value` passed back in is live.
+//!
+//! What this module cannot make safe is a slice of JavaScript memory: it is valid only until
+//! JavaScript next runs, which the type system cannot see. [`borrow_bytes`] is therefore an
+//! `unsafe fn`, and each of its few callers states why no JavaScript runs while it holds the
+//! slice.
+//!
+//! [`fast`]: crate::fast
+
+use std::borrow::Cow;
+use std::ffi::{c_void, CStr};
+use std::ptr;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+
+/// A JavaScript value handle of the current callback (see the module's invariants).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Value(sys::napi_value);
+
+impl Value {
+    /// The raw handle, for napi-rs APIs that take one.
+    pub(crate) fn raw(self) -> sys::napi_value {
+        self.0
+    }
+
+    /// The handle of a napi-rs `Unknown` of the current callback.
+    pub(crate) fn of_unknown(v: &Unknown<'_>) -> Value {
+        Value(v.raw())
+    }
+
+    /// This value as the `Unknown<'static>` that napi-rs's `Task::resolve` must return. napi-rs
+    /// hands it to the promise within the same resolve callback, so it is not kept past the
+    /// callback despite its type.
+    pub(crate) fn into_task_result(self, env: &Env) -> Unknown<'static> {
+        // SAFETY: `self` is a live handle of the current (resolve) callback in `env` (module
+        // invariant), and napi-rs uses the result before that callback returns (above).
+        unsafe { Unknown::from_raw_unchecked(env.raw(), self.0) }
+    }
+
+    /// This value as a napi-rs `Unknown`, to return to napi-rs glue.
+    pub(crate) fn into_unknown<'env>(self, env: &'env Env) -> Unknown<'env> {
+        // SAFETY: `self` is a live handle of the current callback in `env` (module invariant);
+        // the `Unknown` borrows `env`, so it cannot outlive the callback either.
+        unsafe { Unknown::from_raw_unchecked(env.raw(), self.0) }
+    }
+}
+
+/// `Ok` for `napi_ok`, a generic error otherwise.
+pub(crate) fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Status::GenericFailure,
+            "Node-API call failed".to_owned(),
+        ))
+    }
+}
+
+/// Runs one Node-API call that writes a value through its last argument.
+fn make(call: impl FnOnce(*mut sys::napi_value) -> sys::napi_status) -> Result<Value> {
+    let mut v = ptr::null_mut();
+    check(call(&mut v))?;
+    Ok(Value(v))
+}
+
+/// A JS string of ASCII (Latin-1) bytes; `None` if V8 refuses it (too long).
+pub(crate) fn string_latin1(env: &Env, bytes: &[u8]) -> Option<Value> {
+    // SAFETY: `bytes` is readable for its length (a length above `isize::MAX` cannot exist
+    // for a slice); valid out-pointer. Creating a string runs no JavaScript.
+    make(|out| unsafe {
+        sys::napi_create_string_latin1(env.raw(), bytes.as_ptr().cast(), bytes.len() as isize, out)
+    })
+    .ok()
+}
+
+/// A JS string of UTF-16 code units; `None` if V8 refuses it (too long).
+pub(crate) fn string_utf16(env: &Env, units: &[u16]) -> Option<Value> {
+    // SAFETY: `units` is readable for its length; valid out-pointer; runs no JavaScript.
+    make(|out| unsafe {
+        sys::napi_create_string_utf16(env.raw(), units.as_ptr(), units.len() as isize, out)
+    })
+    .ok()
+}
+
+/// A JS string of UTF-8 bytes (invalid sequences become U+FFFD).
+pub(crate) fn string_utf8(env: &Env, s: &[u8]) -> Result<Value> {
+    // SAFETY: `s` is readable for its length; valid out-pointer; runs no JavaScript.
+    make(|out| unsafe {
+        sys::napi_create_string_utf8(env.raw(), s.as_ptr().cast(), s.len() as isize, out)
+    })
+}
+
+/// A new empty object.
+pub(crate) fn object(env: &Env) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_create_object(env.raw(), out) })
+}
+
+/// A new array of `len` holes.
+pub(crate) fn array(env: &Env, len: usize) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_create_array_with_length(env.raw(), len, out) })
+}
+
+/// A number.
+pub(crate) fn number(env: &Env, x: f64) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_create_double(env.raw(), x, out) })
+}
+
+/// A `Date` of `ms` milliseconds since the epoch.
+pub(crate) fn date(env: &Env, ms: f64) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_create_date(env.raw(), ms, out) })
+}
+
+/// `null`.
+pub(crate) fn null(env: &Env) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_get_null(env.raw(), out) })
+}
+
+/// `undefined`.
+pub(crate) fn undefined(env: &Env) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_get_undefined(env.raw(), out) })
+}
+
+/// A `BigInt` of `x`.
+pub(crate) fn bigint(env: &Env, x: i64) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_create_bigint_int64(env.raw(), x, out) })
+}
+
+/// `obj[i] = v`. May run JavaScript (a setter on `Array.prototype`).
+pub(crate) fn set_element(env: &Env, obj: Value, i: u32, v: Value) -> Result<()> {
+    // SAFETY: live handles (module invariant).
+    check(unsafe { sys::napi_set_element(env.raw(), obj.0, i, v.0) })
+}
+
+/// `obj[key] = v` with a key value. May run JavaScript (a setter).
+pub(crate) fn set_property(env: &Env, obj: Value, key: Value, v: Value) -> Result<()> {
+    // SAFETY: live handles (module invariant).
+    check(unsafe { sys::napi_set_property(env.raw(), obj.0, key.0, v.0) })
+}
+
+/// `obj[name] = v`. May run JavaScript (a setter).
+pub(crate) fn set_named(env: &Env, obj: Value, name: &CStr, v: Value) -> Result<()> {
+    // SAFETY: live handles; `name` is NUL-terminated.
+    check(unsafe { sys::napi_set_named_property(env.raw(), obj.0, name.as_ptr(), v.0) })
+}
+
+/// `obj[name]`; `None` if the read fails. May run JavaScript (a getter).
+pub(crate) fn get_named(env: &Env, obj: Value, name: &CStr) -> Option<Value> {
+    // SAFETY: live handle; `name` is NUL-terminated; valid out-pointer.
+    make(|out| unsafe { sys::napi_get_named_property(env.raw(), obj.0, name.as_ptr(), out) }).ok()
+}
+
+/// `globalThis`.
+pub(crate) fn global(env: &Env) -> Result<Value> {
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_get_global(env.raw(), out) })
+}
+
+/// Whether `v` is an array (a `Proxy` of one is not). Runs no JavaScript.
+pub(crate) fn is_array(env: &Env, v: Value) -> Result<bool> {
+    let mut yes = false;
+    // SAFETY: live handle; valid out-pointer.
+    check(unsafe { sys::napi_is_array(env.raw(), v.0, &mut yes) })?;
+    Ok(yes)
+}
+
+/// The length of the array `v`. Runs no JavaScript.
+pub(crate) fn array_length(env: &Env, v: Value) -> Result<u32> {
+    let mut len = 0;
+    // SAFETY: live handle; valid out-pointer.
+    check(unsafe { sys::napi_get_array_length(env.raw(), v.0, &mut len) })?;
+    Ok(len)
+}
+
+/// `v[i]`. May run JavaScript (an accessor on the array or its prototype chain).
+pub(crate) fn get_element(env: &Env, v: Value, i: u32) -> Result<Value> {
+    // SAFETY: live handle; valid out-pointer.
+    make(|out| unsafe { sys::napi_get_element(env.raw(), v.0, i, out) })
+}
+
+/// The number `v` holds; `None` if it is not a number. Runs no JavaScript.
+pub(crate) fn number_value(env: &Env, v: Value) -> Option<f64> {
+    let mut x = 0f64;
+    // SAFETY: live handle; valid out-pointer.
+    let status = unsafe { sys::napi_get_value_double(env.raw(), v.0, &mut x) };
+    (status == sys::Status::napi_ok).then_some(x)
+}
+
+/// The string `v` holds, up to 512 bytes of its UTF-8; `None` if it is not a string.
+pub(crate) fn short_string_value(env: &Env, v: Value) -> Option<String> {
+    let mut buf = [0u8; 512];
+    let mut n = 0usize;
+    // SAFETY: live handle; `buf` is writable for its length; valid out-pointer.
+    let status = unsafe {
+        sys::napi_get_value_string_utf8(env.raw(), v.0, buf.as_mut_ptr().cast(), buf.len(), &mut n)
+    };
+    (status == sys::Status::napi_ok).then(|| String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+/// `new ctor(...args)`; `Err(exception)` if it throws (the exception is cleared), `Err(None)`
+/// if it fails without one. Runs JavaScript.
+pub(crate) fn construct(
+    env: &Env,
+    ctor: Value,
+    args: &[Value],
+) -> std::result::Result<Value, Option<Value>> {
+    let raw: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
+    // SAFETY: live handles; `raw` holds `args.len()` of them; valid out-pointer.
+    make(|out| unsafe { sys::napi_new_instance(env.raw(), ctor.0, raw.len(), raw.as_ptr(), out) })
+        .map_err(|_| take_exception(env))
+}
+
+/// `f.call(recv, ...args)`; `Err(exception)` if it throws (the exception is cleared). Runs
+/// JavaScript.
+pub(crate) fn call(
+    env: &Env,
+    recv: Value,
+    f: Value,
+    args: &[Value],
+) -> std::result::Result<Value, Option<Value>> {
+    let raw: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
+    // SAFETY: live handles; `raw` holds `args.len()` of them; valid out-pointer.
+    make(|out| unsafe {
+        sys::napi_call_function(env.raw(), recv.0, f.0, raw.len(), raw.as_ptr(), out)
+    })
+    .map_err(|_| take_exception(env))
+}
+
+/// Compiles and runs `src` as a script. Runs JavaScript.
+pub(crate) fn run_script(env: &Env, src: Value) -> Result<Value> {
+    // SAFETY: live handle; valid out-pointer.
+    make(|out| unsafe { sys::napi_run_script(env.raw(), src.0, out) })
+}
+
+/// The pending JS exception, cleared; `None` if there is none.
+pub(crate) fn take_exception(env: &Env) -> Option<Value> {
+    let mut pending = false;
+    // SAFETY: valid out-pointer.
+    let status = unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+    if status != sys::Status::napi_ok || !pending {
+        return None;
+    }
+    // SAFETY: valid out-pointer.
+    make(|out| unsafe { sys::napi_get_and_clear_last_exception(env.raw(), out) }).ok()
+}
+
+/// Throws `v`.
+pub(crate) fn throw(env: &Env, v: Value) -> Result<()> {
+    // SAFETY: live handle.
+    check(unsafe { sys::napi_throw(env.raw(), v.0) })
+}
+
+/// A new `Error` with `code` and `message` (both JS strings).
+pub(crate) fn error(env: &Env, code: Value, message: Value) -> Result<Value> {
+    // SAFETY: live handles; valid out-pointer.
+    make(|out| unsafe { sys::napi_create_error(env.raw(), code.0, message.0, out) })
+}
+
+/// A new `Buffer` holding a copy of `bytes` (V8-managed memory, never tied to Rust's).
+pub(crate) fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Value> {
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid out-pointers.
+    let v = make(|out| unsafe { sys::napi_create_buffer(env.raw(), bytes.len(), &mut data, out) })?;
+    if !bytes.is_empty() {
+        // SAFETY: Node-API allocated `bytes.len()` writable bytes at `data` for the new buffer,
+        // which nothing else can reach yet; `bytes` is a distinct Rust allocation.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+    }
+    Ok(v)
+}
+
+/// A new `Uint32Array` holding a copy of `units`.
+pub(crate) fn uint32_array(env: &Env, units: &[u32]) -> Result<Value> {
+    let mut data: *mut c_void = ptr::null_mut();
+    let bytes = std::mem::size_of_val(units);
+    // SAFETY: valid out-pointers.
+    let ab = make(|out| unsafe { sys::napi_create_arraybuffer(env.raw(), bytes, &mut data, out) })?;
+    if bytes > 0 {
+        // SAFETY: Node-API allocated `bytes` writable bytes at `data` for the new buffer, which
+        // nothing else can reach yet; `units` is a distinct Rust allocation of `bytes` bytes.
+        unsafe { ptr::copy_nonoverlapping(units.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes) };
+    }
+    // SAFETY: `ab` is the live buffer made above, exactly `4 * units.len()` bytes; valid
+    // out-pointer.
+    make(|out| unsafe {
+        sys::napi_create_typedarray(
+            env.raw(),
+            sys::TypedarrayType::uint32_array,
+            units.len(),
+            ab.0,
+            0,
+            out,
+        )
+    })
+}
+
+/// A strong reference to `v`, which keeps it alive across callbacks; read it back with
+/// [`reference_value`] in the same environment.
+#[derive(Clone, Copy)]
+pub(crate) struct Reference(sys::napi_ref);
+
+/// A strong reference to `v`.
+pub(crate) fn reference(env: &Env, v: Value) -> Result<Reference> {
+    let mut r = ptr::null_mut();
+    // SAFETY: live handle; valid out-pointer.
+    check(unsafe { sys::napi_create_reference(env.raw(), v.0, 1, &mut r) })?;
+    Ok(Reference(r))
+}
+
+/// The value `r` refers to. `r` must have been made in `env`: callers key their references by
+/// environment ([`env_id`]) and drop them when it is torn down ([`on_teardown`]).
+pub(crate) fn reference_value(env: &Env, r: &Reference) -> Option<Value> {
+    // SAFETY: `r` is a live strong reference made in `env` (the caller's contract above, kept
+    // by `strings.rs`, the only user); valid out-pointer.
+    make(|out| unsafe { sys::napi_get_reference_value(env.raw(), r.0, out) })
+        .ok()
+        .filter(|v| !v.0.is_null())
+}
+
+/// An identifier of `env`, for comparisons only (never dereferenced).
+pub(crate) fn env_id(env: &Env) -> usize {
+    env.raw() as usize
+}
+
+/// Runs `hook(env_id(env))` when `env` is torn down (a worker thread exiting).
+pub(crate) fn on_teardown(env: &Env, hook: fn(usize)) {
+    unsafe extern "C" fn trampoline(arg: *mut c_void) {
+        // SAFETY: `arg` is the pointer registered below: a leaked `Box<(fn(usize), usize)>`,
+        // which this one call takes back.
+        let b = unsafe { Box::from_raw(arg.cast::<(fn(usize), usize)>()) };
+        (b.0)(b.1);
+    }
+    let arg = Box::into_raw(Box::new((hook, env_id(env))));
+    // SAFETY: `trampoline` has the hook signature; `arg` stays valid until it runs (or leaks
+    // if the environment outlives the process, which is harmless).
+    unsafe { sys::napi_add_env_cleanup_hook(env.raw(), Some(trampoline), arg.cast()) };
+}
+
+/// The bytes of `v` if it is a `Uint8Array` (or `Buffer`): `Ok(Some((bytes, shared)))`, where
+/// `shared` is true for a view on a `SharedArrayBuffer`; `Ok(None)` for any other value (the
+/// exception Node-API may leave pending is cleared). A detached buffer reads as empty.
+///
+/// # Safety
+/// The slice points into JavaScript memory, which JavaScript can detach, transfer or shrink,
+/// and a GC then free: the caller must not let any JavaScript run while it holds the slice
+/// (no property read or write on a user object, no call of a user function, no construction
+/// of a `RegExp`), and must copy a `shared` slice before reading it twice.
+pub(crate) unsafe fn borrow_bytes<'a>(env: &Env, v: Value) -> Option<(&'a [u8], bool)> {
+    let mut kind = 0;
+    let mut len = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut ab = ptr::null_mut();
+    let mut off = 0usize;
+    // SAFETY: live handle; valid out-pointers. Node-API checks that `v` is a typed array and
+    // returns an error status otherwise. Runs no JavaScript.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env.raw(),
+            v.0,
+            &mut kind,
+            &mut len,
+            &mut data,
+            &mut ab,
+            &mut off,
+        )
+    };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+        take_exception(env);
+        return None;
+    }
+    if len == 0 || data.is_null() {
+        return Some((&[], false));
+    }
+    let mut plain = false;
+    // SAFETY: `ab` is the live buffer handle returned above; valid out-pointer. Runs no
+    // JavaScript. `napi_is_arraybuffer` is false for a `SharedArrayBuffer`.
+    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), ab, &mut plain) };
+    // SAFETY: Node-API reports `len` readable bytes at `data` for this typed array, and they
+    // stay so while no JavaScript runs (the caller's contract).
+    let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
+    Some((bytes, !(status == sys::Status::napi_ok && plain)))
+}
+
+/// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument.
+///
+/// A view on an `ArrayBuffer` is borrowed: the slice stays valid only until JavaScript next
+/// runs (a getter, a setter, a patched global, a callback can detach, transfer or shrink the
+/// buffer, and a GC may then free it). Every caller takes it after its last step that can run
+/// JavaScript and drops it before its next one (see ARCHITECTURE.md, "the native boundary").
+/// A view on a `SharedArrayBuffer` is copied: another thread may write it at any time, and
+/// the walker must not read bytes that change under it. A detached buffer reads as empty.
+/// `name` names the argument in the `TypeError` thrown for anything else.
+///
+/// # Safety
+/// As [`borrow_bytes`]: no JavaScript may run while the result is alive (a borrowed
+/// result points into JavaScript memory).
+pub(crate) unsafe fn bytes_of<'a>(
+    env: &Env,
+    value: Value,
+    name: &dyn std::fmt::Display,
+) -> Result<Cow<'a, [u8]>> {
+    // SAFETY: the caller's contract is `borrow_bytes`'s.
+    match unsafe { borrow_bytes(env, value) } {
+        None => Err(crate::type_error(
+            env,
+            &format!("bson2json: {name} must be a Uint8Array or Buffer"),
+        )),
+        Some((bytes, false)) => Ok(Cow::Borrowed(bytes)),
+        // Shared memory: copied at once (a byte another thread writes during the copy is
+        // either its old or its new value; the walker then reads a stable snapshot).
+        Some((bytes, true)) => Ok(Cow::Owned(bytes.to_vec())),
+    }
+}
+
+/// What a plain Node-API callback receives: up to four arguments, `undefined` past the ones
+/// passed, and how many were passed.
+pub(crate) struct Args {
+    pub argc: usize,
+    pub argv: [Value; 4],
+}
+
+/// The body of a callback registered with [`export_fast`].
+pub(crate) type FastBody = fn(&Env, &Args) -> Result<Value>;
+
+/// Adds `name` to `exports` as a plain Node-API function running `body`, without napi-rs's
+/// generated glue (its per-call bookkeeping costs a measurable share of a small document's
+/// budget). Panics in `body` become JS exceptions, as with `#[napi(catch_unwind)]`.
+pub(crate) fn export_fast<const ID: usize>(
+    env: &Env,
+    exports: &mut Object<'_>,
+    name: &CStr,
+    body: FastBody,
+) -> Result<()> {
+    FAST_BODIES[ID].set(body).ok();
+    let f = make(|out| {
+        // SAFETY: `name` is NUL-terminated (length `usize::MAX as isize` = -1, "auto");
+        // `fast_trampoline::<ID>` has the callback signature; valid out-pointer.
+        unsafe {
+            sys::napi_create_function(
+                env.raw(),
+                name.as_ptr(),
+                usize::MAX as isize,
+                Some(fast_trampoline::<ID>),
+                ptr::null_mut(),
+                out,
+            )
+        }
+    })?;
+    exports.set_named_property(name.to_str().unwrap_or("fast"), f.into_unknown(env))
+}
+
+/// The bodies of the [`export_fast`] callbacks, by slot (the same in every environment).
+static FAST_BODIES: [std::sync::OnceLock<FastBody>; 2] =
+    [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+
+unsafe extern "C" fn fast_trampoline<const ID: usize>(
+    raw_env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let outcome = std::panic::catch_unwind(|| {
+        let env = Env::from_raw(raw_env);
+        let mut argc = 4usize;
+        let mut argv = [ptr::null_mut(); 4];
+        // SAFETY: `raw_env` and `info` are this callback's own arguments from Node-API; `argv`
+        // has room for `argc` handles; the other out-pointers may be null.
+        let status = unsafe {
+            sys::napi_get_cb_info(
+                raw_env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        if status != sys::Status::napi_ok {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "napi_get_cb_info failed".to_owned(),
+            ));
+        }
+        let args = Args {
+            argc,
+            argv: argv.map(Value),
+        };
+        match FAST_BODIES[ID].get() {
+            Some(body) => body(&env, &args).map(Value::raw),
+            None => Err(Error::new(
+                Status::GenericFailure,
+                "unregistered callback".to_owned(),
+            )),
+        }
+    });
+    let e = match outcome {
+        Ok(Ok(v)) => return v,
+        Ok(Err(e)) if e.status == Status::PendingException => return ptr::null_mut(),
+        Ok(Err(e)) => e,
+        Err(_) => Error::new(
+            Status::GenericFailure,
+            "bson2json: internal panic (a bug; please report it)".to_owned(),
+        ),
+    };
+    // SAFETY: `raw_env` is this callback's live environment.
+    unsafe { JsError::from(e).throw_into(raw_env) };
+    ptr::null_mut()
+}
