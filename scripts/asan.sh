@@ -3,8 +3,8 @@
 #
 #   scripts/asan.sh [cargo test args]   bson2json-core's tests (unit + integration, not doctests)
 #                                       under AddressSanitizer on nightly. The core's only
-#                                       `unsafe` is in escape.rs (block copies and word stores into
-#                                       reserved capacity); this guards it and the dependencies
+#                                       `unsafe` is in lanes.rs (SSE2) and sink.rs (block copies and
+#                                       word stores into reserved capacity); this guards it and the dependencies
 #                                       (simdutf8's SIMD paths, zmij, ryu-js, itoa) and std.
 #                                       ASAN_SKIP_SLOW=1 skips the 16 MB / 96 MB limit tests.
 #   scripts/asan.sh --reentry           the Node addon built with AddressSanitizer (nightly) and the

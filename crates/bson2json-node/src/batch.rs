@@ -242,7 +242,12 @@ fn run_batch(
 }
 
 /// Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents.
-#[napi(js_name = "transcodeBatch", catch_unwind)]
+#[napi(
+    js_name = "transcodeBatch",
+    catch_unwind,
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number",
+    ts_return_type = "BatchValue"
+)]
 pub fn transcode_batch<'env>(
     env: &'env Env,
     input: Unknown<'env>,
@@ -332,7 +337,12 @@ fn keep_output(r: BatchOutput) {
 /// Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
 /// `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })` hands it back as a
 /// Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
-#[napi(js_name = "transcodeCursor", catch_unwind)]
+#[napi(
+    js_name = "transcodeCursor",
+    catch_unwind,
+    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }"
+)]
 pub fn transcode_cursor<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
@@ -507,7 +517,8 @@ impl Task for BatchTask {
 #[napi(
     js_name = "transcodeBatchAsync",
     catch_unwind,
-    ts_return_type = "Promise<unknown>"
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean",
+    ts_return_type = "Promise<BatchValue>"
 )]
 pub fn transcode_batch_async(
     env: &Env,

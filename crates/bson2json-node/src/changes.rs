@@ -101,7 +101,12 @@ fn token_value(
 /// One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
 /// events }`. With `whole`, each event also carries `json`, the whole event as one JSON string
 /// (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields).
-#[napi(js_name = "transcodeChangeBatch", catch_unwind)]
+#[napi(
+    js_name = "transcodeChangeBatch",
+    catch_unwind,
+    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | null; postBatchResumeTokenEJSON?: string; events: RawChangeEvent[] }"
+)]
 pub fn transcode_change_batch<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
