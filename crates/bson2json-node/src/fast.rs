@@ -13,12 +13,21 @@ use crate::{bytes_of, make_buffer, make_string, options, with_output};
 const STRING: u8 = 0;
 const BUFFER: u8 = 1;
 
-fn transcode(env: &Env, args: &Args) -> Result<Value> {
-    call(env, args, STRING)
+struct Transcode;
+struct TranscodeBuffer;
+
+impl node_api::FastFn for Transcode {
+    #[inline(always)]
+    fn call(env: &Env, args: &Args) -> Result<Value> {
+        call(env, args, STRING)
+    }
 }
 
-fn transcode_buffer(env: &Env, args: &Args) -> Result<Value> {
-    call(env, args, BUFFER)
+impl node_api::FastFn for TranscodeBuffer {
+    #[inline(always)]
+    fn call(env: &Env, args: &Args) -> Result<Value> {
+        call(env, args, BUFFER)
+    }
 }
 
 fn bad_options() -> Error {
@@ -26,6 +35,7 @@ fn bad_options() -> Error {
 }
 
 /// Shared body: `(bson[, packed[, maxOutputBytes]])` → string or Buffer.
+#[inline(always)]
 fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when
     // it is not the default. Fewer arguments, fewer conversions per call.
@@ -65,6 +75,6 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
 /// maxOutputBytes]])` and `transcodeBuffer(...)`, where `packed = flags | maxDepth << 8`.
 #[napi(module_exports)]
 pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
-    node_api::export_fast::<0>(&env, &mut exports, c"transcode", transcode)?;
-    node_api::export_fast::<1>(&env, &mut exports, c"transcodeBuffer", transcode_buffer)
+    node_api::export_fast::<Transcode>(&env, &mut exports, c"transcode")?;
+    node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")
 }

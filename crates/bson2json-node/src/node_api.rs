@@ -439,28 +439,31 @@ pub(crate) struct Args {
     pub argv: [Value; 4],
 }
 
-/// The body of a callback registered with [`export_fast`].
-pub(crate) type FastBody = fn(&Env, &Args) -> Result<Value>;
+/// A function exported by [`export_fast`]: its body, statically dispatched (no function
+/// pointer between the callback and the work, so the body inlines into it).
+pub(crate) trait FastFn {
+    /// Runs the call.
+    fn call(env: &Env, args: &Args) -> Result<Value>;
+}
 
-/// Adds `name` to `exports` as a plain Node-API function running `body`, without napi-rs's
-/// generated glue (its per-call bookkeeping costs a measurable share of a small document's
-/// budget). Panics in `body` become JS exceptions, as with `#[napi(catch_unwind)]`.
-pub(crate) fn export_fast<const ID: usize>(
+/// Adds `name` to `exports` as a plain Node-API function running `F::call`, without
+/// napi-rs's generated glue (its per-call bookkeeping costs a measurable share of a small
+/// document's budget). Panics in the body become JS exceptions, as with
+/// `#[napi(catch_unwind)]`.
+pub(crate) fn export_fast<F: FastFn>(
     env: &Env,
     exports: &mut Object<'_>,
     name: &CStr,
-    body: FastBody,
 ) -> Result<()> {
-    FAST_BODIES[ID].set(body).ok();
     let f = make(|out| {
         // SAFETY: `name` is NUL-terminated (length `usize::MAX as isize` = -1, "auto");
-        // `fast_trampoline::<ID>` has the callback signature; valid out-pointer.
+        // `fast_trampoline::<F>` has the callback signature; valid out-pointer.
         unsafe {
             sys::napi_create_function(
                 env.raw(),
                 name.as_ptr(),
                 usize::MAX as isize,
-                Some(fast_trampoline::<ID>),
+                Some(fast_trampoline::<F>),
                 ptr::null_mut(),
                 out,
             )
@@ -469,11 +472,7 @@ pub(crate) fn export_fast<const ID: usize>(
     exports.set_named_property(name.to_str().unwrap_or("fast"), f.into_unknown(env))
 }
 
-/// The bodies of the [`export_fast`] callbacks, by slot (the same in every environment).
-static FAST_BODIES: [std::sync::OnceLock<FastBody>; 2] =
-    [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
-
-unsafe extern "C" fn fast_trampoline<const ID: usize>(
+unsafe extern "C" fn fast_trampoline<F: FastFn>(
     raw_env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
@@ -503,13 +502,7 @@ unsafe extern "C" fn fast_trampoline<const ID: usize>(
             argc,
             argv: argv.map(Value),
         };
-        match FAST_BODIES[ID].get() {
-            Some(body) => body(&env, &args).map(Value::raw),
-            None => Err(Error::new(
-                Status::GenericFailure,
-                "unregistered callback".to_owned(),
-            )),
-        }
+        F::call(&env, &args).map(Value::raw)
     });
     let e = match outcome {
         Ok(Ok(v)) => return v,
