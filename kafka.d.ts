@@ -14,7 +14,10 @@ export interface KafkaRunStats {
   clusterTime: { t: number; i: number } | null
   /** where the current cycle started: the stored checkpoint, startAtOperationTime, or now */
   startedFrom: 'checkpoint' | 'startAtOperationTime' | 'now' | null
+  /** the cause of the last Kafka failure, one line */
   lastError?: string
+  /** during an outage: milliseconds left before the run gives up (KafkaUnavailableError) */
+  giveUpInMS?: number
 }
 
 export interface ChangeStreamToKafkaOptions {
@@ -52,6 +55,10 @@ export interface ChangeStreamToKafkaOptions {
   maxRequestBytes?: number
   /** first back-off after a Kafka error (default 500, doubling up to 10 s) */
   retryDelayMS?: number
+  /** reject with KafkaUnavailableError when Kafka cannot be reached at start within this (default 10000) */
+  connectTimeoutMS?: number
+  /** once running, reject with KafkaUnavailableError when Kafka stays unreachable this long (default 120000) */
+  retryTimeoutMS?: number
   /** extra @platformatic/kafka client options (tls, sasl, timeout, ...) */
   kafka?: Record<string, unknown>
   onProgress?: (stats: KafkaRunStats, batch: { events: unknown[]; resumeToken: unknown }) => void
@@ -77,4 +84,13 @@ export function readCheckpoint(options: {
 export function transactionalIdOf(id: string): string
 export class KafkaFencedError extends Error {
   code: 'ERR_BSON2JSON_KAFKA_FENCED'
+}
+/** Kafka unreachable: at start within `connectTimeoutMS`, or for `retryTimeoutMS` once running. */
+export class KafkaUnavailableError extends Error {
+  code: 'ERR_BSON2JSON_KAFKA_UNAVAILABLE'
+  /** the bootstrap brokers */
+  brokers: string[]
+  phase: 'start' | 'running'
+  /** the most specific cause: `connect ECONNREFUSED 127.0.0.1:9092`, a Kafka error name, `no answer within N s` */
+  reason: string
 }

@@ -55,6 +55,42 @@ describe('options and arguments (no broker)', () => {
     expect(o.pipeline).toHaveLength(1)
   })
 
+  it('Kafka unreachable at start: the library rejects within connectTimeoutMS naming the brokers and the cause; cdc exits 3 with one line', async () => {
+    const net = await import('node:net')
+    const port = await new Promise<number>((r) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as any).port
+        s.close(() => r(p))
+      })
+    })
+    const client = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500')
+    const t0 = Date.now()
+    const run = kafka.changeStreamToKafka({ source: client.db('d').collection('c'), brokers: [`127.0.0.1:${port}`], topic: 't', checkpointTopic: 'c', id: 'i', connectTimeoutMS: 1500 })
+    const err = await run.done.then(
+      () => null,
+      (e: any) => e,
+    )
+    expect(Date.now() - t0).toBeLessThan(6000)
+    expect(err).toBeInstanceOf(kafka.KafkaUnavailableError)
+    expect(err.code).toBe('ERR_BSON2JSON_KAFKA_UNAVAILABLE')
+    expect(err.phase).toBe('start')
+    expect(err.message).toBe(`bson2json/kafka: cannot reach Kafka at 127.0.0.1:${port} within 2 s: connect ECONNREFUSED 127.0.0.1:${port}`)
+    await client.close()
+
+    // A broker that accepts connections and never answers.
+    const silent = net.createServer(() => {}).listen(0, '127.0.0.1')
+    await new Promise((r) => silent.once('listening', r))
+    const sport = (silent.address() as any).port
+    const t1 = Date.now()
+    const r = spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://127.0.0.1:1', '--kafka', `127.0.0.1:${sport}`, '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--kafka-timeout', '2'], { encoding: 'utf8', timeout: 20_000 })
+    silent.close()
+    expect(r.status).toBe(3)
+    expect(Date.now() - t1).toBeLessThan(8000)
+    const lines = r.stderr.trim().split('\n')
+    expect(lines.at(-1)).toBe(`bson2json cdc: cannot reach Kafka at 127.0.0.1:${sport} within 2 s (no answer within 2 s); nothing was written`)
+    expect(r.stderr).not.toMatch(/events \(/)
+  }, 30_000)
+
   it('reads the cluster time out of a resume token', () => {
     expect(tokenClusterTime({ _data: '826B04B3D0000000132B04' })).toEqual({ t: 0x6b04b3d0, i: 0x13 })
     expect(tokenClusterTime({ _data: 'zz' })).toBeNull()
@@ -227,6 +263,43 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const msgs = await readAll(t.topic)
     expect(msgs.map((m) => JSON.parse(m.value).fullDocument.i)).toEqual(Array.from({ length: 60 }, (_, i) => i))
   }, 120_000)
+
+  it('cdc: Kafka lost mid-run is retried for --kafka-retry-timeout, then exit 3 with what was committed; a restart resumes without loss or duplicates', async () => {
+    const t = names()
+    const coll = client.db(`kdl${tag}`).collection('c')
+    const args = [BIN, 'cdc', '--uri', uri, '--db', `kdl${tag}`, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--kafka-retry-timeout', '4']
+    const start = () => {
+      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    const a = start()
+    await until(async () => a.err().includes('streaming'), 60_000)
+    for (let i = 0; i < 20; i++) await coll.insertOne({ i })
+    await until(async () => (await readAll(t.topic)).length >= 20, 60_000)
+    await sleep(300)
+    const killed = Date.now()
+    spawnSync('bash', [path.join(ROOT, 'scripts/kafka.sh'), 'kill'], { stdio: 'inherit' })
+    try {
+      for (let i = 20; i < 25; i++) await coll.insertOne({ i })
+      expect(await a.exit).toBe(3)
+      expect(Date.now() - killed).toBeLessThan(20_000)
+      const last = a.err().trim().split('\n').at(-1)
+      expect(last).toMatch(new RegExp(`^bson2json cdc: lost Kafka at ${BROKERS} for 4 s \\(.*ECONNREFUSED.*\\); 20 events committed by this run, the checkpoint is at .*: a restart resumes there$`))
+      expect(a.err()).toMatch(/Kafka at .* failed: .*; restarting from the last checkpoint \(retry 1, giving up in \d+ s\)/)
+    } finally {
+      spawnSync('bash', [path.join(ROOT, 'scripts/kafka.sh'), 'restart'], { stdio: 'inherit' })
+    }
+    const b = start()
+    await until(async () => (await readAll(t.topic).catch(() => [])).length >= 25, 90_000)
+    await sleep(500)
+    b.p.kill('SIGTERM')
+    expect(await b.exit).toBe(0)
+    const msgs = await readAll(t.topic)
+    expect(msgs.map((m) => JSON.parse(m.value).fullDocument.i)).toEqual(Array.from({ length: 25 }, (_, i) => i))
+  }, 180_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })

@@ -49,6 +49,29 @@ function ejson() {
   return EJSON
 }
 
+/**
+ * Kafka could not be reached: at start within `connectTimeoutMS`, or, once running, again within
+ * `retryTimeoutMS` of the first failure of an outage. `reason` is the most specific cause found
+ * in the client's error (`connect ECONNREFUSED 127.0.0.1:9092`, `getaddrinfo ENOTFOUND host`, a
+ * Kafka error name, or `no answer within N s`).
+ */
+class KafkaUnavailableError extends Error {
+  constructor({ brokers, phase, reason, seconds, cause }) {
+    const where = brokers.join(',')
+    super(
+      phase === 'start'
+        ? `bson2json/kafka: cannot reach Kafka at ${where} within ${seconds} s: ${reason}`
+        : `bson2json/kafka: lost Kafka at ${where} for ${seconds} s: ${reason}`,
+      { cause },
+    )
+    this.name = 'KafkaUnavailableError'
+    this.code = 'ERR_BSON2JSON_KAFKA_UNAVAILABLE'
+    this.brokers = brokers
+    this.phase = phase
+    this.reason = reason
+  }
+}
+
 /** A newer process with the same stream id took over (its producer epoch fenced ours). */
 class KafkaFencedError extends Error {
   constructor(id, cause) {
@@ -80,6 +103,8 @@ const OPTION_NAMES = new Set([
   'idleCheckpointMS',
   'maxRequestBytes',
   'retryDelayMS',
+  'connectTimeoutMS',
+  'retryTimeoutMS',
   'kafka',
   'onProgress',
   'onRestart',
@@ -106,7 +131,7 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
-  for (const k of ['partitions', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS']) {
+  for (const k of ['partitions', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
@@ -229,9 +254,10 @@ async function readCheckpoint({ brokers, checkpointTopic, id, kafka: extra = {} 
   }
 }
 
-async function ensureTopics(o, brokers, extra) {
+async function ensureTopics(o, brokers, extra, register = () => {}) {
   const { Admin } = kafka()
-  const admin = new Admin({ ...extra, clientId: `bson2json-cdc-admin.${o.id}`, bootstrapBrokers: brokers })
+  const admin = new Admin({ retries: 1, retryDelay: 200, ...extra, clientId: `bson2json-cdc-admin.${o.id}`, bootstrapBrokers: brokers })
+  register(admin)
   try {
     const existing = new Set(await admin.listTopics())
     if (!existing.has(o.checkpointTopic)) {
@@ -242,6 +268,7 @@ async function ensureTopics(o, brokers, extra) {
     }
     if (!existing.has(o.topic)) await createTopic(admin, o.topic, o.partitions === undefined ? 1 : o.partitions, [])
   } finally {
+    register(null)
     await admin.close().catch(() => {})
   }
 }
@@ -267,6 +294,31 @@ function errorText(e) {
   }
   walk(e)
   return parts.join(' ')
+}
+
+/**
+ * The most specific cause in a Kafka client error tree, as one line: a socket error
+ * (`connect ECONNREFUSED 127.0.0.1:9092`), else a Kafka protocol error's name, else the
+ * deepest message.
+ */
+function kafkaCause(e) {
+  const leaves = []
+  const seen = new Set()
+  const walk = (x, depth) => {
+    if (!x || typeof x !== 'object' || seen.has(x)) return
+    seen.add(x)
+    const kids = [...(Array.isArray(x.errors) ? x.errors : []), ...(x.cause ? [x.cause] : [])]
+    if (kids.length === 0) leaves.push({ x, depth })
+    for (const k of kids) walk(k, depth + 1)
+  }
+  walk(e, 0)
+  const sys = [...new Set(leaves.filter(({ x }) => typeof x.code === 'string' && /^E[A-Z]+$/.test(x.code)).map(({ x }) => String(x.message).split('\n')[0]))]
+  if (sys.length > 0) return sys.join('; ')
+  const proto = leaves.find(({ x }) => typeof x.apiId === 'string' && x.apiId !== '')
+  if (proto) return `${proto.x.apiId}${proto.x.message ? ` (${String(proto.x.message).split('\n')[0]})` : ''}`
+  const deepest = leaves.sort((a, b) => b.depth - a.depth)[0]
+  const m = deepest ? deepest.x.message : e && e.message
+  return String(m || e).split('\n')[0]
 }
 
 function isFenced(e) {
@@ -329,6 +381,66 @@ function changeStreamToKafka(options) {
     )
   }
 
+  const connectTimeoutMS = o.connectTimeoutMS === undefined ? 10_000 : o.connectTimeoutMS
+  const retryTimeoutMS = o.retryTimeoutMS === undefined ? 120_000 : o.retryTimeoutMS
+  // Kafka has been unreachable since this time (the start counts as an outage until the first
+  // fence and checkpoint read succeed); null while it answers.
+  let outageSince = Date.now()
+  let started = false
+  let lastCause = null
+
+  /** Bounds one attempt: past the outage's limit, close whatever client it is waiting on. */
+  let watchdog = null
+  async function bounded(attempt) {
+    const limit = started ? retryTimeoutMS : connectTimeoutMS
+    let timedOut = false
+    if (outageSince !== null) {
+      watchdog = setTimeout(
+        () => {
+          timedOut = true
+          closeCurrent()
+        },
+        Math.max(0, outageSince + limit - Date.now()),
+      )
+    }
+    try {
+      return await attempt()
+    } catch (e) {
+      if (timedOut && e !== null && typeof e === 'object') e.timeoutReason = `no answer within ${Math.round(limit / 1000)} s`
+      throw e
+    } finally {
+      clearTimeout(watchdog)
+      watchdog = null
+    }
+  }
+
+  function closeCurrent() {
+    const c = current
+    if (!c) return
+    if (c.admin) c.admin.close().catch(() => {})
+    if (c.consumer) c.consumer.close(true).catch(() => {})
+    if (c.producer) c.producer.close(true).catch(() => {})
+  }
+
+  /** After a failed attempt: the error that ends the run, or null to retry after `delay`. */
+  function afterFailure(e) {
+    if (outageSince === null) outageSince = Date.now()
+    // A timed-out attempt fails with whatever closing the client threw: keep the cause seen
+    // before it, if any.
+    lastCause = e && e.timeoutReason ? (lastCause ?? e.timeoutReason) : kafkaCause(e)
+    const limit = started ? retryTimeoutMS : connectTimeoutMS
+    if (Date.now() - outageSince < limit) return null
+    return new KafkaUnavailableError({ brokers, phase: started ? 'running' : 'start', reason: lastCause, seconds: Math.round(limit / 1000), cause: e })
+  }
+
+  function kafkaAnswered() {
+    clearTimeout(watchdog)
+    watchdog = null
+    started = true
+    outageSince = null
+    lastCause = null
+  }
+
   const done = (async () => {
     try {
       await ensureTopicsOnce()
@@ -336,16 +448,20 @@ function changeStreamToKafka(options) {
       for (;;) {
         if (stopping) return
         try {
-          await cycle()
+          await bounded(cycle)
           return
         } catch (e) {
           if (e instanceof SourceError) throw e.cause
           if (e instanceof KafkaFencedError) throw e
           if (stopping) return
+          const fatal = afterFailure(e)
+          if (fatal) throw fatal
           stats.restarts++
-          stats.lastError = errorText(e)
+          stats.lastError = lastCause
+          const limit = started ? retryTimeoutMS : connectTimeoutMS
+          stats.giveUpInMS = Math.max(0, outageSince + limit - Date.now())
           if (o.onRestart) o.onRestart(e, stats)
-          await sleep(delay, ac.signal)
+          await sleep(Math.min(delay, stats.giveUpInMS), ac.signal)
           delay = Math.min(delay * 2, 10_000)
         }
       }
@@ -356,13 +472,23 @@ function changeStreamToKafka(options) {
 
   async function ensureTopicsOnce() {
     if (o.createTopics === false) return
-    for (let attempt = 0; ; attempt++) {
+    let said = false
+    for (;;) {
       try {
-        await ensureTopics(o, brokers, o.kafka || {})
+        await bounded(() => ensureTopics(o, brokers, o.kafka || {}, (admin) => (current = admin === null ? null : { admin })))
         return
       } catch (e) {
-        if (attempt >= 20 || stopping) throw e
-        await sleep(500, ac.signal)
+        if (stopping) return
+        const fatal = afterFailure(e)
+        if (fatal) throw fatal
+        if (!said && o.onRestart) {
+          // Said once: the start goes on retrying until connectTimeoutMS.
+          said = true
+          stats.lastError = lastCause
+          stats.giveUpInMS = Math.max(0, outageSince + connectTimeoutMS - Date.now())
+          o.onRestart(e, stats)
+        }
+        await sleep(Math.min(500, Math.max(0, outageSince + connectTimeoutMS - Date.now())), ac.signal)
       }
     }
   }
@@ -404,6 +530,7 @@ function changeStreamToKafka(options) {
       // 2. The last committed checkpoint (read_committed, after the fence).
       const ck = await readCheckpointWith(consumer, o.checkpointTopic, o.id)
       await consumer.close().catch(() => {})
+      kafkaAnswered()
       if (stopping) return
       // 3. The change stream, after the checkpoint.
       const wopts = {
@@ -542,4 +669,6 @@ module.exports = {
   committedRecords,
   transactionalIdOf,
   KafkaFencedError,
+  KafkaUnavailableError,
+  kafkaCause,
 }

@@ -31,6 +31,10 @@ Options:
       --partitions N           partitions of a newly created events topic (default 1)
       --batch-size N           change-stream batch size
       --max-await-ms N         getMore wait on an idle stream (default 1000)
+      --kafka-timeout S        give up when Kafka cannot be reached at start within S seconds
+                               (default 10; exit 3 naming the brokers and the cause)
+      --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
+                               (default 120; retried meanwhile from the last checkpoint)
       --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
       --quiet                  no progress lines (errors still go to stderr)
   -h, --help                   show this help
@@ -42,7 +46,8 @@ event's documentKey JSON and partitions follow the Java client's default partiti
 
 Exit status: 0 stopped by SIGTERM/SIGINT (the open transaction finished, the cursor closed);
 1 MongoDB error the change stream cannot resume (e.g. ChangeStreamHistoryLost, authentication);
-2 usage error; 3 Kafka unreachable or topics not creatable at start; 4 fenced by another process
+2 usage error; 3 Kafka unreachable (at start within --kafka-timeout, or for --kafka-retry-timeout
+while running: every committed event stays committed) or topics not creatable; 4 fenced by another process
 with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed).
 `
 
@@ -68,6 +73,8 @@ const VALUE_FLAGS = {
   '--batch-size': 'batchSize',
   '--max-await-ms': 'maxAwaitTimeMS',
   '--progress-interval': 'progressInterval',
+  '--kafka-timeout': 'kafkaTimeout',
+  '--kafka-retry-timeout': 'kafkaRetryTimeout',
 }
 
 function intArg(name, text, min) {
@@ -146,6 +153,8 @@ function parseArgs(argv) {
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
+  o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
+  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
   return o
 }
 
@@ -189,7 +198,7 @@ async function main(argv) {
   const stats = { value: null }
   const progress = () => {
     const s = stats.value
-    if (!s) return
+    if (!s || !announced) return
     const now = Date.now()
     const rate = ((s.events - lastEvents) * 1000) / Math.max(1, now - lastAt)
     const ct = tokenClusterTime(s.resumeToken) || s.clusterTime
@@ -216,13 +225,19 @@ async function main(argv) {
     partitions: o.partitions,
     batchSize: o.batchSize,
     maxAwaitTimeMS: o.maxAwaitTimeMS,
+    connectTimeoutMS: o.kafkaTimeout * 1000,
+    retryTimeoutMS: o.kafkaRetryTimeout * 1000,
     onProgress: (s) => {
       if (!announced) {
         announced = true
         log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom})`)
       }
     },
-    onRestart: (e, s) => log(`Kafka error, restarting from the last checkpoint (restart ${s.restarts}): ${s.lastError.replace(/\s+/g, " ").trim().slice(0, 300)}`),
+    onRestart: (e, s) =>
+      log(
+        `Kafka at ${o.kafka} ${announced ? 'failed' : 'not reachable yet'}: ${s.lastError}; ` +
+          `${announced ? 'restarting from the last checkpoint' : 'retrying'} (retry ${s.restarts}, giving up in ${Math.ceil(s.giveUpInMS / 1000)} s)`,
+      ),
   })
   stats.value = run.stats
   const timer = o.quiet || o.progressInterval === 0 ? null : setInterval(progress, o.progressInterval * 1000)
@@ -254,8 +269,17 @@ async function main(argv) {
     } else if (e && (String(name).startsWith('Mongo') || e.code === 286)) {
       log(`MongoDB error: ${e.message}${e.code !== undefined ? ` (code ${e.code})` : ''}`)
       process.exitCode = 1
+    } else if (name === 'KafkaUnavailableError') {
+      const ct = tokenClusterTime(run.stats.resumeToken) || run.stats.clusterTime
+      log(
+        e.phase === 'start'
+          ? `cannot reach Kafka at ${o.kafka} within ${o.kafkaTimeout} s (${e.reason}); nothing was written`
+          : `lost Kafka at ${o.kafka} for ${o.kafkaRetryTimeout} s (${e.reason}); ${run.stats.events} events committed by this run, ` +
+              `the checkpoint is at ${fmtTime(ct)}: a restart resumes there`,
+      )
+      process.exitCode = 3
     } else {
-      log(`Kafka error: ${e && e.message ? e.message : e}`)
+      log(`Kafka error at ${o.kafka}: ${e && e.message ? String(e.message).split('\n')[0] : e}; ${run.stats.events} events committed by this run`)
       process.exitCode = 3
     }
   } finally {
