@@ -83,12 +83,18 @@ function withoutFallbackWarning(stderr: string): string {
     .join('\n')
 }
 
+/** The summary `dump` prints at the end (not with --quiet), also when stderr is not a terminal. */
+const SUMMARY = /^bson2json: (\d+) documents(?: \((\d+) skipped, (\d+) bytes\))?, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s\n$/
+
 describe('bson2json CLI', () => {
   it('reads a file and writes NDJSON to stdout, quietly in pipes', async () => {
     const r = await cli([file])
     expect(r.code).toBe(0)
     expect(r.stdout.toString()).toBe(ndjson)
-    expect(r.stderr).toBe('') // stderr is a pipe, not a TTY: no progress bar
+    // stderr is a pipe, not a TTY: no progress bar, only the summary
+    expect(r.stderr).toMatch(SUMMARY)
+    expect(SUMMARY.exec(r.stderr)![1]).toBe('40')
+    expect((await cli(['--quiet', file])).stderr).toBe('')
   })
 
   it('reads stdin (no file, and -)', async () => {
@@ -115,7 +121,10 @@ describe('bson2json CLI', () => {
     expect(r.code).toBe(0)
     expect(r.stdout.length).toBe(0)
     expect(readFileSync(out, 'utf8')).toBe(ndjson)
-    expect(r.stderr).toMatch(/40 documents, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s/)
+    expect(r.stderr).toMatch(SUMMARY)
+    expect(SUMMARY.exec(r.stderr)![1]).toBe('40')
+    // --stats prints the summary even with --quiet
+    expect((await cli([file, '-o', out, '--stats', '--quiet'])).stderr).toMatch(SUMMARY)
   })
 
   it('--dialect relaxed / canonical, --utf8, --max-depth', async () => {
@@ -211,7 +220,7 @@ describe('bson2json CLI', () => {
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/MB.*docs.*MB\/s/)
     expect(r.stdout.toString()).toBe(ndjson)
-    expect((await cli(['--no-progress', file])).stderr).toBe('')
+    expect((await cli(['--no-progress', file])).stderr).toMatch(SUMMARY)
     expect((await cli(['--progress', '--quiet', file])).stderr).toBe('')
   })
 
