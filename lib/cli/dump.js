@@ -321,7 +321,7 @@ async function main(argv, context = {}) {
       bson = raw
       if (gzip) {
         const gunzip = zlib.createGunzip()
-        gunzip.on('error', (e) => fail(Object.assign(new Error(`gzip: ${e.message}`), { gzipError: true })))
+        gunzip.on('error', (e) => fail(Object.assign(new Error(`the gzip data is truncated or corrupt: ${e.message}`), { gzipError: true })))
         bson = raw.pipe(gunzip)
       }
     } catch (e) {

@@ -405,14 +405,14 @@ async function main(argv) {
     error = e
   }
   for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  if (timer !== null) {
-    clearInterval(timer)
-    drawProgress()
-    clearProgress()
-  }
+  if (timer !== null) clearInterval(timer)
   // An interrupted export: the cursors are closed by client.close(); the output stops here.
   await client.close().catch(() => {})
   await out.finish()
+  if (timer !== null) {
+    drawProgress() // the final count, then the line is wiped for the summary
+    clearProgress()
+  }
   if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
 
   const n = out.documents

@@ -49,6 +49,16 @@ function prettyPrefix(buf, end) {
   return { docs, bytes }
 }
 
+/** `stdout`, and the file it is redirected to where the system says (`stdout (/data/out.json)`). */
+function stdoutName(direct) {
+  if (!direct) return 'stdout'
+  try {
+    return `stdout (${fs.readlinkSync('/proc/self/fd/1')})`
+  } catch {
+    return 'stdout'
+  }
+}
+
 class Output {
   /**
    * @param {string|null} path `-o FILE`, or null for stdout
@@ -61,7 +71,7 @@ class Output {
       try {
         fd = fs.openSync(path, 'w')
       } catch (e) {
-        throw new CliError(`cannot write ${path}: ${describeIoError(e)}`)
+        throw new CliError(`cannot write ${path}: ${describeIoError(e)} (0 documents written)`)
       }
     }
     let st = null
@@ -75,7 +85,7 @@ class Output {
   }
 
   constructor(path, fd, direct, startSize, layout) {
-    this.name = path === null ? 'stdout' : path
+    this.name = path === null ? stdoutName(direct) : path
     this.fd = fd
     this.ownsFd = path !== null
     this.direct = direct
@@ -154,7 +164,7 @@ class Output {
       const { buf, docs } = this.queue[0]
       let off = 0
       try {
-        while (off < buf.length) off += await write(this.fd, buf, off, buf.length - off, null)
+        while (off < buf.length) off += (await write(this.fd, buf, off, buf.length - off, null)).bytesWritten
       } catch (e) {
         this._cut(buf, off)
         this.error = e
