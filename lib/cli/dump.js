@@ -445,7 +445,7 @@ async function main(argv, context = {}) {
   }
   input.unpipe?.()
   if (source !== input) source.destroy()
-  if (input !== process.stdin) input.destroy()
+  input.destroy() // stdin too: a pipe still open would keep the process alive after an error
   await output.finish()
   if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
 

@@ -257,7 +257,8 @@ function describe(e, o) {
   const msg = e && e.message ? String(e.message).split('\n')[0] : String(e)
   const ns = `${o.db}.${o.collection}`
   if (name === 'MongoServerSelectionError' || name === 'MongoNetworkError' || name === 'MongoNetworkTimeoutError') {
-    return `cannot reach ${redact(o.uri)}: ${msg}`
+    // Before the connection: unreachable; after it: the server went away mid-export.
+    return e.duringConnect ? `cannot reach ${redact(o.uri)}: ${msg}` : `lost the connection to ${redact(o.uri)} while reading ${ns}: ${msg}`
   }
   const auth = () => {
     // The server says only "Authentication failed."; say who and where instead of repeating it.
