@@ -483,9 +483,10 @@ async function runExport(coll, o, write, say) {
     say(
       ranges.length > 1
         ? `--parallel ${o.parallel}: ${ranges.length} _id ranges from ${method} (${note}) in ${took} s, read by ${ranges.length} cursors`
-        : `--parallel ${o.parallel}: reading with one cursor: ${note} (${took} s)`,
+        : `--parallel ${o.parallel}: reading with one cursor, as without --parallel: ${note} (${took} s)`,
     )
-    const sources = ranges.map((r) => source(rangeFilter(o.query, r), o.unordered ? {} : { sort: { _id: 1 } }))
+    // One range: one plain cursor, exactly as without --parallel (no sort to pay for).
+    const sources = ranges.length === 1 ? [source(o.query, {})] : ranges.map((r) => source(rangeFilter(o.query, r), o.unordered ? {} : { sort: { _id: 1 } }))
     try {
       if (o.unordered) {
         let chain = Promise.resolve()

@@ -9,9 +9,9 @@
 // - `_id` seeks, where `$sample` is refused: the smallest matching `_id`, then each next bound
 //   is the `_id` `step` places after the previous bound among the matching documents
 //   (`{_id: {$gt: previous}}`, sorted, skipped).
-// The first request (the smallest `_id`) is timed: where one `_id` lookup is so slow that the
-// ranges' n + 2 requests would exceed `budgetMs` (1 s), the export reads one range (one cursor)
-// and says so.
+// The first request (the smallest `_id`) is timed, and limited to `budgetMs` (1 s) by maxTimeMS:
+// where one `_id` lookup is so slow that the ranges' n + 2 requests would exceed the budget, the
+// export reads with one plain cursor, as without --parallel, and says so.
 // Either way the bounds are strictly increasing by the server's comparison, whatever happens
 // to the collection meanwhile (ranges only need to be disjoint and cover everything). Range i is
 // `bound[i] <= _id < bound[i+1]`, the first open below and the last open above: the ranges are
@@ -54,8 +54,8 @@ function idType(raw) {
 
 const READ = { promoteValues: false, promoteLongs: false, promoteBuffers: false }
 
-async function one(coll, filter, sort, skip = 0, raw = false) {
-  const options = { projection: { _id: 1 }, sort, skip, limit: 1, ...(raw ? { raw: true } : READ) }
+async function one(coll, filter, sort, skip = 0, raw = false, maxTimeMS = undefined) {
+  const options = { projection: { _id: 1 }, sort, skip, limit: 1, ...(raw ? { raw: true } : READ), ...(maxTimeMS ? { maxTimeMS } : {}) }
   const docs = await coll.find(filter, options).toArray()
   return docs.length === 0 ? null : docs[0]
 }
@@ -71,7 +71,13 @@ function and(query, extra) {
  */
 async function splitRanges(coll, query, n, { budgetMs = 1000 } = {}) {
   const started = Date.now()
-  const minRaw = await one(coll, query, { _id: 1 }, 0, true)
+  let minRaw
+  try {
+    minRaw = await one(coll, query, { _id: 1 }, 0, true, budgetMs)
+  } catch (e) {
+    if (!(e && (e.code === 50 || e.codeName === 'MaxTimeMSExpired'))) throw e
+    return { ranges: [{}], method: 'one cursor', note: `the smallest _id took over ${(budgetMs / 1000).toFixed(1)} s to find on this server` }
+  }
   if (minRaw === null) return { ranges: [{}], method: 'one cursor', note: 'no matching document' }
   // One sorted _id lookup's cost on this server. Ranges take at least n + 2 such requests (the
   // largest _id, then $sample or n - 1 seeks): on a server that slow they cost more than they
