@@ -266,6 +266,8 @@ describe('bson2json export --parallel', () => {
     expect(new Set(plain.stdout.trimEnd().split('\n'))).toEqual(new Set(sorted.trimEnd().split('\n')))
     const r = await cli(['-c', 'many', '--parallel', String(n), '--dialect', 'canonical', '--batchSize', '16'])
     expect(r.code, r.stderr).toBe(0)
+    // it says how it split the collection (ranges really used here, not the one-cursor fallback)
+    expect(r.stderr).toMatch(new RegExp(`^bson2json export: --parallel ${n}: computing _id ranges…\nbson2json export: --parallel ${n}: ${n} _id ranges from (\\$sample|_id seeks)`))
     expect(r.stdout).toBe(sorted)
     const u = await cli(['-c', 'many', '--parallel', String(n), '--unordered', '--dialect', 'canonical', '--batchSize', '16'])
     expect(u.stdout.trimEnd().split('\n').sort()).toEqual(sorted.trimEnd().split('\n').sort())
@@ -277,6 +279,7 @@ describe('bson2json export --parallel', () => {
   it('mixed _id kinds: one range (type bracketing would lose documents)', async () => {
     await coll('mixed').insertMany([{ _id: 1 }, { _id: 'a' }, { _id: 2.5 }, { _id: 'b' }, { _id: 3 }])
     const r = await cli(['-c', 'mixed', '--parallel', '3', '--dialect', 'compat'])
+    expect(r.stderr).toContain('--parallel 3: reading with one cursor, as without --parallel: _ids of different kinds')
     expect(r.stdout.trimEnd().split('\n').sort()).toEqual(['{"_id":"a"}', '{"_id":"b"}', '{"_id":1}', '{"_id":2.5}', '{"_id":3}'])
   })
 
@@ -310,6 +313,7 @@ describe('bson2json export --parallel', () => {
       await churn
     }
     expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/--parallel 4: 4 _id ranges from/)
     const ids = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)._id as number)
     expect(new Set(ids).size).toBe(ids.length) // no duplicates
     const got = new Set(ids)

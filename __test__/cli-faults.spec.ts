@@ -445,6 +445,18 @@ describe('export: output, server and signal faults', () => {
     oneLine(empty.stderr, /^bson2json export: database '\S+_none' has no collections on mongodb:\/\/\S+ \(no collection 'x'\) \(0 documents written, /)
   })
 
+  it.skipIf(!!URI)('--parallel on a server slow to find an _id: one cursor, as without --parallel, and it says so', async () => {
+    server.injectFault({ command: 'find', kind: 'delay', delayMs: 400, count: 1, ns: `${DB}.orders` })
+    const t = Date.now()
+    const r = await exp(['--parallel', '4'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toMatch(
+      /^bson2json export: --parallel 4: computing _id ranges…\nbson2json export: --parallel 4: reading with one cursor, as without --parallel: one _id lookup took 0\.\d\d s on this server: 4 ranges would take ~\d+\.\d s \([\d.]+ s\)\nbson2json export: exported 3000 documents \(/,
+    )
+    completePrefix(r.stdout, N)
+    expect(Date.now() - t).toBeLessThan(15000)
+  })
+
   it('a shell-syntax query gets the hint to quote keys (exit 2)', async () => {
     const r = await exp(['-q', '{status: "open"}'])
     expect(r.code).toBe(2)
