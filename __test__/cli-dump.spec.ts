@@ -147,6 +147,15 @@ describe('bson2json dump --fields', () => {
     }
   })
 
+  it('--stats with --fields counts the input bytes, not the projected ones', async () => {
+    const many = Buffer.concat(Array.from({ length: 20000 }, (_, i) => BSON.serialize({ _id: i, keep: i, drop: 'x'.repeat(100) })))
+    const f = join(dir, 'stats-fields.bson')
+    writeFileSync(f, many)
+    const r = await cli(['--stats', '--quiet', '--fields', 'keep', f])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toMatch(new RegExp(`^bson2json: 20000 documents, ${(many.length / 1e6).toFixed(1).replace('.', '\\.')} MB BSON in, `))
+  })
+
   it('corrupt input under --fields: exit 1, the input offset of the bad byte, earlier documents written', async () => {
     const bad = Buffer.from(dump)
     const k = 2
