@@ -16,7 +16,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { createRequire } from 'node:module'
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -455,6 +455,39 @@ describe('export: output, server and signal faults', () => {
     )
     completePrefix(r.stdout, N)
     expect(Date.now() - t).toBeLessThan(15000)
+  })
+
+  it('the mongodb package: one line naming it and where it looked (exit 2); found from the current directory', async () => {
+    // A copy of bson2json with no mongodb next to it, as a global install; run from a project.
+    const global = join(dir, 'global', 'bson2json')
+    const project = join(dir, 'project')
+    mkdirSync(join(global, 'node_modules'), { recursive: true })
+    mkdirSync(join(project, 'node_modules'), { recursive: true })
+    const repo = resolve(__dirname, '..')
+    for (const f of ['bin', 'lib', 'package.json', 'index.js', 'binding.js']) cpSync(join(repo, f), join(global, f), { recursive: true })
+    for (const f of readdirSync(repo)) if (f.endsWith('.node')) cpSync(join(repo, f), join(global, f))
+    symlinkSync(realpathSync(join(repo, 'node_modules', 'bson')), join(global, 'node_modules', 'bson'))
+    const bin = join(global, 'bin', 'bson2json.js')
+    const args = [bin, 'export', '--uri', uri, '--db', DB, '-c', 'orders', '--limit', '2']
+    // Asynchronously: the test server answers from this process.
+    const exec = (): Promise<{ status: number | null; stdout: string; stderr: string }> =>
+      new Promise((done) => {
+        const c = spawn(process.execPath, args, { cwd: project })
+        let stdout = ''
+        let stderr = ''
+        c.stdout.on('data', (d) => (stdout += d))
+        c.stderr.on('data', (d) => (stderr += d))
+        c.on('close', (status) => done({ status, stdout, stderr }))
+      })
+    const missing = await exec()
+    expect(missing.status).toBe(2)
+    expect(missing.stderr).toBe(
+      `bson2json export: needs the package 'mongodb', not found next to bson2json (${global}) nor from the current directory (${project}): npm install mongodb\n`,
+    )
+    symlinkSync(realpathSync(join(resolve(__dirname, '..'), 'node_modules', 'mongodb')), join(project, 'node_modules', 'mongodb'))
+    const found = await exec()
+    expect(found.status, found.stderr).toBe(0)
+    completePrefix(found.stdout, 2)
   })
 
   it('a shell-syntax query gets the hint to quote keys (exit 2)', async () => {

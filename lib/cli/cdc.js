@@ -142,7 +142,7 @@ async function main(argv) {
   const o = parseArgs(argv)
   const answered = answer(o, HELP)
   if (answered !== null) return answered
-  const mongodb = requirePeer(['mongodb', '@platformatic/kafka'], 'cdc', 'mongodb @platformatic/kafka@~1.35.0')
+  const mongodb = requirePeer({ mongodb: 'mongodb', '@platformatic/kafka': '@platformatic/kafka@~1.35.0' })
   const kafka = require('../kafka')
   const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
   const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}` })

@@ -307,7 +307,7 @@ async function main(argv) {
   const o = parseArgs(argv)
   const answered = answer(o, HELP)
   if (answered !== null) return answered
-  const mongodb = requirePeer('mongodb', 'export')
+  const mongodb = requirePeer({ mongodb: 'mongodb' })
 
   const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
   const out = Output.open(o.out, layout) // throws: cannot write FILE: …

@@ -15,44 +15,46 @@ function missing(e, name) {
 }
 
 /**
- * Loads the packages `names` for `command`: each from bson2json's own resolution, then from the
- * current directory. Throws one CliError (exit 2) naming every missing package and where it looked.
- * @param {string|string[]} names
- * @param {string} command for the message
- * @param {string} [install] what to `npm install` (default: the names)
+ * One package: from bson2json's own resolution, else from the current directory. Throws the
+ * MODULE_NOT_FOUND error when neither has it (for lib/kafka.js and the like to wrap).
+ * @param {string} name
+ */
+function loadPeer(name) {
+  try {
+    return require(name)
+  } catch (e) {
+    if (!missing(e, name)) throw e
+    return createRequire(path.join(process.cwd(), 'x.js'))(name)
+  }
+}
+
+/**
+ * Loads the packages (`loadPeer` each). Throws one CliError (exit 2) naming every missing
+ * package, where it looked, and what to install.
+ * @param {Record<string, string>} packages name -> what to `npm install` (e.g. with a version range)
  * @returns the first package's exports (all of them loaded)
  */
-function requirePeer(names, command, install) {
-  const list = Array.isArray(names) ? names : [names]
-  const here = path.join(process.cwd(), 'x.js')
+function requirePeer(packages) {
   const loaded = []
   const absent = []
-  for (const name of list) {
-    let mod
+  for (const name of Object.keys(packages)) {
     try {
-      mod = require(name)
+      loaded.push(loadPeer(name))
     } catch (e) {
       if (!missing(e, name)) throw e
-      try {
-        mod = createRequire(here)(name)
-      } catch (e2) {
-        if (!missing(e2, name)) throw e2
-        absent.push(name)
-        continue
-      }
+      absent.push(name)
     }
-    loaded.push(mod)
   }
   if (absent.length > 0) {
     const own = path.resolve(__dirname, '../..')
     const quoted = absent.map((n) => `'${n}'`).join(' and ')
     throw new CliError(
-      `${command} needs the package${absent.length === 1 ? '' : 's'} ${quoted}, not found next to bson2json (${own}) ` +
-        `nor from the current directory (${process.cwd()}): npm install ${install ?? absent.join(' ')}`,
+      `needs the package${absent.length === 1 ? '' : 's'} ${quoted}, not found next to bson2json (${own}) ` +
+        `nor from the current directory (${process.cwd()}): npm install ${absent.map((n) => packages[n]).join(' ')}`,
       2,
     )
   }
   return loaded[0]
 }
 
-module.exports = { requirePeer }
+module.exports = { requirePeer, loadPeer }
