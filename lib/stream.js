@@ -16,6 +16,12 @@
  * in input order, and `_transform` waits for a slot when N are in flight. A sub-batch that fails
  * on the pool is run again synchronously, in order, so errors, `skipInvalid` and the documents
  * written before a bad one are exactly those of the synchronous stream.
+ *
+ * `skipInvalid`: a document whose content is bad is skipped by its declared length. A length
+ * that cannot be right (impossible, or its last byte is not 0 and no valid document follows)
+ * loses the document boundaries: the stream scans forward for the next plausible document
+ * (`_plausibleAt`) and reports the bytes before it as one skipped document (`'skip'` with
+ * `bytesSkipped`).
  */
 
 const { Transform } = require('stream')
