@@ -362,11 +362,15 @@ async function main(argv) {
   let error = null
   try {
     try {
-      await client.connect()
+      const connecting = client.connect()
+      connecting.catch(() => {})
+      await Promise.race([connecting, stopped]) // Ctrl-C during server selection stops at once
+      if (interrupted === null) await connecting
     } catch (e) {
       if (e && typeof e === 'object') e.duringConnect = true
       throw e
     }
+    if (interrupted !== null) throw new CliError(`interrupted by ${interrupted}`, signals[interrupted])
     const coll = client.db(o.db).collection(o.collection)
     if (showProgress) {
       try {
