@@ -266,6 +266,15 @@ describe('bson2json CLI', () => {
     expect(r.stdout).toContain('bson2json export --uri URI')
   })
 
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('on a terminal the progress bar is wiped and the summary stays', () => {
+    const big = join(dir, 'big.bson')
+    writeFileSync(big, Buffer.concat(Array.from({ length: 400 }, () => dump)))
+    const r = spawnSync('script', ['-qec', `"${process.execPath}" "${BIN}" "${big}" -o /dev/null`, '/dev/null'], { encoding: 'utf8', timeout: 30000, stdio: ['ignore', 'pipe', 'pipe'] })
+    expect(r.status).toBe(0)
+    // the last thing on the terminal: the wipe, then the summary line
+    expect(r.stdout).toMatch(/\r\x1b\[Kbson2json: 16000 documents, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s\r?\n$/)
+  })
+
   it('stdout closed early (| head) exits quietly', async () => {
     const big = Buffer.concat(Array.from({ length: 200 }, () => dump))
     const r = await new Promise<Result>((done) => {
