@@ -208,8 +208,9 @@ function isPlainBson(head) {
 }
 
 /** A hint when the input's first bytes are text: a BSON file starts with a little-endian length. */
-function notBsonHint(head) {
-  if (head === null || head.length === 0) return ''
+function notBsonHint(input) {
+  if (input === null || input.length === 0) return ''
+  const head = input.subarray(0, 4) // the bytes read as the first document's length
   for (const c of head) if (!(c === 0x09 || c === 0x0a || c === 0x0d || (c >= 0x20 && c < 0x7f))) return ''
   return `; the input does not look like BSON (starts with ${JSON.stringify(head.toString('latin1'))})`
 }
