@@ -103,7 +103,8 @@ const values = (ndjson: string) =>
 describe('bson2json export: JSON', () => {
   it.each(['relaxed', 'canonical', 'compat'])('--dialect %s is the library output for the same documents', async (dialect) => {
     const r = await cli(['-c', 'types', '--dialect', dialect])
-    expect(r.stderr).toBe('')
+    expect(r.stderr).toMatch(/^bson2json export: exported 8 documents \([\d.]+ MB, [\d.]+ s\)\n$/)
+    expect((await cli(['-c', 'types', '--dialect', dialect, '--quiet'])).stderr).toBe('')
     expect(r.code).toBe(0)
     expect(r.stdout).toBe(await reference('types', {}, {}, dialect))
   })
@@ -157,7 +158,7 @@ describe('bson2json export: JSON', () => {
     expect(r.stdout).toBe('')
     expect(readFileSync(out, 'utf8')).toBe(await reference('many', {}, {}, 'relaxed'))
     expect(r.stderr).toMatch(/600 \/ ~600 docs 100%/)
-    expect(r.stderr).toMatch(/bson2json export: 600 documents, [\d.]+ s/)
+    expect(r.stderr).toMatch(/bson2json export: exported 600 documents \([\d.]+ MB, [\d.]+ s\)\n$/)
   })
 })
 
@@ -265,6 +266,8 @@ describe('bson2json export --parallel', () => {
     expect(new Set(plain.stdout.trimEnd().split('\n'))).toEqual(new Set(sorted.trimEnd().split('\n')))
     const r = await cli(['-c', 'many', '--parallel', String(n), '--dialect', 'canonical', '--batchSize', '16'])
     expect(r.code, r.stderr).toBe(0)
+    // it says how it split the collection (ranges really used here, not the one-cursor fallback)
+    expect(r.stderr).toMatch(new RegExp(`^bson2json export: --parallel ${n}: computing _id ranges…\nbson2json export: --parallel ${n}: ${n} _id ranges from (\\$sample|_id seeks)`))
     expect(r.stdout).toBe(sorted)
     const u = await cli(['-c', 'many', '--parallel', String(n), '--unordered', '--dialect', 'canonical', '--batchSize', '16'])
     expect(u.stdout.trimEnd().split('\n').sort()).toEqual(sorted.trimEnd().split('\n').sort())
@@ -276,6 +279,7 @@ describe('bson2json export --parallel', () => {
   it('mixed _id kinds: one range (type bracketing would lose documents)', async () => {
     await coll('mixed').insertMany([{ _id: 1 }, { _id: 'a' }, { _id: 2.5 }, { _id: 'b' }, { _id: 3 }])
     const r = await cli(['-c', 'mixed', '--parallel', '3', '--dialect', 'compat'])
+    expect(r.stderr).toContain('--parallel 3: reading with one cursor, as without --parallel: _ids of different kinds')
     expect(r.stdout.trimEnd().split('\n').sort()).toEqual(['{"_id":"a"}', '{"_id":"b"}', '{"_id":1}', '{"_id":2.5}', '{"_id":3}'])
   })
 
@@ -309,6 +313,7 @@ describe('bson2json export --parallel', () => {
       await churn
     }
     expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/--parallel 4: 4 _id ranges from/)
     const ids = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)._id as number)
     expect(new Set(ids).size).toBe(ids.length) // no duplicates
     const got = new Set(ids)
@@ -322,7 +327,7 @@ describe('bson2json export: failures', () => {
   it('an unreachable server: exit 1, one line, 0 documents written', async () => {
     const r = await run(process.execPath, [BIN, 'export', '--uri', 'mongodb://127.0.0.1:9/?directConnection=true', '-d', 'x', '-c', 'y', '--timeout', '1'])
     expect(r.code).toBe(1)
-    expect(r.stderr).toMatch(/^bson2json export: cannot reach mongodb:\/\/127\.0\.0\.1:9\/\?directConnection=true: .* \(0 documents written\)\n$/)
+    expect(r.stderr).toMatch(/^bson2json export: cannot reach mongodb:\/\/127\.0\.0\.1:9\/\?directConnection=true: .* \(0 documents written, 0\.0 MB, [\d.]+ s\)\n$/)
     const c = await run(process.execPath, [BIN, 'export', '--uri', 'mongodb://bob:s3cret@127.0.0.1:9/?directConnection=true', '-d', 'x', '-c', 'y', '--timeout', '1'])
     expect(c.stderr).toMatch(/^bson2json export: cannot reach mongodb:\/\/bob:\*\*\*\*@127\.0\.0\.1:9\//)
     expect(c.stderr).not.toContain('s3cret')
@@ -333,7 +338,8 @@ describe('bson2json export: failures', () => {
     for (const args of [['--uri', `mongodb://bob:s3cret@127.0.0.1:${port}/?directConnection=true`], ['--host', '127.0.0.1', '--port', port, '-u', 'bob', '-p', 's3cret']]) {
       const r = await run(process.execPath, [BIN, 'export', ...args, '-d', 'x', '-c', 'y', '--timeout', '5'])
       expect(r.code).toBe(1)
-      expect(r.stderr).toMatch(/^bson2json export: authentication failed: .*\(0 documents written\)\n$/)
+      expect(r.stderr).toMatch(/^bson2json export: authentication failed for user 'bob' on mongodb:\/\/.*\(0 documents written, 0\.0 MB, [\d.]+ s\)\n$/)
+      expect(r.stderr).not.toMatch(/authentication failed.*authentication failed/i)
       expect(r.stderr).not.toContain('s3cret')
     }
   })
@@ -342,7 +348,7 @@ describe('bson2json export: failures', () => {
     const r = await cli(['-c', 'many', '-q', '{"i":{"$nosuch":1}}'])
     expect(r.code).toBe(1)
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
-    expect(r.stderr).toMatch(/the server rejected the export: .*\(0 documents written\)/)
+    expect(r.stderr).toMatch(new RegExp(`the server rejected the export of ${DB}\\.many: .*\\(0 documents written, 0\\.0 MB, [\\d.]+ s\\)\n$`))
   })
 
   it.skipIf(!!URI)('a failure after some batches: those documents are flushed and counted', async () => {
@@ -351,7 +357,7 @@ describe('bson2json export: failures', () => {
     expect(r.code).toBe(1)
     const lines = r.stdout.trimEnd().split('\n')
     expect(lines).toHaveLength(150)
-    expect(r.stderr).toMatch(/\(150 documents written\)\n$/)
+    expect(r.stderr).toMatch(/\(150 documents written, [\d.]+ MB, [\d.]+ s\)\n$/)
     expect(lines).toEqual((await reference('many', {}, { limit: 150 }, 'compat')).trimEnd().split('\n'))
   })
 
@@ -362,7 +368,7 @@ describe('bson2json export: failures', () => {
     const lines = r.stdout.trimEnd().split('\n')
     expect(lines).toHaveLength(81)
     expect(lines[80]).toBe(`${79 * 7},n79`)
-    expect(r.stderr).toMatch(/\(80 documents written\)\n$/)
+    expect(r.stderr).toMatch(/\(80 documents written, [\d.]+ MB, [\d.]+ s\)\n$/)
   })
 
   it('usage errors: exit 2 with one line and a hint', async () => {

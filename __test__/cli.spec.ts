@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { createRequire } from 'node:module'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -83,12 +83,18 @@ function withoutFallbackWarning(stderr: string): string {
     .join('\n')
 }
 
+/** The summary `dump` prints at the end (not with --quiet), also when stderr is not a terminal. */
+const SUMMARY = /^bson2json: (\d+) documents(?: \((\d+) skipped, (\d+) bytes\))?, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s\n$/
+
 describe('bson2json CLI', () => {
   it('reads a file and writes NDJSON to stdout, quietly in pipes', async () => {
     const r = await cli([file])
     expect(r.code).toBe(0)
     expect(r.stdout.toString()).toBe(ndjson)
-    expect(r.stderr).toBe('') // stderr is a pipe, not a TTY: no progress bar
+    // stderr is a pipe, not a TTY: no progress bar, only the summary
+    expect(r.stderr).toMatch(SUMMARY)
+    expect(SUMMARY.exec(r.stderr)![1]).toBe('40')
+    expect((await cli(['--quiet', file])).stderr).toBe('')
   })
 
   it('reads stdin (no file, and -)', async () => {
@@ -115,7 +121,10 @@ describe('bson2json CLI', () => {
     expect(r.code).toBe(0)
     expect(r.stdout.length).toBe(0)
     expect(readFileSync(out, 'utf8')).toBe(ndjson)
-    expect(r.stderr).toMatch(/40 documents, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s/)
+    expect(r.stderr).toMatch(SUMMARY)
+    expect(SUMMARY.exec(r.stderr)![1]).toBe('40')
+    // --stats prints the summary even with --quiet
+    expect((await cli([file, '-o', out, '--stats', '--quiet'])).stderr).toMatch(SUMMARY)
   })
 
   it('--dialect relaxed / canonical, --utf8, --max-depth', async () => {
@@ -211,8 +220,59 @@ describe('bson2json CLI', () => {
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/MB.*docs.*MB\/s/)
     expect(r.stdout.toString()).toBe(ndjson)
-    expect((await cli(['--no-progress', file])).stderr).toBe('')
+    expect((await cli(['--no-progress', file])).stderr).toMatch(SUMMARY)
     expect((await cli(['--progress', '--quiet', file])).stderr).toBe('')
+  })
+
+  it('--help lists every command with one line each; help [COMMAND]; --version on every command', async () => {
+    const r = await cli(['--help'])
+    expect(r.code).toBe(0)
+    const commands = /Commands:\n((?:  \S+ +.+\n)+)/.exec(r.stdout.toString())
+    expect(commands).not.toBeNull()
+    expect(commands![1].trimEnd().split('\n').map((l) => l.trim().split(/\s+/)[0])).toEqual(['dump', 'export', 'cdc', 'help'])
+    const h = await cli(['help'])
+    expect(h.code).toBe(0)
+    expect(h.stdout.toString()).toContain(commands![1])
+    for (const c of ['dump', 'export', 'cdc']) {
+      const hc = await cli(['help', c])
+      expect(hc.code, c).toBe(0)
+      expect(hc.stdout.toString()).toBe((await cli([c, '--help'])).stdout.toString())
+      for (const v of ['--version', '-v']) {
+        const rv = await cli([c, v])
+        expect(rv.code, `${c} ${v}`).toBe(0)
+        expect(rv.stdout.toString()).toBe(`${require('../package.json').version}\n`)
+      }
+    }
+    const bad = await cli(['help', 'frobnicate'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toBe("bson2json help: no command 'frobnicate' (commands: dump, export, cdc, help)\nTry 'bson2json --help'.\n")
+  })
+
+  it("a word that is neither a command nor a file; an unknown option's nearest flag", async () => {
+    const r = await cli(['frobnicate'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe("bson2json: 'frobnicate' is neither a command nor a file (commands: dump, export, cdc, help)\n")
+    const o = await cli([file, '--ouy', 'x'])
+    expect(o.code).toBe(2)
+    expect(o.stderr).toBe("bson2json: unknown option '--ouy' (did you mean --out?)\nTry 'bson2json --help'.\n")
+  })
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('no arguments with stdin a terminal: the usage hint, exit 2 (not a silent wait)', () => {
+    // `script` gives the CLI a pseudo-terminal as stdin; without the hint it would wait for input.
+    const r = spawnSync('script', ['-qec', `"${process.execPath}" "${BIN}"`, '/dev/null'], { encoding: 'utf8', timeout: 20000, stdio: ['ignore', 'pipe', 'pipe'] })
+    expect(r.error).toBeUndefined()
+    expect(r.status).toBe(2)
+    expect(r.stdout).toContain('bson2json: no input: give a FILE, or pipe BSON into stdin')
+    expect(r.stdout).toContain('bson2json export --uri URI')
+  })
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('on a terminal the progress bar is wiped and the summary stays', () => {
+    const big = join(dir, 'big.bson')
+    writeFileSync(big, Buffer.concat(Array.from({ length: 400 }, () => dump)))
+    const r = spawnSync('script', ['-qec', `"${process.execPath}" "${BIN}" "${big}" -o /dev/null`, '/dev/null'], { encoding: 'utf8', timeout: 30000, stdio: ['ignore', 'pipe', 'pipe'] })
+    expect(r.status).toBe(0)
+    // the last thing on the terminal: the wipe, then the summary line
+    expect(r.stdout).toMatch(/\r\x1b\[Kbson2json: 16000 documents, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s\r?\n$/)
   })
 
   it('stdout closed early (| head) exits quietly', async () => {

@@ -207,14 +207,24 @@ describe('createTranscodeStream: errors', () => {
     }
   })
 
-  it('an insane length prefix stops the stream even with skipInvalid', async () => {
+  it('an insane length prefix stops the stream; with skipInvalid the stream resyncs at the next document', async () => {
     const bad = Buffer.from(dump)
     bad.writeInt32LE(2, starts[4])
-    const r = await run([bad], { skipInvalid: true })
-    expect(r.error.code).toBe('BSON_BAD_LENGTH')
-    expect(r.error.index).toBe(4)
-    expect(r.error.offset).toBe(starts[4])
-    expect(r.out).toBe(lines.slice(0, 4).join('\n') + '\n')
+    const stopped = await run([bad])
+    expect(stopped.error.code).toBe('BSON_BAD_LENGTH')
+    expect(stopped.error.index).toBe(4)
+    expect(stopped.error.offset).toBe(starts[4])
+    expect(stopped.out).toBe(lines.slice(0, 4).join('\n') + '\n')
+    const keep = lines.slice(0, docs.length).filter((_, k) => k !== 4)
+    for (const len of [2, 7, 0x7fffffff, -1]) {
+      bad.writeInt32LE(len, starts[4])
+      for (const chunks of [[bad], [...bad].map((x) => Buffer.from([x])), [bad.subarray(0, starts[4] + 6), bad.subarray(starts[4] + 6)]]) {
+        const r = await run(chunks, { skipInvalid: true })
+        expect(r.error, `length ${len}`).toBeNull()
+        expect(r.skips.map((s) => [s.index, s.offset, s.bytesSkipped, s.error.code])).toEqual([[4, starts[4], docs[4].length, len === 7 ? 'BSON_BAD_TERMINATOR' : 'BSON_BAD_LENGTH']])
+        expect(r.out).toBe(keep.join('\n') + '\n')
+      }
+    }
     bad.writeInt32LE(0x7fffffff, starts[4])
     const r2 = await run([bad.subarray(0, starts[4] + 2), bad.subarray(starts[4] + 2)])
     expect(r2.error.code).toBe('BSON_BAD_LENGTH')

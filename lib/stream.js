@@ -16,6 +16,12 @@
  * in input order, and `_transform` waits for a slot when N are in flight. A sub-batch that fails
  * on the pool is run again synchronously, in order, so errors, `skipInvalid` and the documents
  * written before a bad one are exactly those of the synchronous stream.
+ *
+ * `skipInvalid`: a document whose content is bad is skipped by its declared length. A length
+ * that cannot be right (impossible, or its last byte is not 0 and no valid document follows)
+ * loses the document boundaries: the stream scans forward for the next plausible document
+ * (`_plausibleAt`) and reports the bytes before it as one skipped document (`'skip'` with
+ * `bytesSkipped`).
  */
 
 const { Transform } = require('stream')
@@ -43,6 +49,7 @@ const COMMA = 0x2c
 const OPEN = Buffer.from('[')
 const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
+const EMPTY = Buffer.alloc(0)
 
 let backend = null
 /** What `toNDJSON(buf, options)` does, from the backend directly (no require of index.js). */
@@ -153,6 +160,8 @@ class TranscodeStream extends Transform {
     this._have = 0
     this._head = Buffer.allocUnsafe(4)
     this._failed = false
+    /** `skipInvalid` after a bad length: the scan for the next plausible document, or null. */
+    this._resync = null
   }
 
   /** Documents written so far. */
@@ -221,6 +230,10 @@ class TranscodeStream extends Transform {
     while (jobs.length > 0 && jobs[0].done) {
       const job = jobs.shift()
       if (this.destroyed) continue
+      if (job.skip !== undefined) {
+        this._emitSkip(job.skip)
+        continue
+      }
       if (job.error === null) {
         this._pushOutput(job.out, job.starts.length)
         this._written += job.starts.length
@@ -290,6 +303,20 @@ class TranscodeStream extends Transform {
   }
 
   _flush(callback) {
+    if (this._resync !== null && !this._failed) {
+      // The input ended while looking for the next document after a bad length: the last
+      // candidate may end exactly at the end of the input; otherwise the rest is skipped.
+      // What follows a found document may hold another bad length, hence the loop.
+      try {
+        while (this._resync !== null) {
+          const rest = this._resyncFeed(null)
+          if (rest !== null) this._consume(rest)
+        }
+      } catch (e) {
+        if (this._jobs.length > 0) return this._failAfterJobs(e, callback)
+        return this._fail(e, callback)
+      }
+    }
     if (this._jobs.length > 0) {
       this._flushing = callback
       return
@@ -297,36 +324,160 @@ class TranscodeStream extends Transform {
     if (this._failed) return callback()
     if (this._have > 0) {
       const need = this._pending === null ? 'its length prefix' : `${this._pending.length} bytes`
-      return this._fail(
-        makeError(
-          'BSON_TRUNCATED',
-          `input ends inside a document (${this._have} bytes of ${need})`,
-          this._index,
-          this._offset,
-        ),
-        callback,
-      )
+      return this._fail(makeError('BSON_TRUNCATED', `input ends inside a document (${this._have} bytes of ${need})`, this._index, this._offset), callback)
     }
     if (this._array) this.push(this._written === 0 ? EMPTY_ARRAY : CLOSE)
     callback()
   }
 
-  /** Checks a declared document length; throws (or with skipInvalid still throws: unrecoverable). */
+  /** A declared document length that cannot be right, or null. */
+  _badLength(len) {
+    if (len < 5) return `document length ${len} is less than 5`
+    if (len > this._maxDoc) return `document length ${len} exceeds maxDocumentBytes ${this._maxDoc}`
+    return null
+  }
+
+  /** Checks a declared document length; throws at the current index and offset. */
   _checkLength(len) {
-    if (len < 5 || len > this._maxDoc) {
-      throw makeError(
-        'BSON_BAD_LENGTH',
-        len < 5
-          ? `document length ${len} is less than 5`
-          : `document length ${len} exceeds maxDocumentBytes ${this._maxDoc}`,
-        this._index,
-        this._offset,
-      )
+    const bad = this._badLength(len)
+    if (bad !== null) throw makeError('BSON_BAD_LENGTH', bad, this._index, this._offset)
+  }
+
+  /** Reports `bytes` bytes at the current position as one skipped document and moves past them. */
+  _skipRegion(error, bytes) {
+    const event = { index: this._index, offset: typeof error.offset === 'number' ? error.offset : this._offset, error, bytesSkipped: bytes }
+    this._index++
+    this._offset += bytes
+    // With sub-batches in flight, the event waits its turn (their own skips come first).
+    if (this._jobs.length > 0) this._jobs.push({ done: true, skip: event, starts: [] })
+    else this._emitSkip(event)
+  }
+
+  _emitSkip(event) {
+    this._skipped++
+    this.emit('skip', event)
+  }
+
+  /**
+   * `skipInvalid` after a length that cannot be right (impossible, or the byte it points at is
+   * not a document's 0 terminator): the document boundaries are lost, so the bytes from the bad
+   * document on are scanned for the next plausible document (see `_resyncFeed`). `bytes` are the
+   * input from the bad document's first byte on.
+   */
+  _startResync(error, bytes, declared = 0) {
+    // `doc`: a complete document whose last byte is wrong; if the scan finds the next document
+    // right after it, its length was right and the transcoder's own error is the one reported.
+    const doc = declared > 0 ? Buffer.from(bytes.subarray(0, declared)) : null
+    this._resync = { error, doc, scan: Buffer.from(bytes), more: [], total: bytes.length, need: 0, pos: 1, dropped: 0 }
+  }
+
+  /** The error to report for the skipped bytes, `skipped` long. */
+  _resyncError(r, skipped) {
+    if (r.doc === null || skipped !== r.doc.length) return r.error
+    try {
+      ndjson(r.doc, this._opts)
+    } catch (e) {
+      if (typeof e.index === 'number' && typeof e.offset === 'number') return rebase(e, this._index, this._offset)
     }
+    return r.error
+  }
+
+  /**
+   * Whether a document plausibly starts at `p` of `buf` (the resync scan): a length from 5 to
+   * maxDocumentBytes, a valid first element type (or 0 for `{}`), its last byte 0, and the
+   * transcoder accepts it; and the next document's length also ends at a 0 byte, unless the
+   * input ends exactly after the first (a document nested in the damaged one passes the first
+   * test, rarely the second). `single`: the first test only. Returns true, false, or the input
+   * length needed to decide (when `final`, the input has ended: false).
+   */
+  _plausibleAt(buf, p, final, single = false) {
+    const n = buf.length
+    const doc = (q, full) => {
+      if (q + 5 > n) return final ? false : q + 5
+      const len = buf.readInt32LE(q)
+      if (this._badLength(len) !== null) return false
+      const type = buf[q + 4]
+      if (full && !(len === 5 ? type === 0 : (type >= 0x01 && type <= 0x13) || type === 0x7f || type === 0xff)) return false
+      if (q + len > n) return final ? false : q + len
+      if (buf[q + len - 1] !== 0) return false
+      if (!full) return true
+      try {
+        ndjson(buf.subarray(q, q + len), this._opts)
+      } catch {
+        return false
+      }
+      return true
+    }
+    const first = doc(p, true)
+    if (first !== true || single) return first
+    const end = p + buf.readInt32LE(p)
+    if (final && end === n) return true
+    return doc(end, false)
+  }
+
+  /**
+   * Feeds the resync scan `chunk` (null: the input ended). When a plausible document is found,
+   * the bytes before it are reported as one skipped document (`'skip'` with `bytesSkipped`) and
+   * the input from it on is returned to be consumed as usual; null while still scanning.
+   */
+  _resyncFeed(chunk) {
+    const r = this._resync
+    const final = chunk === null
+    if (!final && chunk.length > 0) {
+      r.more.push(chunk)
+      r.total += chunk.length
+    }
+    if (!final && r.total < r.need) return null // a candidate waits for more input
+    if (r.more.length > 0) {
+      r.scan = Buffer.concat([r.scan, ...r.more])
+      r.more = []
+    }
+    const buf = r.scan
+    let p = r.pos
+    for (; p < buf.length; p++) {
+      const ok = this._plausibleAt(buf, p, final)
+      if (ok === true) {
+        this._resync = null
+        this._skipRegion(this._resyncError(r, r.dropped + p), r.dropped + p)
+        return buf.subarray(p)
+      }
+      if (ok !== false) {
+        // Keep from the undecided candidate on, until `ok` bytes from it are here.
+        r.dropped += p
+        r.scan = buf.subarray(p)
+        r.total = r.scan.length
+        r.need = ok - p
+        r.pos = 0
+        return null
+      }
+    }
+    if (final) {
+      this._resync = null
+      this._skipRegion(r.error, r.dropped + buf.length)
+      return null
+    }
+    r.dropped += buf.length
+    r.scan = EMPTY
+    r.total = 0
+    r.need = 0
+    r.pos = 0
+    return null
   }
 
   _consume(input) {
-    const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+    let chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+    if (this._resync !== null) {
+      chunk = this._resyncFeed(chunk)
+      if (chunk === null) return
+    }
+    while (chunk !== null) chunk = this._consumeChunk(chunk)
+  }
+
+  /**
+   * Consumes one chunk; returns the input to go on with after a resync found the next document
+   * (`skipInvalid`), or null when the chunk is consumed.
+   */
+  _consumeChunk(chunk) {
     let pos = 0
     const n = chunk.length
     // 1. Complete the pending partial document by copying only what it still needs.
@@ -336,8 +487,14 @@ class TranscodeStream extends Transform {
         chunk.copy(this._head, this._have, 0, take)
         this._have += take
         pos = take
-        if (this._have < 4) return
+        if (this._have < 4) return null
         const len = this._head.readInt32LE(0)
+        const bad = this._badLength(len)
+        if (bad !== null && this._skipInvalid) {
+          this._have = 0
+          this._startResync(makeError('BSON_BAD_LENGTH', bad, this._index, this._offset), Buffer.concat([this._head, chunk.subarray(pos)]))
+          return this._resyncFeed(EMPTY)
+        }
         this._checkLength(len)
         this._pending = Buffer.allocUnsafe(len)
         this._head.copy(this._pending, 0, 0, 4)
@@ -347,9 +504,13 @@ class TranscodeStream extends Transform {
       chunk.copy(doc, this._have, pos, pos + take)
       this._have += take
       pos += take
-      if (this._have < doc.length) return
+      if (this._have < doc.length) return null
       this._pending = null
       this._have = 0
+      if (this._skipInvalid && doc[doc.length - 1] !== 0) {
+        this._startResync(this._badEnd(doc.length), Buffer.concat([doc, chunk.subarray(pos)]), doc.length)
+        return this._resyncFeed(EMPTY)
+      }
       this._emitSpan(doc, 0, doc.length, [0])
     }
     // 2. Walk the complete documents of the chunk, transcoding sub-batches of ~batchBytes.
@@ -358,9 +519,14 @@ class TranscodeStream extends Transform {
     let starts = []
     while (pos + 4 <= n) {
       const len = view.readInt32LE(pos)
-      if (len < 5 || len > this._maxDoc) {
+      const bad = this._badLength(len)
+      // skipInvalid: a document whose last byte is not 0 has a wrong length unless a plausible
+      // document follows it (then only its last byte is bad: the transcoder reports it).
+      if (bad !== null || (this._skipInvalid && pos + len <= n && view[pos + len - 1] !== 0 && this._plausibleAt(view, pos + len, false, true) !== true)) {
         this._emitSpan(view, start, pos, starts)
-        this._checkLength(len) // throws with the global index/offset
+        if (!this._skipInvalid) this._checkLength(len) // throws with the global index/offset
+        this._startResync(bad !== null ? makeError('BSON_BAD_LENGTH', bad, this._index, this._offset) : this._badEnd(len), view.subarray(pos), bad !== null ? 0 : len)
+        return this._resyncFeed(EMPTY)
       }
       if (pos + len > n) break
       starts.push(pos - start)
@@ -384,6 +550,12 @@ class TranscodeStream extends Transform {
         view.copy(this._pending, 0, pos, n)
       }
     }
+    return null
+  }
+
+  /** The error for a document whose declared length does not end at a 0 byte. */
+  _badEnd(len) {
+    return makeError('BSON_BAD_TERMINATOR', `document length ${len} does not end at a document's 0 terminator`, this._index, this._offset)
   }
 
   /**
@@ -411,10 +583,10 @@ class TranscodeStream extends Transform {
         // The documents before it are out: this._index / this._offset now point at the bad one.
         rebase(e, this._index - bad, this._offset - badStart)
         if (!this._skipInvalid) throw e
-        this._skipped++
         this._index++
         this._offset += badEnd - badStart
-        this.emit('skip', { index: e.index, offset: e.offset, error: e })
+        this._skipped++
+        this.emit('skip', { index: e.index, offset: e.offset, error: e, bytesSkipped: badEnd - badStart })
         start += badEnd
         starts = starts.slice(bad + 1).map((s) => s - badEnd)
         continue

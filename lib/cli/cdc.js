@@ -38,6 +38,7 @@ Options:
       --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
       --quiet                  no progress lines (errors still go to stderr)
   -h, --help                   show this help
+  -v, --version                print the version
 
 Delivery: every event is written once to TOPIC for consumers with isolation.level=read_committed,
 across crashes, restarts and broker restarts, as long as one process runs per --id (a second one
@@ -51,10 +52,8 @@ while running: every committed event stays committed) or topics not creatable; 4
 with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed).
 `
 
-const { UsageError, parseCommandLine } = require('./usage')
-function usage(msg) {
-  throw new UsageError(msg)
-}
+const { usage, parseOptions, answer } = require('./usage')
+const { requirePeer } = require('./peer')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -85,33 +84,10 @@ function intArg(name, text, min) {
 }
 
 function parseArgs(argv) {
-  const o = { quiet: false, help: false }
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i]
-    let v
-    const eq = a.startsWith('--') ? a.indexOf('=') : -1
-    if (eq > 0) {
-      v = a.slice(eq + 1)
-      a = a.slice(0, eq)
-    }
-    if (a === '-h' || a === '--help') {
-      o.help = true
-      continue
-    }
-    if (a === '--quiet') {
-      o.quiet = true
-      continue
-    }
-    const key = VALUE_FLAGS[a]
-    if (key === undefined) usage(`unknown option ${a}`)
-    if (v === undefined) {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      v = argv[++i]
-    }
-    if (o[key] !== undefined) usage(`${a} given twice`)
-    o[key] = v
-  }
-  if (o.help) return o
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet' }, once: true })
+  if (parsed.help || parsed.version) return parsed
+  if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
+  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true }
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
@@ -172,19 +148,11 @@ function fmtTime(ct) {
 }
 
 async function main(argv) {
-  const o = parseCommandLine('cdc', parseArgs, argv, HELP)
-  if (o === null) return
-  let mongodb
-  let kafka
-  try {
-    mongodb = require('mongodb')
-    kafka = require('../kafka')
-    require('@platformatic/kafka')
-  } catch (e) {
-    process.stderr.write(`bson2json cdc: needs the packages 'mongodb' and '@platformatic/kafka' (npm install mongodb @platformatic/kafka@~1.35.0): ${e.message}\n`)
-    process.exitCode = 2
-    return
-  }
+  const o = parseArgs(argv)
+  const answered = answer(o, HELP)
+  if (answered !== null) return answered
+  const mongodb = requirePeer({ mongodb: 'mongodb', '@platformatic/kafka': '@platformatic/kafka@~1.35.0' })
+  const kafka = require('../kafka')
   const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
   const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}` })
   let source = client
@@ -288,6 +256,7 @@ async function main(argv) {
     process.off('SIGINT', onSignal)
     await client.close().catch(() => {})
   }
+  return process.exitCode
 }
 
 module.exports = { main, parseArgs, tokenClusterTime, HELP }

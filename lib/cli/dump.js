@@ -6,16 +6,17 @@
 const fs = require('fs')
 const os = require('os')
 const zlib = require('zlib')
-const { once } = require('events')
 const { parseFieldList, pathTree } = require('./fields')
 const { Indenter } = require('./pretty')
 const { projectChunks } = require('./project-stream')
 const { readArchive, isArchive } = require('./archive')
+const { CliError, usage, parseOptions, answer, describeIoError } = require('./usage')
+const { Output } = require('./output')
 
 const HELP = `bson2json - BSON to JSON, fast: the counterpart of MongoDB's \`bsondump\`
 
 Usage:
-  bson2json [dump] [options] [FILE] FILE: a mongodump .bson or .bson.gz file; none or - reads stdin
+  bson2json [dump] [options] [FILE]   FILE: a mongodump .bson or .bson.gz file; - reads stdin
   npx bson2json dump/db/orders.bson.gz -o orders.ndjson --stats
 
 (A file named like a command needs a path or 'dump' before it: bson2json ./export.)
@@ -34,21 +35,29 @@ Options:
       --max-depth N      maximum nesting depth (default 1000)
       --threads N        transcode up to N batches at once, on N cores (default: the number
                          of cores; output order is the input's); 1 transcodes on the main thread
-      --skip-invalid     report each corrupt document on stderr and continue after it
+      --skip-invalid     report each corrupt document on stderr and continue after it; after
+                         a bad length, continue at the next plausible document (bytes skipped
+                         are reported)
       --pretty           indent the JSON (a tab per level, like bsondump --pretty)
   -f, --fields a,b.c     keep only these fields (dotted paths; _id is always kept, as in mongoexport)
       --fieldFile FILE   the same, one field per line
       --nsInclude NS     from a mongodump --archive: the collections DB.COLL to convert (repeatable;
                          '*' matches any run of characters); needed when the archive holds several
-  -q, --quiet            no progress bar and no per-document reports
+  -q, --quiet            no progress bar, no per-document reports, no summary (errors still print)
       --progress         show a progress bar on stderr (default: only if stderr is a TTY)
       --no-progress      never show the progress bar
-      --stats            print a summary to stderr: documents, bytes in/out, seconds, MB/s
+      --stats            print the summary even with --quiet (it adds MB/s)
   -h, --help             show this help
   -v, --version          print the version
 
-Exit status: 0 success, 1 corrupt or truncated input (documents before the bad one are
-written; the message names the file, document index and byte offset), 2 usage error.
+At the end a summary goes to stderr: documents written (and skipped), MB of BSON in, MB of JSON
+out, seconds. A failure prints one line instead, naming the file and the cause, with the same
+counts: the documents written are complete (the output is a whole number of documents).
+
+Exit status: 0 success (also when the reader of stdout goes away, as in | head); 1 corrupt or
+truncated input, an unreadable input or an output that cannot be written (documents before the
+failure are written; the message says where and how many); 2 usage error; 130/143 interrupted by
+SIGINT/SIGTERM (the documents converted so far are written).
 `
 
 /** Batches in flight by default: one per core the process may use. */
@@ -56,131 +65,68 @@ function defaultThreads() {
   return Math.max(1, Math.min(256, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length))
 }
 
-function usageError(msg) {
-  process.stderr.write(`bson2json: ${msg}\nTry 'bson2json --help'.\n`)
-  process.exit(2)
+const SPEC = {
+  values: {
+    '-o': 'out',
+    '--out': 'out',
+    '-d': 'dialect',
+    '--dialect': 'dialect',
+    '--utf8': 'utf8',
+    '--max-depth': 'maxDepth',
+    '--threads': 'threads',
+    '-f': 'fields',
+    '--fields': 'fields',
+    '--fieldFile': 'fieldFile',
+    '--nsInclude': 'nsInclude',
+  },
+  flags: {
+    '-a': 'array',
+    '--array': 'array',
+    '--skip-invalid': 'skipInvalid',
+    '-q': 'quiet',
+    '--quiet': 'quiet',
+    '--progress': 'progress',
+    '--no-progress': 'noProgress',
+    '--stats': 'stats',
+    '--pretty': 'pretty',
+  },
+  repeatable: ['nsInclude'],
+}
+
+function positive(name, v) {
+  const n = Number(v)
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1) usage(`${name} must be a positive integer, got '${v}'`)
+  return n
 }
 
 function parseArgs(argv) {
+  const parsed = parseOptions(argv, SPEC)
+  if (parsed.help || parsed.version) return parsed
+  const r = parsed.opts
   const o = {
     file: null,
-    out: null,
-    array: false,
-    dialect: 'compat',
-    utf8: 'strict',
-    maxDepth: undefined,
-    threads: undefined,
-    skipInvalid: false,
-    quiet: false,
-    progress: undefined,
-    stats: false,
-    pretty: false,
+    out: r.out ?? null,
+    array: r.array === true,
+    dialect: r.dialect ?? 'compat',
+    utf8: r.utf8 ?? 'strict',
+    maxDepth: r.maxDepth === undefined ? undefined : positive('--max-depth', r.maxDepth),
+    threads: r.threads === undefined ? undefined : positive('--threads', r.threads),
+    skipInvalid: r.skipInvalid === true,
+    quiet: r.quiet === true,
+    progress: r.progress === true ? true : r.noProgress === true ? false : undefined,
+    stats: r.stats === true,
+    pretty: r.pretty === true,
     fields: null,
-    nsInclude: [],
+    nsInclude: r.nsInclude ?? [],
   }
-  const files = []
-  let noMoreFlags = false
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i]
-    if (noMoreFlags || a === '-' || !a.startsWith('-')) {
-      files.push(a)
-      continue
-    }
-    if (a === '--') {
-      noMoreFlags = true
-      continue
-    }
-    let inline = null
-    const eq = a.indexOf('=')
-    if (a.startsWith('--') && eq !== -1) {
-      inline = a.slice(eq + 1)
-      a = a.slice(0, eq)
-    }
-    const value = () => {
-      if (inline !== null) return inline
-      if (i + 1 >= argv.length) usageError(`option ${a} needs a value`)
-      return argv[++i]
-    }
-    const int = (name) => {
-      const v = value()
-      const n = Number(v)
-      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1) usageError(`${name} must be a positive integer, got '${v}'`)
-      return n
-    }
-    switch (a) {
-      case '-h':
-      case '--help':
-        process.stdout.write(HELP)
-        process.exit(0)
-        break
-      case '-v':
-      case '--version':
-        process.stdout.write(`${require('../../package.json').version}\n`)
-        process.exit(0)
-        break
-      case '-o':
-      case '--out':
-        o.out = value()
-        break
-      case '-a':
-      case '--array':
-        o.array = true
-        break
-      case '-d':
-      case '--dialect':
-        o.dialect = value()
-        if (!['compat', 'relaxed', 'canonical'].includes(o.dialect)) {
-          usageError(`--dialect must be compat, relaxed or canonical, got '${o.dialect}'`)
-        }
-        break
-      case '--utf8':
-        o.utf8 = value()
-        if (o.utf8 !== 'strict' && o.utf8 !== 'replace') usageError(`--utf8 must be strict or replace, got '${o.utf8}'`)
-        break
-      case '--max-depth':
-        o.maxDepth = int('--max-depth')
-        break
-      case '--threads':
-        o.threads = int('--threads')
-        if (o.threads > 256) usageError('--threads must be at most 256')
-        break
-      case '--skip-invalid':
-        o.skipInvalid = true
-        break
-      case '-q':
-      case '--quiet':
-        o.quiet = true
-        break
-      case '--progress':
-        o.progress = true
-        break
-      case '--no-progress':
-        o.progress = false
-        break
-      case '--stats':
-        o.stats = true
-        break
-      case '--pretty':
-        o.pretty = true
-        break
-      case '-f':
-      case '--fields':
-        o.fields = fieldList(value(), false)
-        break
-      case '--fieldFile':
-        o.fields = fieldFile(value())
-        break
-      case '--nsInclude':
-        o.nsInclude.push(value())
-        break
-      default:
-        usageError(`unknown option '${a}'`)
-    }
-    if (inline !== null && !['--out', '--dialect', '--utf8', '--max-depth', '--threads', '--fields', '--fieldFile', '--nsInclude'].includes(a)) {
-      usageError(`option ${a} takes no value`)
-    }
-  }
-  if (files.length > 1) usageError('at most one input file (or - for stdin)')
+  if (!['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage(`--dialect must be compat, relaxed or canonical, got '${o.dialect}'`)
+  if (o.utf8 !== 'strict' && o.utf8 !== 'replace') usage(`--utf8 must be strict or replace, got '${o.utf8}'`)
+  if (o.threads > 256) usage('--threads must be at most 256')
+  if (r.fields !== undefined && r.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
+  if (r.fields !== undefined) o.fields = fieldList(r.fields, false)
+  if (r.fieldFile !== undefined) o.fields = fieldFile(r.fieldFile)
+  const files = parsed.args
+  if (files.length > 1) usage('at most one input file (or - for stdin)')
   o.file = files.length === 1 && files[0] !== '-' ? files[0] : null
   return o
 }
@@ -189,7 +135,7 @@ function fieldList(text, lines) {
   try {
     return parseFieldList(text, { lines })
   } catch (e) {
-    return usageError(e.message)
+    return usage(e.message)
   }
 }
 
@@ -198,7 +144,7 @@ function fieldFile(path) {
   try {
     text = fs.readFileSync(path, 'utf8')
   } catch (e) {
-    return usageError(`--fieldFile ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
+    return usage(`--fieldFile ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
   }
   return fieldList(text, true)
 }
@@ -241,25 +187,57 @@ async function sniff(source) {
   return { gzip, head: first, chunks: chunks() }
 }
 
-/** Whether a regular file starts like plain BSON: neither gzip's nor an archive's magic number. */
-function isPlainBson(file) {
+/** The first bytes of a regular file (up to 4), or null when it cannot be read. */
+function fileHead(file) {
   const head = Buffer.alloc(4)
-  let n
   try {
     const fd = fs.openSync(file, 'r')
     try {
-      n = fs.readSync(fd, head, 0, 4, 0)
+      return head.subarray(0, fs.readSync(fd, head, 0, 4, 0))
     } finally {
       fs.closeSync(fd)
     }
   } catch {
-    return false // the general path reports the error
+    return null // the general path reports the error
   }
-  return n === 4 && !(head[0] === 0x1f && head[1] === 0x8b) && !isArchive(head)
 }
 
-async function main(argv) {
+/** Whether the first bytes of a file look like plain BSON: neither gzip's nor an archive's magic number. */
+function isPlainBson(head) {
+  return head !== null && head.length === 4 && !(head[0] === 0x1f && head[1] === 0x8b) && !isArchive(head)
+}
+
+/** A hint when the input's first bytes are text: a BSON file starts with a little-endian length. */
+function notBsonHint(input) {
+  if (input === null || input.length === 0) return ''
+  const head = input.subarray(0, 4) // the bytes read as the first document's length
+  for (const c of head) if (!(c === 0x09 || c === 0x0a || c === 0x0d || (c >= 0x20 && c < 0x7f))) return ''
+  return `; the input does not look like BSON (starts with ${JSON.stringify(head.toString('latin1'))})`
+}
+
+/** The transcoder's message without the position it appends (the CLI says the position once). */
+function withoutPosition(message) {
+  return message.replace(/ \(document \d+, (?:byte \d+ of the document, )?byte offset \d+ in the stream\)$/s, '')
+}
+
+function countLines(buf) {
+  let n = 0
+  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) n++
+  return n
+}
+
+const COMMANDS = 'dump, export, cdc, help'
+
+/**
+ * @param {string[]} argv
+ * @param {{ implicit?: boolean }} [context] `implicit`: the command name was not given
+ *   (`bson2json FILE`), so a missing bare word may be a mistyped command
+ * @returns {Promise<number>} the exit status; failures throw a CliError
+ */
+async function main(argv, context = {}) {
   const opts = parseArgs(argv)
+  const answered = answer(opts, HELP)
+  if (answered !== null) return answered
   const { createTranscodeStream } = require('../..')
   const name = opts.file === null ? '<stdin>' : opts.file
   const threads = opts.threads === undefined ? defaultThreads() : opts.threads
@@ -267,27 +245,34 @@ async function main(argv) {
   // libuv reads the variable when the pool first starts, which is after this point.
   if (process.env.UV_THREADPOOL_SIZE === undefined && threads + 1 > 4) process.env.UV_THREADPOOL_SIZE = String(threads + 1)
 
-  let input
   let totalIn = null
-  if (opts.file === null) {
-    input = process.stdin
-  } else {
+  let head = null
+  if (opts.file !== null) {
     let st
     try {
       st = fs.statSync(opts.file)
     } catch (e) {
-      process.stderr.write(`bson2json: ${opts.file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}\n`)
-      process.exit(2)
+      if (e.code !== 'ENOENT') throw new CliError(`${opts.file}: ${describeIoError(e)}`)
+      if (context.implicit && argv[0] === opts.file && !/[./\\]/.test(opts.file)) {
+        throw new CliError(`'${opts.file}' is neither a command nor a file (commands: ${COMMANDS})`, 2)
+      }
+      throw new CliError(`${opts.file}: no such file`, 2)
     }
-    if (st.isDirectory()) usageError(`${opts.file} is a directory`)
-    if (st.isFile()) totalIn = st.size
-    input = fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
+    if (st.isDirectory()) usage(`${opts.file} is a directory`)
+    if (st.isFile()) {
+      totalIn = st.size
+      head = fileHead(opts.file)
+    }
   }
+
+  const layout = opts.array ? 'chunks' : opts.pretty ? 'pretty' : 'ndjson'
+  const output = Output.open(opts.out, layout) // throws: cannot write FILE: …
+  const input = opts.file === null ? process.stdin : fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
 
   // Up to `threads` 1 MiB batches are transcoded at once on the libuv thread pool while the main
   // thread reads and writes (benchmark/vs-bsondump.sh measures the speed-up).
   const transcoder = createTranscodeStream({
-    format: opts.array ? 'array' : 'ndjson',
+    format: 'ndjson',
     dialect: opts.dialect,
     utf8: opts.utf8,
     maxDepth: opts.maxDepth,
@@ -295,18 +280,28 @@ async function main(argv) {
     skipInvalid: opts.skipInvalid,
   })
   const fail = (e) => transcoder.destroy(e)
+  // Listened to from the start: a failure may come while the input is still being sniffed.
+  const finished = new Promise((resolve, reject) => {
+    transcoder.once('end', resolve)
+    transcoder.once('error', reject)
+  })
+  finished.catch(() => {})
   let bytesRead = 0
+  let bsonIn = 0
   let gzip = false
   // A mongodump --archive (after gzip, if any) is unpacked to the documents of the selected
   // namespaces; --fields projects documents before the transcoder. `archive.origin` and
   // `projection.origin` map a document index back to the input's bytes for error messages.
   let archive = null
   let projection = null
-  if (totalIn !== null && opts.fields === null && opts.nsInclude.length === 0 && isPlainBson(opts.file)) {
+  let source = input
+  const plain = totalIn !== null && opts.fields === null && opts.nsInclude.length === 0 && isPlainBson(head)
+  if (plain) {
     // A regular file of plain BSON goes straight from the file into the transcoder, without
     // the generators that unpack the other inputs (they cost a fifth of the throughput).
     input.on('data', (c) => {
       bytesRead += c.length
+      bsonIn += c.length
     })
     input.on('error', fail)
     input.pipe(transcoder)
@@ -317,53 +312,52 @@ async function main(argv) {
         yield c
       }
     })()
-    const sniffed = await sniff(counted)
-    gzip = sniffed.gzip
     const { Readable } = require('stream')
-    const source = Readable.from(sniffed.chunks, { objectMode: false })
-    source.on('error', fail)
-    let bson = source
-    if (gzip) {
-      const gunzip = zlib.createGunzip()
-      gunzip.on('error', (e) => fail(Object.assign(new Error(`gzip: ${e.message}`), { gzipError: true })))
-      bson = source.pipe(gunzip)
+    let bson
+    try {
+      const sniffed = await sniff(counted)
+      gzip = sniffed.gzip
+      const raw = Readable.from(sniffed.chunks, { objectMode: false })
+      raw.on('error', fail)
+      bson = raw
+      if (gzip) {
+        const gunzip = zlib.createGunzip()
+        gunzip.on('error', (e) => fail(Object.assign(new Error(`the gzip data is truncated or corrupt: ${e.message}`), { gzipError: true })))
+        bson = raw.pipe(gunzip)
+      }
+    } catch (e) {
+      fail(e)
     }
     async function* documents() {
       const s = await sniff(bson)
+      head = s.head
+      // The input's BSON bytes, before any projection (what --stats reports as "in").
+      const counted = (async function* () {
+        for await (const c of s.chunks) {
+          bsonIn += c.length
+          yield c
+        }
+      })()
       if (isArchive(s.head)) {
-        archive = readArchive(s.chunks, opts.nsInclude)
+        archive = readArchive(counted, opts.nsInclude)
         yield* archive.chunks
       } else {
         if (opts.nsInclude.length > 0) throw Object.assign(new Error('--nsInclude applies to a mongodump --archive input only'), { usage: true })
-        yield* s.chunks
+        yield* counted
       }
     }
-    const docs = documents()
-    projection = opts.fields === null ? null : projectChunks(docs, pathTree(opts.fields))
-    Readable.from(projection === null ? docs : projection.chunks, { objectMode: false })
-      .on('error', fail)
-      .pipe(transcoder)
-  }
-
-  let out = process.stdout
-  if (opts.out !== null) {
-    out = fs.createWriteStream(opts.out)
-    try {
-      await once(out, 'open')
-    } catch (e) {
-      process.stderr.write(`bson2json: cannot write ${opts.out}: ${e.message}\n`)
-      process.exit(2)
+    if (!transcoder.destroyed) {
+      const docs = documents()
+      projection = opts.fields === null ? null : projectChunks(docs, pathTree(opts.fields))
+      source = Readable.from(projection === null ? docs : projection.chunks, { objectMode: false })
+      source.on('error', fail)
+      source.pipe(transcoder)
     }
   }
-  const indenter = opts.pretty ? new Indenter() : null
-  let outError = null
-  out.on('error', (e) => {
-    outError = e
-    if (e.code === 'EPIPE') process.exit(0) // `bson2json x.bson | head`: the reader is gone
-    transcoder.destroy(e)
-  })
 
+  const indenter = opts.pretty ? new Indenter() : null
   let skipped = 0
+  let bytesSkipped = 0
   // Error positions are the transcoder's; with --fields or an archive they are mapped back.
   const inputOffset = (index, offset) => {
     let o = offset
@@ -371,14 +365,14 @@ async function main(argv) {
     if (o !== null && archive !== null) o = archive.origin(index, o)
     return o === null ? `${offset} (of the ${archive !== null ? 'archive documents' : 'projected stream'})` : o
   }
-  const plainMessage = (e) =>
-    projection === null && archive === null ? e.message : e.message.replace(/ \(document \d+, .*byte offset \d+ in the stream\)$/s, '')
-  transcoder.on('skip', ({ index, offset: at, error }) => {
-    const offset = inputOffset(index, at)
-    error = { message: plainMessage(error) }
+  transcoder.on('skip', ({ index, offset: at, error, bytesSkipped: bytes }) => {
     skipped++
+    bytesSkipped += bytes
     if (!opts.quiet) {
-      process.stderr.write(`${clearLine()}bson2json: ${name}: skipped corrupt document ${index} at byte offset ${offset}: ${error.message}\n`)
+      const what = bytes === undefined ? '' : ` (${bytes} byte${bytes === 1 ? '' : 's'})`
+      process.stderr.write(
+        `${clearLine()}bson2json: ${name}: skipped corrupt document ${index} at byte offset ${inputOffset(index, at)}${what}: ${withoutPosition(error.message)}\n`,
+      )
     }
   })
 
@@ -406,69 +400,85 @@ async function main(argv) {
   }
   const timer = showProgress ? setInterval(drawProgress, 250) : null
 
-  let bytesOut = 0
+  // SIGINT / SIGTERM: stop reading, write what is converted (whole documents), say so.
+  const signals = { SIGINT: 130, SIGTERM: 143 }
+  const onSignal = (sig) => fail(new CliError(`interrupted by ${sig}`, signals[sig]))
+  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
+
+  const OUTPUT_FAILED = new Error('output failed')
+  let first = true
   let error = null
   try {
     // 'data' events hand over each output chunk as pushed (async iteration would join the
     // chunks buffered meanwhile into one new Buffer: a copy of the whole output).
     await new Promise((resolve, reject) => {
       transcoder.on('data', (chunk) => {
-        const text = indenter === null ? chunk : indenter.push(chunk)
-        bytesOut += text.length
-        if (!out.write(text)) {
+        const docs = countLines(chunk)
+        if (docs === 0) return
+        let text = chunk
+        if (opts.array) {
+          // NDJSON -> array elements: every '\n' becomes ',' (JSON text has no raw newlines)
+          text = Buffer.from(chunk)
+          for (let i = text.indexOf(0x0a); i !== -1; i = text.indexOf(0x0a, i + 1)) text[i] = 0x2c
+          text = Buffer.concat([first ? OPEN : COMMA, text.subarray(0, text.length - 1)])
+        }
+        first = false
+        if (indenter !== null) text = indenter.push(text)
+        if (!output.write(text, docs)) {
           transcoder.pause()
-          out.once('drain', () => transcoder.resume())
+          output.drained().then(() => (output.error !== null ? transcoder.destroy(OUTPUT_FAILED) : transcoder.resume()))
         }
       })
-      transcoder.once('end', resolve)
-      transcoder.once('error', reject)
+      finished.then(resolve, reject)
     })
     if (opts.array) {
-      out.write('\n')
-      bytesOut++
+      const close = first ? EMPTY_ARRAY : CLOSE
+      output.write(Buffer.concat([indenter === null ? close : indenter.push(close), NEWLINE]), 0)
     }
   } catch (e) {
-    error = e
+    error = e === OUTPUT_FAILED ? null : e
   }
+  for (const sig of Object.keys(signals)) process.off(sig, onSignal)
   if (timer !== null) {
     clearInterval(timer)
     drawProgress()
     process.stderr.write(clearLine())
   }
-  if (outError !== null && error === outError) error = null
-  if (out !== process.stdout) {
-    out.end()
-    await once(out, 'close').catch(() => {})
-  } else if (out.writableLength > 0) {
-    await new Promise((resolve) => out.write('', resolve))
-  }
-  if (outError !== null) {
-    process.stderr.write(`bson2json: cannot write ${opts.out === null ? 'stdout' : opts.out}: ${outError.message}\n`)
-    process.exitCode = 1
-    return
-  }
+  input.unpipe?.()
+  if (source !== input) source.destroy()
+  input.destroy() // stdin too: a pipe still open would keep the process alive after an error
+  await output.finish()
+  if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
 
-  if (opts.stats) {
-    const s = elapsed()
-    const bsonBytes = transcoder.bytesIn
-    process.stderr.write(
-      `bson2json: ${transcoder.documents} documents${skipped ? ` (${skipped} skipped)` : ''}, ` +
-        `${mb(bsonBytes)} MB BSON in${gzip ? ` (${mb(bytesRead)} MB gzip)` : ''}, ${mb(bytesOut)} MB JSON out, ` +
-        `${s.toFixed(2)} s, ${mb(bsonBytes / Math.max(s, 1e-9))} MB/s\n`,
-    )
-  }
+  const s = elapsed()
+  const counts =
+    `${output.documents} documents${error === null && output.error === null ? '' : ' written'}` +
+    `${skipped ? ` (${skipped} skipped, ${bytesSkipped} bytes)` : ''}, ` +
+    `${mb(bsonIn)} MB BSON in${gzip ? ` (${mb(bytesRead)} MB gzip)` : ''}, ${mb(output.bytes)} MB JSON out, ${s.toFixed(2)} s`
+  if (output.error !== null) throw new CliError(`${output.describe()} (${counts})`)
   if (error !== null) {
     let msg
-    if (typeof error.code === 'string' && error.code.startsWith('BSON_') && typeof error.index === 'number') {
-      msg = `${name}: corrupt BSON at document ${error.index}, byte offset ${inputOffset(error.index, error.offset)}${gzip ? ' (of the decompressed data)' : ''}: ${plainMessage(error)}`
+    if (error instanceof CliError) {
+      throw new CliError(`${name}: ${error.message} (${counts})`, error.exitCode)
+    } else if (typeof error.code === 'string' && error.code.startsWith('BSON_') && typeof error.index === 'number') {
+      msg =
+        `${name}: corrupt BSON at document ${error.index}, byte offset ${inputOffset(error.index, error.offset)}${gzip ? ' (of the decompressed data)' : ''}: ` +
+        `${withoutPosition(error.message)}${error.index === 0 ? notBsonHint(head) : ''}`
+    } else if (typeof error.code === 'string' && error.syscall !== undefined) {
+      msg = `${name}: cannot read: ${describeIoError(error)}`
     } else {
       msg = `${name}: ${error.message}`
     }
-    process.stderr.write(`bson2json: ${msg}\n`)
-    process.exitCode = error.usage === true ? 2 : 1
-  } else if (skipped > 0 && !opts.quiet && !opts.stats) {
-    process.stderr.write(`bson2json: ${name}: skipped ${skipped} corrupt document${skipped === 1 ? '' : 's'}\n`)
+    throw new CliError(`${msg} (${counts})`, error.usage === true ? 2 : 1)
   }
+  if (!opts.quiet || opts.stats) process.stderr.write(`bson2json: ${counts}, ${mb(bsonIn / Math.max(s, 1e-9))} MB/s\n`)
+  return 0
 }
 
-module.exports = { main }
+const OPEN = Buffer.from('[')
+const COMMA = Buffer.from(',')
+const CLOSE = Buffer.from(']')
+const EMPTY_ARRAY = Buffer.from('[]')
+const NEWLINE = Buffer.from('\n')
+
+module.exports = { main, parseArgs, HELP }

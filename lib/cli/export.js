@@ -8,7 +8,6 @@
 // `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/cli/ranges.js).
 
 const fs = require('fs')
-const { once } = require('events')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
 const { Indenter } = require('./pretty')
 const { compilePaths, csvHeader } = require('./csv')
@@ -55,20 +54,26 @@ Output:
       --noHeaderLine     CSV without the header line
       --parallel N       read N _id ranges with N cursors at once (output in _id order)
       --unordered        with --parallel: write batches as they arrive instead of in _id order
-      --quiet            no progress and no summary
+      --quiet            no progress, no "exported N documents" summary (errors still print)
       --progress / --no-progress   progress on stderr (default: only on a terminal)
+      --assertExists     accepted for mongoexport's command lines (a missing collection is
+                         always an error here)
   -h, --help             show this help
+  -v, --version          print the version
 
-Exit status: 0 success; 1 the export failed (unreachable server, authentication, a query the
-server rejects, a write error): the documents written before are flushed and the message
-says how many; 2 usage error (bad or unknown option, malformed JSON argument).
+At the end stderr says "exported N documents" (with MB out and seconds). A failure prints one
+line instead, naming the cause and the host, collection or file, with the count: the output
+holds exactly that many complete documents.
+
+Exit status: 0 success (also when the reader of stdout goes away, as in | head); 1 the export
+failed (unreachable server, authentication, a collection that does not exist, a query the
+server rejects, an error mid-cursor, a write error); 2 usage error (bad or unknown option,
+malformed JSON argument, the mongodb package missing); 130/143 interrupted by SIGINT/SIGTERM.
 `
 
-const { UsageError, parseCommandLine } = require('./usage')
-
-function usage(msg) {
-  throw new UsageError(msg)
-}
+const { CliError, UsageError, usage, parseOptions, answer } = require('./usage')
+const { Output } = require('./output')
+const { requirePeer } = require('./peer')
 
 function parseJSONArg(name, text) {
   const { EJSON } = require('bson')
@@ -76,10 +81,18 @@ function parseJSONArg(name, text) {
   try {
     v = EJSON.parse(text, { relaxed: false })
   } catch (e) {
-    usage(`${name} is not valid Extended JSON: ${e.message}`)
+    usage(`${name} is not valid Extended JSON: ${e.message}${shellHint(text)}`)
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) usage(`${name} must be a JSON object`)
   return v
+}
+
+/** A hint for mongo shell syntax (`{status: "open"}`, single quotes): JSON needs quoted keys. */
+function shellHint(text) {
+  if (/[{,]\s*[A-Za-z_$][\w$]*\s*:/.test(text) || /'/.test(text)) {
+    return ' (this looks like mongo shell syntax: quote every key and string with double quotes, e.g. \'{"status": "open"}\')'
+  }
+  return ''
 }
 
 function readFile(name, path) {
@@ -132,6 +145,7 @@ const BOOL_FLAGS = {
   '--quiet': 'quiet',
   '--progress': 'progress',
   '--no-progress': 'noProgress',
+  '--assertExists': 'assertExists',
 }
 
 function nonNegative(name, v, min = 0) {
@@ -142,28 +156,10 @@ function nonNegative(name, v, min = 0) {
 }
 
 function parseArgs(argv) {
-  const raw = {}
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i]
-    if (a === '-h' || a === '--help') return { help: true }
-    let inline = null
-    const eq = a.indexOf('=')
-    if (a.startsWith('--') && eq !== -1) {
-      inline = a.slice(eq + 1)
-      a = a.slice(0, eq)
-    }
-    if (Object.hasOwn(VALUE_FLAGS, a)) {
-      if (inline === null && i + 1 >= argv.length) usage(`option ${a} needs a value`)
-      raw[VALUE_FLAGS[a]] = inline !== null ? inline : argv[++i]
-    } else if (Object.hasOwn(BOOL_FLAGS, a)) {
-      if (inline !== null) usage(`option ${a} takes no value`)
-      raw[BOOL_FLAGS[a]] = true
-    } else if (a.startsWith('-')) {
-      usage(`unknown option '${a}'`)
-    } else {
-      usage(`unexpected argument '${a}' (export reads from a server: --uri, --db, --collection)`)
-    }
-  }
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: BOOL_FLAGS })
+  if (parsed.help || parsed.version) return parsed
+  if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}' (export reads from a server: --uri, --db, --collection)`)
+  const raw = parsed.opts
   const o = {
     uri: raw.uri,
     db: raw.db,
@@ -259,54 +255,63 @@ function redact(uri) {
 function describe(e, o) {
   const name = e && e.name
   const msg = e && e.message ? String(e.message).split('\n')[0] : String(e)
+  const ns = `${o.db}.${o.collection}`
   if (name === 'MongoServerSelectionError' || name === 'MongoNetworkError' || name === 'MongoNetworkTimeoutError') {
-    return `cannot reach ${redact(o.uri)}: ${msg}`
+    // Before the connection: unreachable; after it: the server went away mid-export.
+    return e.duringConnect ? `cannot reach ${redact(o.uri)}: ${msg}` : `lost the connection to ${redact(o.uri)} while reading ${ns}: ${msg}`
   }
-  if (e && (e.code === 18 || e.codeName === 'AuthenticationFailed' || name === 'MongoMissingCredentialsError')) {
-    return `authentication failed: ${msg}`
+  const auth = () => {
+    // The server says only "Authentication failed."; say who and where instead of repeating it.
+    const user = o.username ?? (/^mongodb(?:\+srv)?:\/\/([^:@/]+)[:@]/.exec(o.uri) || [])[1]
+    const source = o.authSource ?? (/[?&]authSource=([^&]+)/.exec(o.uri) || [])[1]
+    const who = user !== undefined ? ` for user '${decodeURIComponent(user)}'${source !== undefined ? ` (authentication database '${source}')` : ''}` : ''
+    const why = /^auth(entication)? failed\.?$/i.test(msg) ? '' : `: ${msg.replace(/^auth(entication)? failed[.:]?\s*/i, '')}`
+    return `authentication failed${who} on ${redact(o.uri)}${why}`
   }
+  if (e && (e.code === 18 || e.codeName === 'AuthenticationFailed' || name === 'MongoMissingCredentialsError')) return auth()
   if (e && e.duringConnect) {
     // The handshake and authentication run in connect(): with credentials, a server error there
     // is an authentication failure (wrong mechanism, unknown user, no auth support).
     const withCredentials = o.username !== undefined || /^mongodb(?:\+srv)?:\/\/[^/]*@/.test(o.uri)
-    if (withCredentials) return `authentication failed: ${msg}`
+    if (withCredentials) return auth()
     return `cannot connect to ${redact(o.uri)}: ${msg}`
   }
   if (e && typeof e.code === 'number' && name === 'MongoServerError') {
-    return `the server rejected the export: ${msg} (${e.codeName || 'code'} ${e.code})`
+    return `the server rejected the export of ${ns}: ${msg} (${e.codeName || 'code'} ${e.code})`
   }
-  if (e && typeof e.code === 'string' && e.code.startsWith('BSON_')) return `corrupt document from the server: ${msg}`
+  if (e && typeof e.code === 'string' && e.code.startsWith('BSON_')) return `corrupt document from the server in ${ns}: ${msg}`
+  if (e instanceof CliError) return msg
+  if (e && String(name).startsWith('Mongo')) return `reading ${ns} from ${redact(o.uri)}: ${msg}`
   return msg
 }
 
-async function main(argv) {
-  const o = parseCommandLine('export', parseArgs, argv, HELP)
-  if (o === null) return
-  let mongodb
+/**
+ * Whether `db.collection` exists (a view counts), or null when the server does not say
+ * (listCollections refused, e.g. a user allowed to find but not to list).
+ */
+async function collectionExists(client, o) {
   try {
-    mongodb = require('mongodb')
+    const names = (await client.db(o.db).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
+    if (names.includes(o.collection)) return { exists: true }
+    return { exists: false, names }
   } catch {
-    process.stderr.write("bson2json export: needs the 'mongodb' driver package (npm install mongodb)\n")
-    process.exitCode = 2
-    return
+    return null
   }
+}
 
-  let out = process.stdout
-  if (o.out !== null) {
-    out = fs.createWriteStream(o.out)
-    try {
-      await once(out, 'open')
-    } catch (e) {
-      process.stderr.write(`bson2json export: cannot write ${o.out}: ${e.message}\n`)
-      process.exitCode = 2
-      return
-    }
-  }
-  let outError = null
-  out.on('error', (e) => {
-    outError = e
-    if (e.code === 'EPIPE') process.exit(0)
-  })
+/**
+ * @param {string[]} argv
+ * @returns {Promise<number>} the exit status; failures throw a CliError
+ */
+async function main(argv) {
+  const o = parseArgs(argv)
+  const answered = answer(o, HELP)
+  if (answered !== null) return answered
+  const mongodb = requirePeer({ mongodb: 'mongodb' })
+
+  const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
+  const out = Output.open(o.out, layout) // throws: cannot write FILE: …
+  const log = (line) => process.stderr.write(`bson2json export: ${line}\n`)
 
   const clientOptions = { serverSelectionTimeoutMS: o.timeout * 1000, appName: 'bson2json export' }
   if (o.username !== undefined) clientOptions.auth = { username: o.username, password: o.password }
@@ -317,11 +322,11 @@ async function main(argv) {
   const showProgress = !o.quiet && (o.progress === undefined ? process.stderr.isTTY === true : o.progress)
   const started = process.hrtime.bigint()
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9
-  let written = 0
   let total = null
   let progressShown = false
   const drawProgress = () => {
     const s = elapsed()
+    const written = out.documents
     let line = `${written.toLocaleString('en-US')}`
     if (total !== null) line += ` / ~${total.toLocaleString('en-US')} docs ${total > 0 ? Math.min(100, (written / total) * 100).toFixed(0) : 100}%`
     else line += ' docs'
@@ -329,22 +334,43 @@ async function main(argv) {
     process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}${process.stderr.isTTY ? '' : '\n'}`)
     progressShown = process.stderr.isTTY === true
   }
+  const clearProgress = () => {
+    if (progressShown) process.stderr.write('\r\x1b[K')
+    progressShown = false
+  }
   let timer = null
 
-  const write = async (chunk) => {
-    if (outError !== null) throw outError
-    if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'error')])
-    if (outError !== null) throw outError
+  // A write error stops the export at the next batch; the output keeps its complete documents.
+  const OUTPUT_FAILED = new Error('output failed')
+  let stopping = false
+  const write = async (chunk, docs) => {
+    if (stopping) throw OUTPUT_FAILED
+    if (!out.write(chunk, docs)) await out.drained()
+    if (out.error !== null) throw OUTPUT_FAILED
   }
+  // SIGINT / SIGTERM: stop reading; what is written is complete; say so.
+  const signals = { SIGINT: 130, SIGTERM: 143 }
+  let interrupted = null
+  let interrupt = null
+  const stopped = new Promise((resolve) => (interrupt = resolve))
+  const onSignal = (sig) => {
+    interrupted = sig
+    interrupt()
+  }
+  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
 
   let error = null
   try {
     try {
-      await client.connect()
+      const connecting = client.connect()
+      connecting.catch(() => {})
+      await Promise.race([connecting, stopped]) // Ctrl-C during server selection stops at once
+      if (interrupted === null) await connecting
     } catch (e) {
       if (e && typeof e === 'object') e.duringConnect = true
       throw e
     }
+    if (interrupted !== null) throw new CliError(`interrupted by ${interrupted}`, signals[interrupted])
     const coll = client.db(o.db).collection(o.collection)
     if (showProgress) {
       try {
@@ -356,36 +382,55 @@ async function main(argv) {
       }
       timer = setInterval(drawProgress, 250)
     }
-    await runExport(coll, o, write, (n) => (written += n))
+    const say = (line) => {
+      if (o.quiet) return
+      clearProgress()
+      log(line)
+    }
+    const done = runExport(coll, o, write, say)
+    done.catch(() => {})
+    await Promise.race([done, stopped])
+    if (interrupted !== null) {
+      stopping = true
+      throw new CliError(`interrupted by ${interrupted}`, signals[interrupted])
+    }
+    if (out.documents === 0 && out.error === null) {
+      // Nothing matched: say whether the collection is there at all (a typo exports nothing).
+      const found = await collectionExists(client, o)
+      if (found !== null && !found.exists) {
+        const near = found.names.filter((n) => n.toLowerCase() === o.collection.toLowerCase() || n.startsWith(o.collection.slice(0, 3)))
+        throw new CliError(
+          found.names.length === 0
+            ? `database '${o.db}' has no collections on ${redact(o.uri)} (no collection '${o.collection}')`
+            : `collection '${o.collection}' does not exist in database '${o.db}'${near.length > 0 ? ` (did you mean ${near.slice(0, 3).map((n) => `'${n}'`).join(', ')}?)` : ''}`,
+        )
+      }
+    }
   } catch (e) {
     error = e
   }
-  if (timer !== null) {
-    clearInterval(timer)
-    drawProgress()
-    if (progressShown) process.stderr.write('\r\x1b[K')
-  }
+  for (const sig of Object.keys(signals)) process.off(sig, onSignal)
+  if (timer !== null) clearInterval(timer)
+  // An interrupted export: the cursors are closed by client.close(); the output stops here.
   await client.close().catch(() => {})
-  if (out !== process.stdout) {
-    out.end()
-    await once(out, 'close').catch(() => {})
-  } else if (out.writableLength > 0 && outError === null) {
-    await new Promise((resolve) => out.write('', resolve))
+  await out.finish()
+  if (timer !== null) {
+    drawProgress() // the final count, then the line is wiped for the summary
+    clearProgress()
   }
-  if (outError !== null && (error === null || error === outError)) {
-    process.stderr.write(`bson2json export: cannot write ${o.out === null ? 'stdout' : o.out}: ${outError.message} (${written} documents written)\n`)
-    process.exitCode = 1
-    return
+  if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
+
+  const n = out.documents
+  const counts = `${n} document${n === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
+  if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
+  if (error !== null && error !== OUTPUT_FAILED) {
+    throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
   }
-  if (error !== null) {
-    process.stderr.write(`bson2json export: ${describe(error, o)} (${written} document${written === 1 ? '' : 's'} written)\n`)
-    process.exitCode = 1
-    return
-  }
-  if (!o.quiet && showProgress) {
-    process.stderr.write(`bson2json export: ${written} documents, ${elapsed().toFixed(2)} s\n`)
-  }
+  if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
+  return 0
 }
+
+const mb = (n) => (n / 1e6).toFixed(1)
 
 function countLines(buf) {
   let n = 0
@@ -412,7 +457,7 @@ async function* jsonBatches(coll, filter, options) {
  * every range's cursor starts at once (each buffers at most `prefetch` batches) and the output
  * takes them in range order; --unordered: batches are written as they arrive.
  */
-async function runExport(coll, o, write, count) {
+async function runExport(coll, o, write, say) {
   const paths = o.type === 'csv' ? compilePaths(o.fields) : null
   const options = { dialect: o.dialect, prefetch: 2 }
   for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize']) if (o[k] !== undefined) options[k] = o[k]
@@ -428,16 +473,24 @@ async function runExport(coll, o, write, count) {
       buf = Buffer.concat([Buffer.from(first ? '[' : ','), buf.subarray(0, buf.length - 1)])
     }
     first = false
-    await write(indenter === null ? buf : indenter.push(buf))
-    count(n)
+    await write(indenter === null ? buf : indenter.push(buf), n)
   }
 
-  if (paths !== null && !o.noHeaderLine) await write(Buffer.from(csvHeader(o.fields)))
+  if (paths !== null && !o.noHeaderLine) await write(Buffer.from(csvHeader(o.fields)), 0)
   if (o.parallel === 1) {
     for await (const b of source(o.query, {})) await emit(b)
   } else {
-    const ranges = await splitRanges(coll, o.query, o.parallel)
-    const sources = ranges.map((r) => source(rangeFilter(o.query, r), o.unordered ? {} : { sort: { _id: 1 } }))
+    say(`--parallel ${o.parallel}: computing _id ranges…`)
+    const t = Date.now()
+    const { ranges, method, note } = await splitRanges(coll, o.query, o.parallel)
+    const took = ((Date.now() - t) / 1000).toFixed(2)
+    say(
+      ranges.length > 1
+        ? `--parallel ${o.parallel}: ${ranges.length} _id ranges from ${method} (${note}) in ${took} s, read by ${ranges.length} cursors`
+        : `--parallel ${o.parallel}: reading with one cursor, as without --parallel: ${note} (${took} s)`,
+    )
+    // One range: one plain cursor, exactly as without --parallel (no sort to pay for).
+    const sources = ranges.length === 1 ? [source(o.query, {})] : ranges.map((r) => source(rangeFilter(o.query, r), o.unordered ? {} : { sort: { _id: 1 } }))
     try {
       if (o.unordered) {
         let chain = Promise.resolve()
@@ -463,7 +516,7 @@ async function runExport(coll, o, write, count) {
       await Promise.all(sources.map((it) => it.return(undefined).catch(() => {})))
     }
   }
-  if (o.array) await write(indenter === null ? Buffer.from(first ? '[]\n' : ']\n') : indenter.push(Buffer.from(first ? '[]\n' : ']\n')))
+  if (o.array) await write(indenter === null ? Buffer.from(first ? '[]\n' : ']\n') : indenter.push(Buffer.from(first ? '[]\n' : ']\n')), 0)
 }
 
 module.exports = { main, parseArgs, HELP }

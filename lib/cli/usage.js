@@ -1,35 +1,163 @@
 'use strict'
 
 /**
- * What every subcommand does with its command line before any work: parse it, answer
- * `--help`, or report a usage error in one line with exit code 2.
+ * What every subcommand shares before and after its work: one argument parser (it throws, never
+ * exits), the typed errors that bin/bson2json.js turns into one line on stderr and an exit code,
+ * and the `--help` / `--version` answers.
  */
 
-/** A mistake in the command line (exit code 2), as opposed to a failure while running (1). */
-class UsageError extends Error {}
-
-/**
- * @param {string} command the subcommand's name, e.g. `export`
- * @param {(argv: string[]) => { help?: boolean }} parseArgs throws `UsageError` on bad input
- * @param {string[]} argv
- * @param {string} help the `--help` text
- * @returns the parsed options, or `null` when the command line has been answered (help or usage error)
- */
-function parseCommandLine(command, parseArgs, argv, help) {
-  let o
-  try {
-    o = parseArgs(argv)
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e
-    process.stderr.write(`bson2json ${command}: ${e.message}\nTry 'bson2json ${command} --help'.\n`)
-    process.exitCode = 2
-    return null
+/** A failure while running: one line on stderr (the message) and `exitCode` (default 1). */
+class CliError extends Error {
+  constructor(message, exitCode = 1) {
+    super(message)
+    this.name = 'CliError'
+    this.exitCode = exitCode
   }
-  if (o.help) {
-    process.stdout.write(help)
-    return null
-  }
-  return o
 }
 
-module.exports = { UsageError, parseCommandLine }
+/** A mistake in the command line: exit code 2 and a hint to `--help`. */
+class UsageError extends CliError {
+  constructor(message) {
+    super(message, 2)
+    this.name = 'UsageError'
+  }
+}
+
+function usage(message) {
+  throw new UsageError(message)
+}
+
+/** Edit distance (for "did you mean"), small strings only. */
+function distance(a, b) {
+  const d = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = d[0]
+    d[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const t = d[j]
+      d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+      prev = t
+    }
+  }
+  return d[b.length]
+}
+
+/** The known flag closest to `flag` (case-insensitively equal, or at most 2 edits), or null. */
+function suggest(flag, known) {
+  let best = null
+  let bestD = Infinity
+  for (const k of known) {
+    if (!k.startsWith('--')) continue
+    const d = k.toLowerCase() === flag.toLowerCase() ? 0 : distance(flag, k)
+    if (d < bestD) {
+      best = k
+      bestD = d
+    }
+  }
+  return bestD <= 2 ? best : null
+}
+
+/**
+ * Parses a command line against a table of flags. `--name=value` and `--name value`; `--` ends
+ * the flags; `-` is an argument. `-h`/`--help` and `-v`/`--version` are every command's (they
+ * stop the parse: `{ help: true }` / `{ version: true }`).
+ *
+ * @param {string[]} argv
+ * @param {object} spec
+ * @param {Record<string, string>} spec.values flags taking a value -> option key
+ * @param {Record<string, string>} [spec.flags] flags without a value -> option key (set to true)
+ * @param {string[]} [spec.repeatable] keys collected into arrays
+ * @param {boolean} [spec.once] a flag given twice is a usage error (default: the last one wins)
+ * @returns {{ help?: true, version?: true, opts: Record<string, any>, args: string[] }}
+ */
+function parseOptions(argv, spec) {
+  const values = spec.values
+  const flags = spec.flags || {}
+  const repeatable = new Set(spec.repeatable || [])
+  const opts = {}
+  const args = []
+  let noMoreFlags = false
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i]
+    if (noMoreFlags || a === '-' || !a.startsWith('-')) {
+      args.push(a)
+      continue
+    }
+    if (a === '--') {
+      noMoreFlags = true
+      continue
+    }
+    if (a === '-h' || a === '--help') return { help: true, opts, args }
+    if (a === '-v' || a === '--version') return { version: true, opts, args }
+    let inline = null
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1
+    if (eq !== -1) {
+      inline = a.slice(eq + 1)
+      a = a.slice(0, eq)
+    }
+    let key
+    let value
+    if (Object.hasOwn(values, a)) {
+      key = values[a]
+      if (inline !== null) value = inline
+      else if (i + 1 < argv.length) value = argv[++i]
+      else usage(`option ${a} needs a value`)
+    } else if (Object.hasOwn(flags, a)) {
+      if (inline !== null) usage(`option ${a} takes no value`)
+      key = flags[a]
+      value = true
+    } else {
+      const near = suggest(a, [...Object.keys(values), ...Object.keys(flags), '--help', '--version'])
+      usage(`unknown option '${a}'${near !== null ? ` (did you mean ${near}?)` : ''}`)
+    }
+    if (repeatable.has(key)) {
+      ;(opts[key] ||= []).push(value)
+    } else {
+      if (spec.once && Object.hasOwn(opts, key)) usage(`${a} given twice`)
+      opts[key] = value
+    }
+  }
+  return { opts, args }
+}
+
+/** The package's version. */
+function version() {
+  return require('../../package.json').version
+}
+
+/**
+ * Answers `--help` / `--version` from a parse result: writes to stdout and returns exit code 0,
+ * or returns null when the command should run.
+ */
+function answer(parsed, help) {
+  if (parsed.help) {
+    process.stdout.write(help)
+    return 0
+  }
+  if (parsed.version) {
+    process.stdout.write(`${version()}\n`)
+    return 0
+  }
+  return null
+}
+
+/** The name of an errno code for messages (`ENOSPC` -> "no space left on device (ENOSPC)"). */
+function describeIoError(e) {
+  const text = {
+    ENOSPC: 'no space left on device',
+    EFBIG: 'file too large (the file size limit, ulimit -f)',
+    EDQUOT: 'disk quota exceeded',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    ENOENT: 'no such file or directory',
+    EISDIR: 'is a directory',
+    ENOTDIR: 'a path component is not a directory',
+    EROFS: 'read-only file system',
+    EIO: 'input/output error',
+    EPIPE: 'broken pipe',
+  }
+  if (e && typeof e.code === 'string' && Object.hasOwn(text, e.code)) return `${text[e.code]} (${e.code})`
+  return e && e.message ? String(e.message).split('\n')[0] : String(e)
+}
+
+module.exports = { CliError, UsageError, usage, parseOptions, answer, version, describeIoError, suggest }

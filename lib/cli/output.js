@@ -1,0 +1,226 @@
+'use strict'
+
+// Where `dump` and `export` write: `-o FILE` or stdout. Every write is accounted for, so that a
+// failed write is never silent and the output left behind is a complete prefix:
+//
+// - a file, a character device or stdout redirected to either (`> out.json`, `-o /dev/full`) is
+//   written with fs.write in a loop that retries short writes; the first error stops the output,
+//   and on a regular file the bytes of a document cut short are truncated away (`ftruncate` to
+//   the end of the last complete document), so the file holds exactly `documents` documents;
+// - a pipe, socket or terminal is written through process.stdout (the kernel takes whole writes).
+//
+// `documents` counts the documents whose bytes were all written (and, for a file, are in it).
+
+const fs = require('fs')
+const { promisify } = require('util')
+const { CliError, describeIoError } = require('./usage')
+
+const write = promisify(fs.write)
+const HIGH_WATER = 4 << 20
+const NL = 0x0a
+
+/** NDJSON: the documents ending in `buf[0..end)` and the length of that complete prefix. */
+function ndjsonPrefix(buf, end) {
+  let docs = 0
+  let last = -1
+  for (let i = buf.indexOf(NL); i !== -1 && i < end; i = buf.indexOf(NL, i + 1)) {
+    docs++
+    last = i
+  }
+  return { docs, bytes: last + 1 }
+}
+
+/**
+ * --pretty NDJSON: a document ends with a line at column 0 that closes it (`}` or `{}`); its
+ * inner lines are indented. The chunk starts at a line start.
+ */
+function prettyPrefix(buf, end) {
+  let docs = 0
+  let bytes = 0
+  let lineStart = 0
+  for (let i = buf.indexOf(NL); i !== -1 && i < end; i = buf.indexOf(NL, i + 1)) {
+    const c = buf[lineStart]
+    if (c === 0x7d || (c === 0x7b && i - lineStart === 2 && buf[lineStart + 1] === 0x7d)) {
+      docs++
+      bytes = i + 1
+    }
+    lineStart = i + 1
+  }
+  return { docs, bytes }
+}
+
+/** `stdout`, and the file it is redirected to where the system says (`stdout (/data/out.json)`). */
+function stdoutName(direct) {
+  if (!direct) return 'stdout'
+  try {
+    return `stdout (${fs.readlinkSync('/proc/self/fd/1')})`
+  } catch {
+    return 'stdout'
+  }
+}
+
+class Output {
+  /**
+   * @param {string|null} path `-o FILE`, or null for stdout
+   * @param {'ndjson'|'pretty'|'chunks'} layout how to find document ends inside a chunk cut short
+   *   (`chunks`: only at chunk ends, for JSON arrays and CSV, whose cells may hold newlines)
+   */
+  static open(path, layout) {
+    let fd = 1
+    if (path !== null) {
+      try {
+        fd = fs.openSync(path, 'w')
+      } catch (e) {
+        throw new CliError(`cannot write ${path}: ${describeIoError(e)} (0 documents written)`)
+      }
+    }
+    let st = null
+    try {
+      st = fs.fstatSync(fd)
+    } catch {
+      // a closed stdout: process.stdout reports it on the first write
+    }
+    const direct = st !== null && (st.isFile() || st.isCharacterDevice() || st.isBlockDevice()) && !(path === null && process.stdout.isTTY)
+    return new Output(path, fd, direct, st !== null && st.isFile() ? st.size : null, layout)
+  }
+
+  constructor(path, fd, direct, startSize, layout) {
+    this.name = path === null ? stdoutName(direct) : path
+    this.fd = fd
+    this.ownsFd = path !== null
+    this.direct = direct
+    this.base = startSize // a regular file: where this run's output starts
+    this.layout = layout
+    /** Documents completely written. */
+    this.documents = 0
+    /** Bytes written in complete documents (the output's length after a failure). */
+    this.bytes = 0
+    /** The first write error, or null. */
+    this.error = null
+    this.queue = []
+    this.queued = 0
+    this.busy = false
+    this.waiters = []
+    this.pending = 0
+    if (!direct) {
+      this.stream = process.stdout
+      this.stream.on('error', (e) => this._failed(e))
+    }
+  }
+
+  /** Queues `buf`, which completes `docs` documents. Returns false when the caller should wait (`drained()`). */
+  write(buf, docs) {
+    if (this.error !== null) return false
+    if (buf.length === 0) {
+      this.documents += docs
+      return true
+    }
+    this.queued += buf.length
+    if (this.direct) {
+      this.queue.push({ buf, docs })
+      this._pump()
+    } else {
+      this.pending++
+      this.stream.write(buf, (e) => {
+        this.pending--
+        this.queued -= buf.length
+        if (e) this._failed(e)
+        else if (this.error === null) {
+          this.documents += docs
+          this.bytes += buf.length
+        }
+        this._wake()
+      })
+    }
+    return this.queued < HIGH_WATER
+  }
+
+  /** Resolves when the queue is below its high-water mark, or the output failed. */
+  drained() {
+    if (this.queued < HIGH_WATER || this.error !== null) return Promise.resolve()
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  _wake() {
+    if (this.queued >= HIGH_WATER && this.error === null && !this._idle()) return
+    const w = this.waiters
+    this.waiters = []
+    for (const f of w) f()
+  }
+
+  _idle() {
+    return this.direct ? !this.busy && this.queue.length === 0 : this.pending === 0
+  }
+
+  _failed(e) {
+    if (this.error === null) this.error = e
+    this._wake()
+  }
+
+  async _pump() {
+    if (this.busy) return
+    this.busy = true
+    while (this.queue.length > 0 && this.error === null) {
+      const { buf, docs } = this.queue[0]
+      let off = 0
+      try {
+        while (off < buf.length) off += (await write(this.fd, buf, off, buf.length - off, null)).bytesWritten
+      } catch (e) {
+        this._cut(buf, off)
+        this.error = e
+        break
+      }
+      this.queue.shift()
+      this.queued -= buf.length
+      this.documents += docs
+      this.bytes += buf.length
+      this._wake()
+    }
+    this.queue = []
+    this.queued = 0
+    this.busy = false
+    this._wake()
+  }
+
+  /** A write failed after `off` bytes of `buf`: keep the complete documents, drop the rest. */
+  _cut(buf, off) {
+    if (off === 0) return
+    const p = this.layout === 'ndjson' ? ndjsonPrefix(buf, off) : this.layout === 'pretty' ? prettyPrefix(buf, off) : { docs: 0, bytes: 0 }
+    this.documents += p.docs
+    this.bytes += p.bytes
+    if (this.base !== null) {
+      try {
+        fs.ftruncateSync(this.fd, this.base + this.bytes)
+      } catch {
+        // best effort: the message still says how many documents are complete
+      }
+    }
+  }
+
+  /** Waits for every queued write; closes `-o FILE`. Sets `error` on failure. */
+  async finish() {
+    while (!this._idle() && this.error === null) await new Promise((resolve) => this.waiters.push(resolve))
+    if (this.direct && this.busy) await new Promise((resolve) => this.waiters.push(resolve))
+    if (this.ownsFd) {
+      const fd = this.fd
+      this.ownsFd = false
+      try {
+        fs.closeSync(fd)
+      } catch (e) {
+        if (this.error === null) this.error = e
+      }
+    }
+  }
+
+  /** The failure as one message naming the output. */
+  describe() {
+    return `cannot write ${this.name}: ${describeIoError(this.error)}`
+  }
+
+  /** Whether the failure is the reader of a pipe going away (`| head`): a clean exit. */
+  get closedByReader() {
+    return this.error !== null && this.error.code === 'EPIPE' && !this.direct
+  }
+}
+
+module.exports = { Output, ndjsonPrefix, prettyPrefix }
