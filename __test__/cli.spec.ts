@@ -272,6 +272,7 @@ describe('bson2json CLI', () => {
     const r = spawnSync('script', ['-qec', `"${process.execPath}" "${BIN}" "${big}" -o /dev/null`, '/dev/null'], { encoding: 'utf8', timeout: 30000, stdio: ['ignore', 'pipe', 'pipe'] })
     expect(r.status).toBe(0)
     // the last thing on the terminal: the wipe, then the summary line
+    // oxlint-disable-next-line no-control-regex -- the terminal escape that wipes the progress bar
     expect(r.stdout).toMatch(/\r\x1b\[Kbson2json: 16000 documents, [\d.]+ MB BSON in, [\d.]+ MB JSON out, [\d.]+ s, [\d.]+ MB\/s\r?\n$/)
   })
 

@@ -81,14 +81,25 @@ describe('options and arguments (no broker)', () => {
     const silent = net.createServer(() => {}).listen(0, '127.0.0.1')
     await new Promise((r) => silent.once('listening', r))
     const sport = (silent.address() as any).port
+    const mongo = await startTestServer({ port: 0 })
     const t1 = Date.now()
-    const r = spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://127.0.0.1:1', '--kafka', `127.0.0.1:${sport}`, '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--kafka-timeout', '2'], { encoding: 'utf8', timeout: 20_000 })
+    const cdc = spawn(process.execPath, [BIN, 'cdc', '--uri', mongo.uri, '--kafka', `127.0.0.1:${sport}`, '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--kafka-timeout', '2'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    cdc.stderr.on('data', (d) => (stderr += d))
+    const status = await new Promise<number | null>((res) => cdc.on('exit', (code) => res(code)))
+    const r = { status, stderr }
     silent.close()
+    await mongo.close()
     expect(r.status).toBe(3)
     expect(Date.now() - t1).toBeLessThan(8000)
     const lines = r.stderr.trim().split('\n')
     expect(lines.at(-1)).toBe(`bson2json cdc: cannot reach Kafka at 127.0.0.1:${sport} within 2 s (no answer within 2 s); nothing was written`)
     expect(r.stderr).not.toMatch(/events \(/)
+
+    // MongoDB unreachable: one line naming the server (password masked), exit 1.
+    const m = spawnSync(process.execPath, [BIN, 'cdc', '--uri', `mongodb://u:secret@127.0.0.1:${port}/?directConnection=true`, '--kafka', `127.0.0.1:${port}`, '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--timeout', '1'], { encoding: 'utf8', timeout: 20_000 })
+    expect(m.status).toBe(1)
+    expect(m.stderr).toMatch(new RegExp(`^bson2json cdc: cannot reach mongodb://u:\\*\\*\\*\\*@127\\.0\\.0\\.1:${port}/\\?directConnection=true: .*ECONNREFUSED.*; nothing was written\\n$`))
   }, 30_000)
 
   it('reads the cluster time out of a resume token', () => {

@@ -23,6 +23,7 @@
  */
 
 const { watch } = require('./change-stream')
+const { loadPeer } = require('./peer')
 
 const CHECKPOINT_VERSION = 1
 const IS_TRANSACTIONAL = 1 << 4
@@ -33,7 +34,7 @@ let kafkaLib = null
 function kafka() {
   if (kafkaLib === null) {
     try {
-      kafkaLib = require('@platformatic/kafka')
+      kafkaLib = loadPeer('@platformatic/kafka')
     } catch (e) {
       const err = new Error('bson2json/kafka needs the Kafka client `@platformatic/kafka` (npm install @platformatic/kafka@~1.35.0)', { cause: e })
       err.code = 'ERR_BSON2JSON_KAFKA_CLIENT'

@@ -31,6 +31,7 @@ Options:
       --partitions N           partitions of a newly created events topic (default 1)
       --batch-size N           change-stream batch size
       --max-await-ms N         getMore wait on an idle stream (default 1000)
+      --timeout S              give up after S seconds without a usable MongoDB server (default 10)
       --kafka-timeout S        give up when Kafka cannot be reached at start within S seconds
                                (default 10; exit 3 naming the brokers and the cause)
       --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
@@ -54,6 +55,7 @@ with the same --id; 5 the change stream was invalidated (collection/database dro
 
 const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
+const { describe } = require('./mongo')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -72,6 +74,7 @@ const VALUE_FLAGS = {
   '--batch-size': 'batchSize',
   '--max-await-ms': 'maxAwaitTimeMS',
   '--progress-interval': 'progressInterval',
+  '--timeout': 'timeout',
   '--kafka-timeout': 'kafkaTimeout',
   '--kafka-retry-timeout': 'kafkaRetryTimeout',
 }
@@ -129,6 +132,7 @@ function parseArgs(argv) {
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
+  o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
   o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
   o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
   return o
@@ -154,7 +158,15 @@ async function main(argv) {
   const mongodb = requirePeer({ mongodb: 'mongodb', '@platformatic/kafka': '@platformatic/kafka@~1.35.0' })
   const kafka = require('../kafka')
   const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
-  const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}` })
+  const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}`, serverSelectionTimeoutMS: o.timeout * 1000 })
+  try {
+    await client.connect()
+  } catch (e) {
+    if (e && typeof e === 'object') e.duringConnect = true
+    await client.close().catch(() => {})
+    log(`${describe(e, o, 'the change stream')}; nothing was written`)
+    return 1
+  }
   let source = client
   if (o.db !== undefined) source = client.db(o.db)
   if (o.collection !== undefined) source = source.collection(o.collection)
@@ -221,42 +233,50 @@ async function main(argv) {
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  let code
   try {
     await run.done
     if (!o.quiet) progress()
     log(`stopped${signalled ? ` (${signalled})` : ''}: ${run.stats.events} events in ${run.stats.transactions} transactions`)
-    process.exitCode = 0
+    code = 0
   } catch (e) {
-    const name = e && e.name
-    if (name === 'KafkaFencedError') {
-      log(`${e.message}; exiting`)
-      process.exitCode = 4
-    } else if (name === 'ChangeStreamInvalidatedError') {
-      log('the change stream was invalidated (the collection or database was dropped or renamed)')
-      process.exitCode = 5
-    } else if (e && (String(name).startsWith('Mongo') || e.code === 286)) {
-      log(`MongoDB error: ${e.message}${e.code !== undefined ? ` (code ${e.code})` : ''}`)
-      process.exitCode = 1
-    } else if (name === 'KafkaUnavailableError') {
-      const ct = tokenClusterTime(run.stats.resumeToken) || run.stats.clusterTime
-      log(
-        e.phase === 'start'
-          ? `cannot reach Kafka at ${o.kafka} within ${o.kafkaTimeout} s (${e.reason}); nothing was written`
-          : `lost Kafka at ${o.kafka} for ${o.kafkaRetryTimeout} s (${e.reason}); ${run.stats.events} events committed by this run, ` +
-              `the checkpoint is at ${fmtTime(ct)}: a restart resumes there`,
-      )
-      process.exitCode = 3
-    } else {
-      log(`Kafka error at ${o.kafka}: ${e && e.message ? String(e.message).split('\n')[0] : e}; ${run.stats.events} events committed by this run`)
-      process.exitCode = 3
-    }
+    code = failure(e, o, run.stats, log)
   } finally {
     if (timer) clearInterval(timer)
     process.off('SIGTERM', onSignal)
     process.off('SIGINT', onSignal)
     await client.close().catch(() => {})
   }
-  return process.exitCode
+  return code
+}
+
+/** Says why the run ended (one line) and returns the exit status. */
+function failure(e, o, stats, log) {
+  const name = e && e.name
+  const committed = `${stats.events} events committed by this run`
+  if (name === 'KafkaFencedError') {
+    log(`${e.message}; exiting`)
+    return 4
+  }
+  if (name === 'ChangeStreamInvalidatedError') {
+    log(`the change stream was invalidated (the collection or database was dropped or renamed); ${committed}`)
+    return 5
+  }
+  if (name === 'KafkaUnavailableError') {
+    const ct = tokenClusterTime(stats.resumeToken) || stats.clusterTime
+    log(
+      e.phase === 'start'
+        ? `cannot reach Kafka at ${o.kafka} within ${o.kafkaTimeout} s (${e.reason}); nothing was written`
+        : `lost Kafka at ${o.kafka} for ${o.kafkaRetryTimeout} s (${e.reason}); ${committed}, the checkpoint is at ${fmtTime(ct)}: a restart resumes there`,
+    )
+    return 3
+  }
+  if (e && (String(name).startsWith('Mongo') || e.code === 286)) {
+    log(`${describe(e, o, 'the change stream')}; ${committed}`)
+    return 1
+  }
+  log(`Kafka error at ${o.kafka}: ${e && e.message ? String(e.message).split('\n')[0] : e}; ${committed}`)
+  return 3
 }
 
 module.exports = { main, parseArgs, tokenClusterTime, HELP }

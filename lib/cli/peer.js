@@ -1,32 +1,11 @@
 'use strict'
 
-// The packages `export` and `cdc` need but bson2json does not install (peer packages: the
-// `mongodb` driver, `@platformatic/kafka`). A project's own copy is found by a plain require;
-// for a global install (`npm install -g bson2json`) the package is also looked for from the
-// current directory, as if required by a file there (`npm install mongodb` in the project).
+// The peer packages `export` and `cdc` need (lib/peer.js finds them), or one line saying which
+// are missing, where they were looked for and what to install.
 
 const path = require('path')
-const { createRequire } = require('module')
 const { CliError } = require('./usage')
-
-/** Whether `e` says that `name` itself (not something it requires) was not found. */
-function missing(e, name) {
-  return e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(`'${name}'`)
-}
-
-/**
- * One package: from bson2json's own resolution, else from the current directory. Throws the
- * MODULE_NOT_FOUND error when neither has it (for lib/kafka.js and the like to wrap).
- * @param {string} name
- */
-function loadPeer(name) {
-  try {
-    return require(name)
-  } catch (e) {
-    if (!missing(e, name)) throw e
-    return createRequire(path.join(process.cwd(), 'x.js'))(name)
-  }
-}
+const { loadPeer, missing } = require('../peer')
 
 /**
  * Loads the packages (`loadPeer` each). Throws one CliError (exit 2) naming every missing
