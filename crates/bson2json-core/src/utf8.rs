@@ -274,10 +274,12 @@ mod tests {
     fn utf16_of_every_slice_of_mixed_text() {
         let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro; a run of plain ASCII that is longer than sixteen bytes, then 👍🏽 한국어 \u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff} end";
         let b = text.as_bytes();
-        // Under miri, slices of up to 40 bytes (every start offset still meets every block
-        // boundary) and a sample of the scalar values.
-        let longest = if cfg!(miri) { 40 } else { b.len() };
-        for from in (0..b.len()).filter(|&i| text.is_char_boundary(i)) {
+        // Under miri, slices of up to 24 bytes from every third character, and a sample of the
+        // scalar values.
+        let longest = if cfg!(miri) { 24 } else { b.len() };
+        let every = if cfg!(miri) { 3 } else { 1 };
+        let starts = (0..b.len()).filter(|&i| text.is_char_boundary(i));
+        for from in starts.step_by(every) {
             for to in (from..=b.len().min(from + longest)).filter(|&i| text.is_char_boundary(i)) {
                 utf16_both(&b[from..to]);
             }
@@ -334,14 +336,14 @@ mod tests {
         // single-byte corruptions; lengths cross the 64-byte switch to simdutf8.
         let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro ASCII only, then more: Ærøskøbing 👍🏽 한국어 end";
         let b = text.as_bytes();
-        // Under miri, every seventh start and 200 corruptions.
-        for from in (0..b.len()).step_by(if cfg!(miri) { 7 } else { 1 }) {
+        // Under miri, every thirteenth start and 60 corruptions.
+        for from in (0..b.len()).step_by(if cfg!(miri) { 13 } else { 1 }) {
             for to in from..=b.len().min(from + 90) {
                 check(&b[from..to]);
             }
         }
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..if cfg!(miri) { 200 } else { 20_000 } {
+        for _ in 0..if cfg!(miri) { 60 } else { 20_000 } {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
