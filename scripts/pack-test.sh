@@ -107,7 +107,7 @@ PLATFORM_TGZ="${WORK}/tarballs/${PLATFORM_NAME}-${PLATFORM_VERSION}.tgz"
 log "checking tarball contents"
 ROOT_LIST="$(tar -tzf "${ROOT_TGZ}")"
 PLATFORM_LIST="$(tar -tzf "${PLATFORM_TGZ}")"
-for f in package.json index.js index.d.ts binding.js binding.d.ts; do
+for f in package.json index.js index.d.ts binding.js binding.d.ts LICENSE; do
   grep -qx "package/${f}" <<<"${ROOT_LIST}" || fail "root tarball lacks ${f}"
 done
 # Whatever package.json points at must ship too.
@@ -117,6 +117,9 @@ while IFS= read -r f; do
 done < <(node -e '
   const pkg = require(process.argv[1]);
   const out = [pkg.main, pkg.types, pkg.typings];
+  // Every file the exports map points at (conditions nest).
+  const walk = (x) => { if (typeof x === "string") out.push(x); else if (x) Object.values(x).forEach(walk) };
+  walk(pkg.exports);
   if (typeof pkg.bin === "string") out.push(pkg.bin);
   else if (pkg.bin) out.push(...Object.values(pkg.bin));
   for (const f of out) if (f) console.log(require("path").posix.normalize(f).replace(/^\.\//, ""));
