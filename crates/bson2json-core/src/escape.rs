@@ -227,7 +227,9 @@ mod tests {
         let buf: Vec<u8> = (0..40u8)
             .map(|i| if i % 7 == 3 { b'"' } else { b'a' + i % 26 })
             .collect();
-        for to in 0..=buf.len() {
+        // Under miri, the runs ending in the buffer's last 20 bytes only.
+        let first_end = if cfg!(miri) { buf.len() - 20 } else { 0 };
+        for to in first_end..=buf.len() {
             for from in to.saturating_sub(16)..=to {
                 let mut a = Vec::new();
                 write_quoted_in(&mut a, &buf, from, to);

@@ -274,10 +274,10 @@ mod tests {
     fn utf16_of_every_slice_of_mixed_text() {
         let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro; a run of plain ASCII that is longer than sixteen bytes, then 👍🏽 한국어 \u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff} end";
         let b = text.as_bytes();
-        // Under miri, slices of up to 24 bytes from every third character, and a sample of the
+        // Under miri, slices of up to 24 bytes from every fourth character, and a sample of the
         // scalar values.
         let longest = if cfg!(miri) { 24 } else { b.len() };
-        let every = if cfg!(miri) { 3 } else { 1 };
+        let every = if cfg!(miri) { 4 } else { 1 };
         let starts = (0..b.len()).filter(|&i| text.is_char_boundary(i));
         for from in starts.step_by(every) {
             for to in (from..=b.len().min(from + longest)).filter(|&i| text.is_char_boundary(i)) {
