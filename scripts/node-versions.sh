@@ -51,4 +51,5 @@ if [ "$#" -eq 0 ]; then
   exit 0
 fi
 export PATH="${BIN}:${PATH}"
+echo "node-versions.sh: Node ${got} (${BIN}): $*" >&2
 exec "$@"
