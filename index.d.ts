@@ -5,6 +5,13 @@
  * - `relaxed` / `canonical`: MongoDB Extended JSON v2, as specified.
  */
 
+/**
+ * Node's `Buffer` (what the byte-returning functions return) when the program has Node's types
+ * (`@types/node`), so `const out: Buffer = toNDJSON(docs)` type-checks; `Uint8Array` (a Buffer's
+ * base class) when it has not, so this file needs no `@types/node`.
+ */
+export type NodeBuffer = typeof globalThis extends { Buffer: { alloc(size: number): infer B } } ? B : Uint8Array
+
 /** The JSON dialect to produce. */
 export type Dialect = 'compat' | 'relaxed' | 'canonical'
 
@@ -86,11 +93,11 @@ export interface TranscodeError extends Error {
 export declare function toJSON(bson: Uint8Array, options?: TranscodeOptions): string
 
 /**
- * Transcodes one BSON document to its UTF-8 JSON bytes.
+ * Transcodes one BSON document to its UTF-8 JSON bytes, as a Buffer.
  * For small documents {@link toJSON} is faster: creating a Buffer costs more than a string.
  * @throws {TranscodeError}
  */
-export declare function toJSONBuffer(bson: Uint8Array, options?: TranscodeOptions): Uint8Array
+export declare function toJSONBuffer(bson: Uint8Array, options?: TranscodeOptions): NodeBuffer
 
 /** Options of the batch functions. */
 export interface BatchOptions extends TranscodeOptions {
@@ -129,10 +136,10 @@ export declare function toJSONList(docs: BatchInput, options?: BatchOptions): st
 export declare function toJSONArray(docs: BatchInput, options?: BatchOptions): string
 
 /**
- * Transcodes many documents into newline-delimited JSON bytes (each document followed by `\n`),
- * ready for a socket or a file. @throws {TranscodeError}
+ * Transcodes many documents into newline-delimited JSON bytes (each document followed by `\n`)
+ * in one Buffer, ready for a socket or a file. @throws {TranscodeError}
  */
-export declare function toNDJSON(docs: BatchInput, options?: BatchOptions): Uint8Array
+export declare function toNDJSON(docs: BatchInput, options?: BatchOptions): NodeBuffer
 
 /** A cursor reply read in place by {@link cursorBatch}. */
 export interface CursorBatch {
@@ -140,8 +147,8 @@ export interface CursorBatch {
   id: bigint
   /** The namespace `db.collection`, or null. */
   ns: string | null
-  /** The raw BSON bytes of `postBatchResumeToken` (change streams), or null. */
-  postBatchResumeToken: Uint8Array | null
+  /** The raw BSON bytes of `postBatchResumeToken` (change streams), as a Buffer, or null. */
+  postBatchResumeToken: NodeBuffer | null
   /** Number of documents in the batch. */
   count: number
   /** The batch's documents as JSON strings. */
@@ -161,7 +168,7 @@ export declare function toJSONListAsync(docs: BatchInput, options?: BatchOptions
 /** {@link toJSONArray} on the libuv thread pool. Inputs are copied first. */
 export declare function toJSONArrayAsync(docs: BatchInput, options?: BatchOptions): Promise<string>
 /** {@link toNDJSON} on the libuv thread pool. Inputs are copied first. */
-export declare function toNDJSONAsync(docs: BatchInput, options?: BatchOptions): Promise<Uint8Array>
+export declare function toNDJSONAsync(docs: BatchInput, options?: BatchOptions): Promise<NodeBuffer>
 
 /** True if `e` is an error bson2json threw for bad input (works across realms). */
 export declare function isTranscodeError(e: unknown): e is TranscodeError
@@ -219,7 +226,8 @@ export interface TranscodeStream {
   on(event: string, listener: (...args: any[]) => void): this
   once(event: string, listener: (...args: any[]) => void): this
   destroy(error?: Error): this
-  [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array>
+  /** Output chunks (Buffers). */
+  [Symbol.asyncIterator](): AsyncIterableIterator<NodeBuffer>
 }
 
 /**
@@ -280,13 +288,27 @@ export interface WatchOptions extends TranscodeOptions {
   splitLargeEvents?: boolean
 }
 
+/**
+ * One change event. `resumeToken` is on every event (a batch with an event without `_id` fails
+ * the stream); `operationType` and `clusterTime` are on every event the server produces (the
+ * Change Streams specification's required fields), unless your own pipeline removes them or the
+ * event is the second or later fragment of an event split by your own
+ * `$changeStreamSplitLargeEvent` stage (see `splitEvent`). The other fields depend on the
+ * operation type and the options.
+ */
 export interface ChangeEvent {
-  /** The event's `_id` (for the last event of a batch, `stream.resumeToken` is the batch's postBatchResumeToken). */
-  resumeToken?: { _data: string }
+  /**
+   * The event's `_id`: `{ _data }`, or when it has another shape, the value parsed from
+   * `resumeTokenEJSON`. (For the last event of a batch, `stream.resumeToken` is the batch's
+   * postBatchResumeToken.)
+   */
+  resumeToken: ResumeToken
   /** Canonical EJSON of `_id` when it is not the usual `{ _data }` shape. */
   resumeTokenEJSON?: string
-  operationType?: string
-  clusterTime?: { t: number; i: number }
+  /** `'insert'`, `'update'`, `'replace'`, `'delete'`, `'invalidate'`, `'drop'`, … (the server may add more). */
+  operationType: string
+  clusterTime: { t: number; i: number }
+  /** MongoDB 6.0 and later. */
   wallTime?: Date
   ns?: { db: string; coll?: string }
   /** JSON text. */
@@ -366,9 +388,11 @@ export interface JsonCursor extends AsyncIterable<string> {
   readonly id: bigint | null
   readonly closed: boolean
   batches(): AsyncGenerator<string[], void, unknown>
-  ndjson(): AsyncGenerator<Uint8Array, void, unknown>
+  /** One NDJSON Buffer per server batch. */
+  ndjson(): AsyncGenerator<NodeBuffer, void, unknown>
   toArray(): Promise<string[]>
-  stream(options?: { format?: 'ndjson' | 'array'; highWaterMark?: number }): ObjectReadable<Uint8Array | string>
+  /** A byte Readable (Buffer chunks) of NDJSON or one JSON array. */
+  stream(options?: { format?: 'ndjson' | 'array'; highWaterMark?: number }): ObjectReadable<NodeBuffer>
   /** Pipes into a writable such as an `http.ServerResponse` (sets Content-Type if unset). */
   pipe<D>(destination: D, options?: { format?: 'ndjson' | 'array'; end?: boolean }): D
   /** Kills the server cursor if still open and ends the session. Idempotent. */

@@ -1,5 +1,7 @@
 /** `require('bson2json/kafka')`: a MongoDB change stream into Kafka, exactly once (docs/kafka.md). */
 
+import type { AbortSignalLike } from './index'
+
 export interface KafkaRunStats {
   /** events committed by this run */
   events: number
@@ -63,7 +65,8 @@ export interface ChangeStreamToKafkaOptions {
   kafka?: Record<string, unknown>
   onProgress?: (stats: KafkaRunStats, batch: { events: unknown[]; resumeToken: unknown }) => void
   onRestart?: (error: Error, stats: KafkaRunStats) => void
-  signal?: AbortSignal
+  /** An AbortSignal (typed structurally: this file needs no DOM or Node types). */
+  signal?: AbortSignalLike
 }
 
 export interface KafkaRun {

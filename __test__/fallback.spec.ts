@@ -9,8 +9,9 @@
  * - batch / cursor / change-batch shapes, limits, errors, the one-time warning.
  */
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
@@ -440,5 +441,122 @@ describe('backend selection', () => {
       encoding: 'utf8',
     })
     expect(JSON.parse(out)).toEqual({ backend: 'fallback', warnings: 1, json: '{}' })
+  })
+})
+
+describe('the BSON2JSON_FALLBACK warning says what the loader looked for and what to do', () => {
+  const { currentPlatform } = require('../lib/backend.js')
+  const platform: string = currentPlatform()
+  const root = path.join(__dirname, '..')
+  const rootPkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
+  const packageName = `bson2json-${platform}`
+  const file = `bson2json.${platform}.node`
+
+  /** A copy of the package's JavaScript in a temporary directory, set up as one situation. */
+  function situation(o: {
+    checkout?: boolean
+    optional?: boolean
+    targets?: string[]
+    localNode?: string
+    platformPackageNode?: string
+  }): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'bson2json-loader-'))
+    for (const f of ['index.js', 'binding.js', 'lib']) cpSync(path.join(root, f), path.join(dir, f), { recursive: true })
+    const pkg = { ...rootPkg, napi: { ...rootPkg.napi } }
+    if (o.targets) pkg.napi.targets = o.targets
+    if (o.optional) pkg.optionalDependencies = { [packageName]: pkg.version }
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify(pkg))
+    mkdirSync(path.join(dir, 'node_modules'))
+    symlinkSync(path.join(root, 'node_modules', 'bson'), path.join(dir, 'node_modules', 'bson'))
+    if (o.checkout) {
+      writeFileSync(path.join(dir, 'Cargo.toml'), '[workspace]\n')
+      mkdirSync(path.join(dir, 'crates'))
+    }
+    if (o.localNode !== undefined) writeFileSync(path.join(dir, file), o.localNode)
+    if (o.platformPackageNode !== undefined) {
+      const p = path.join(dir, 'node_modules', packageName)
+      mkdirSync(p)
+      writeFileSync(path.join(p, 'package.json'), JSON.stringify({ name: packageName, version: pkg.version, main: file }))
+      writeFileSync(path.join(p, file), o.platformPackageNode)
+    }
+    return dir
+  }
+
+  /** Loads the copy in a child process; returns its backend and its BSON2JSON_FALLBACK warnings. */
+  function load(dir: string): { backend: string; warnings: string[] } {
+    const script = `
+      const warnings = []
+      process.on('warning', (w) => { if (w.code === 'BSON2JSON_FALLBACK') warnings.push(w.message) })
+      const b = require(${JSON.stringify(path.join(dir, 'index.js'))})
+      setImmediate(() => console.log(JSON.stringify({ backend: b.backend, warnings })))
+    `
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    for (const k of Object.keys(env)) if (k.startsWith('NAPI_RS_') || k === 'BSON2JSON_FORCE_FALLBACK') delete env[k]
+    try {
+      return JSON.parse(execFileSync(process.execPath, ['--no-warnings', '-e', script], { env, encoding: 'utf8' }))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  function expectWarning(r: { backend: string; warnings: string[] }, ...parts: string[]): string {
+    expect(r.backend).toBe('fallback')
+    expect(r.warnings).toHaveLength(1)
+    const m = r.warnings[0]
+    expect(m).toContain(`no native addon loaded for ${platform}.`)
+    expect(m).not.toMatch(/npm has a bug|Cannot find native binding/)
+    for (const p of parts) expect(m).toContain(p)
+    return m
+  }
+
+  it('a source checkout without a build: run `npm run build`', () => {
+    expectWarning(
+      load(situation({ checkout: true })),
+      `${file}: not there`,
+      `package ${packageName}: not installed`,
+      'this is a source checkout without a build: run `npm run build`',
+    )
+  })
+
+  it('a tarball packed from a clone (no platform packages listed): install the built clone', () => {
+    expectWarning(
+      load(situation({})),
+      `${file}: not there`,
+      `package ${packageName}: not installed`,
+      'it was packed from a clone',
+      '`npm install /path/to/clone` or `npm link`',
+    )
+  })
+
+  it('an install without its platform package: install it, naming the version', () => {
+    const m = expectWarning(
+      load(situation({ optional: true })),
+      `package ${packageName}: not installed`,
+      `the optional dependency ${packageName} was not installed`,
+      `npm install ${packageName}@${rootPkg.version}`,
+    )
+    expect(m).not.toContain('packed from a clone')
+  })
+
+  it('a platform with no prebuilt binary: build from a clone, or keep the fallback', () => {
+    expectWarning(
+      load(situation({ optional: true, targets: ['x86_64-unknown-freebsd'] })),
+      `no prebuilt binary is published for ${platform} (prebuilt: freebsd-x64)`,
+      'npm install /path/to/clone',
+    )
+  })
+
+  it('a binary that is there but does not load: says why (the dlopen error) and to rebuild or reinstall', () => {
+    expectWarning(
+      load(situation({ checkout: true, localNode: 'not a shared object' })),
+      `${file}: present but does not load:`,
+      'rebuild it with `npm run build`',
+    )
+    expectWarning(
+      load(situation({ optional: true, platformPackageNode: 'not a shared object' })),
+      `package ${packageName} (`,
+      'installed but does not load:',
+      `reinstall bson2json (rm -rf node_modules/${packageName} && npm install)`,
+    )
   })
 })

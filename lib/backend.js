@@ -3,7 +3,14 @@
 /**
  * Chooses the implementation: the native addon through the generated loader, or the
  * JavaScript fallback when no binary fits this platform (or `BSON2JSON_FORCE_FALLBACK=1`).
+ * When the addon does not load, the one-time `BSON2JSON_FALLBACK` warning says which files and
+ * packages were looked for, why each failed, and what to do ({@link diagnoseNativeLoad}).
  */
+
+const fs = require('node:fs')
+const path = require('node:path')
+
+const ROOT = path.join(__dirname, '..')
 
 let warned = false
 
@@ -12,12 +19,12 @@ let warned = false
  */
 function loadBackend() {
   if (process.env.BSON2JSON_FORCE_FALLBACK === '1') {
-    return useFallback(undefined, 'BSON2JSON_FORCE_FALLBACK=1')
+    return useFallback(undefined, 'BSON2JSON_FORCE_FALLBACK=1 is set')
   }
   try {
     return { name: 'native', binding: require('../binding.js') }
   } catch (err) {
-    return useFallback(err, `no prebuilt binary for ${process.platform}-${process.arch}`)
+    return useFallback(err, diagnoseNativeLoad())
   }
 }
 
@@ -27,20 +34,158 @@ function useFallback(loadError, why) {
     fallback = require('./fallback.js')
   } catch (fallbackError) {
     const e = new Error(
-      `bson2json: cannot load the native addon (${why}) and the JavaScript fallback is unavailable: ${fallbackError.message}`,
+      `bson2json: cannot load the native addon and the JavaScript fallback is unavailable (${fallbackError.message}). ${why}`,
     )
     e.cause = loadError || fallbackError
     throw e
   }
   if (!warned) {
     warned = true
-    process.emitWarning(
-      `bson2json is using its JavaScript fallback (${why}); it is much slower than the native addon.` +
-        (loadError ? ` Native load error: ${loadError.message.split('\n')[0]}` : ''),
-      { code: 'BSON2JSON_FALLBACK' },
-    )
+    process.emitWarning(`bson2json is using its JavaScript fallback, which is much slower than the native addon: ${why}`, {
+      code: 'BSON2JSON_FALLBACK',
+    })
   }
   return { name: 'fallback', binding: fallback, loadError }
 }
 
-module.exports = { loadBackend }
+/** The napi-rs platform name of a Rust target triple (`x86_64-unknown-linux-gnu` → `linux-x64-gnu`). */
+function platformOfTriple(triple) {
+  const [cpu, ...rest] = triple.split('-')
+  const arch = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm', riscv64gc: 'riscv64' }[cpu] || cpu
+  const sys = rest.join('-')
+  if (sys.endsWith('apple-darwin')) return `darwin-${arch}`
+  if (sys.endsWith('windows-msvc')) return `win32-${arch}-msvc`
+  if (sys.includes('linux')) return `linux-${arch}-${sys.endsWith('musl') ? 'musl' : 'gnu'}`
+  if (sys.includes('freebsd')) return `freebsd-${arch}`
+  return null
+}
+
+/** This process's napi-rs platform name, as the generated loader composes it. */
+function currentPlatform() {
+  const { platform, arch } = process
+  if (platform === 'win32') return `win32-${arch}-msvc`
+  if (platform === 'linux') {
+    let glibc = true
+    try {
+      const report = process.report && process.report.getReport()
+      glibc = !report || Boolean(report.header && report.header.glibcVersionRuntime)
+    } catch {
+      glibc = true
+    }
+    return `linux-${arch}-${glibc ? 'gnu' : 'musl'}`
+  }
+  return `${platform}-${arch}`
+}
+
+function firstLine(e) {
+  return String((e && e.message) || e).split('\n')[0]
+}
+
+/**
+ * Why the native addon did not load, and what to do, in a few lines: the local build
+ * `bson2json.<platform>.node` next to package.json, the platform package `bson2json-<platform>`,
+ * and which of three situations this is: a source checkout that has not been built, an install
+ * without the platform package (omitted optional dependencies, or a tarball packed from a clone,
+ * which has no binary by design), or a platform with no prebuilt binary.
+ * Every input is a parameter so the tests can set up each situation.
+ */
+function diagnoseNativeLoad({
+  root = ROOT,
+  platform = currentPlatform(),
+  env = process.env,
+  exists = fs.existsSync,
+  load = require,
+  resolvePackage = (name) => require.resolve(name, { paths: [root] }),
+} = {}) {
+  let pkg = {}
+  try {
+    pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+  } catch {
+    pkg = {}
+  }
+  const name = pkg.name || 'bson2json'
+  const file = `${name}.${platform}.node`
+  const filePath = path.join(root, file)
+  const packageName = `${name}-${platform}`
+  const targets = ((pkg.napi && pkg.napi.targets) || []).map(platformOfTriple).filter(Boolean)
+  const lines = [`no native addon loaded for ${platform}.`]
+
+  if (env.NAPI_RS_NATIVE_LIBRARY_PATH) {
+    let why = 'loads now (it failed earlier)'
+    try {
+      load(env.NAPI_RS_NATIVE_LIBRARY_PATH)
+    } catch (e) {
+      why = firstLine(e)
+    }
+    lines.push(`  NAPI_RS_NATIVE_LIBRARY_PATH=${env.NAPI_RS_NATIVE_LIBRARY_PATH}: ${why}`)
+    lines.push('  What to do: point NAPI_RS_NATIVE_LIBRARY_PATH at a .node file built for this platform, or unset it.')
+    return lines.join('\n')
+  }
+
+  // 1. The local build (what `npm run build` writes into a checkout).
+  let localBroken = false
+  if (exists(filePath)) {
+    let why = 'loads now (it failed earlier)'
+    try {
+      load(filePath)
+    } catch (e) {
+      why = `present but does not load: ${firstLine(e)}`
+      localBroken = true
+    }
+    lines.push(`  ${filePath}: ${why}`)
+  } else {
+    lines.push(`  ${filePath}: not there`)
+  }
+
+  // 2. The platform package (an optional dependency of the published package).
+  let packageState = 'missing'
+  let packageResolved
+  try {
+    packageResolved = resolvePackage(packageName)
+  } catch {
+    packageResolved = undefined
+  }
+  if (packageResolved === undefined) {
+    lines.push(`  package ${packageName}: not installed`)
+  } else {
+    try {
+      load(packageResolved)
+      packageState = 'loads'
+      lines.push(`  package ${packageName} (${packageResolved}): loads now (it failed earlier)`)
+    } catch (e) {
+      packageState = 'broken'
+      lines.push(`  package ${packageName} (${packageResolved}): installed but does not load: ${firstLine(e)}`)
+    }
+  }
+
+  // 3. What to do.
+  const checkout = exists(path.join(root, 'Cargo.toml')) && exists(path.join(root, 'crates'))
+  const listed = Boolean(pkg.optionalDependencies && pkg.optionalDependencies[packageName])
+  let todo
+  if (localBroken || packageState === 'broken') {
+    todo =
+      'the binary is there but does not load (built for another platform or libc, or damaged): ' +
+      (checkout ? 'rebuild it with `npm run build`.' : `reinstall ${name} (rm -rf node_modules/${packageName} && npm install).`)
+  } else if (checkout) {
+    todo = `this is a source checkout without a build: run \`npm run build\` in ${root} (needs a Rust toolchain; CONTRIBUTING.md).`
+  } else if (!targets.includes(platform)) {
+    todo =
+      `no prebuilt binary is published for ${platform} (prebuilt: ${targets.join(', ') || 'none'}). ` +
+      'Build from a clone of the repository (`npm ci && npm run build`) and install it with `npm install /path/to/clone` ' +
+      '(README, "Using a local build"), or keep the JavaScript fallback.'
+  } else if (!listed) {
+    todo =
+      `this ${name} lists no platform packages: it was packed from a clone (\`npm pack\` leaves the .node out by design). ` +
+      `Install the built clone itself instead: \`npm run build\` there, then \`npm install /path/to/clone\` or \`npm link\` ` +
+      '(README, "Using a local build").'
+  } else {
+    todo =
+      `the optional dependency ${packageName} was not installed (optional dependencies omitted with --omit=optional ` +
+      'or --no-optional, or a package-lock.json written on another platform without it). ' +
+      `Run \`npm install ${packageName}@${pkg.optionalDependencies[packageName]}\`, or reinstall with optional dependencies.`
+  }
+  lines.push(`  What to do: ${todo}`)
+  return lines.join('\n')
+}
+
+module.exports = { loadBackend, diagnoseNativeLoad, platformOfTriple, currentPlatform }

@@ -12,8 +12,14 @@
 #    install sees the published shape (the other platform packages do not
 #    exist on the registry yet and must not break the install).
 # 2. Install both tarballs into a fresh temporary project.
-# 3. From there: require() (CommonJS), import (ESM), and `tsc --noEmit --strict`
-#    of small consumers against the shipped index.d.ts.
+# 3. From there, every documented entry point (`bson2json`, `bson2json/kafka`,
+#    `bson2json/kafka.js`, `bson2json/package.json`) with require() and with
+#    import (named exports), the `exports` map closing the rest, the installed
+#    `bson2json` command, and `tsc --strict` of consumers under
+#    `module: nodenext` (.ts and .mts) and `moduleResolution: bundler`, with
+#    Node's types (`Buffer` results, required change-event fields) and without.
+# 4. The root tarball alone (no platform package): the JavaScript fallback, and
+#    a BSON2JSON_FALLBACK warning that names what it looked for and what to do.
 #
 # Exits non-zero on any failure; temporary directories are always removed
 # (set PACK_TEST_KEEP=1 to keep them for debugging).
@@ -23,6 +29,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PLATFORM="linux-x64-gnu"
 BINARY="bson2json.${PLATFORM}.node"
 TSC="${ROOT}/node_modules/typescript/bin/tsc"
+# Node's types for the consumers' `Buffer` (a pinned release, installed into the temporary
+# project only: the repository itself has no @types/node).
+TYPES_NODE="@types/node@24.19.2"
 
 log() { printf 'pack-test: %s\n' "$*" >&2; }
 fail() { printf 'pack-test: FAIL: %s\n' "$*" >&2; exit 1; }
@@ -98,7 +107,7 @@ PLATFORM_TGZ="${WORK}/tarballs/${PLATFORM_NAME}-${PLATFORM_VERSION}.tgz"
 log "checking tarball contents"
 ROOT_LIST="$(tar -tzf "${ROOT_TGZ}")"
 PLATFORM_LIST="$(tar -tzf "${PLATFORM_TGZ}")"
-for f in package.json index.js index.d.ts binding.js binding.d.ts; do
+for f in package.json index.js index.d.ts binding.js binding.d.ts LICENSE; do
   grep -qx "package/${f}" <<<"${ROOT_LIST}" || fail "root tarball lacks ${f}"
 done
 # Whatever package.json points at must ship too.
@@ -108,6 +117,9 @@ while IFS= read -r f; do
 done < <(node -e '
   const pkg = require(process.argv[1]);
   const out = [pkg.main, pkg.types, pkg.typings];
+  // Every file the exports map points at (conditions nest).
+  const walk = (x) => { if (typeof x === "string") out.push(x); else if (x) Object.values(x).forEach(walk) };
+  walk(pkg.exports);
   if (typeof pkg.bin === "string") out.push(pkg.bin);
   else if (pkg.bin) out.push(...Object.values(pkg.bin));
   for (const f of out) if (f) console.log(require("path").posix.normalize(f).replace(/^\.\//, ""));
@@ -134,10 +146,10 @@ cat >"${APP}/package.json" <<'JSON'
 }
 JSON
 
-log "npm install both tarballs"
+log "npm install both tarballs (and ${TYPES_NODE} for the TypeScript checks)"
 install_log="${WORK}/install.log"
 if ! (cd "${APP}" && npm install --no-audit --no-fund --no-package-lock \
-  "${ROOT_TGZ}" "${PLATFORM_TGZ}") >"${install_log}" 2>&1; then
+  "${ROOT_TGZ}" "${PLATFORM_TGZ}" "${TYPES_NODE}") >"${install_log}" 2>&1; then
   # The other platform packages are optional; if npm cannot even resolve them
   # (offline, registry errors), install without optionals: the local platform
   # tarball is a direct dependency of the consumer and is installed regardless.
@@ -145,7 +157,7 @@ if ! (cd "${APP}" && npm install --no-audit --no-fund --no-package-lock \
   sed 's/^/  | /' "${install_log}" >&2
   rm -rf "${APP}/node_modules"
   (cd "${APP}" && npm install --no-audit --no-fund --no-package-lock --omit=optional \
-    "${ROOT_TGZ}" "${PLATFORM_TGZ}") >"${install_log}" 2>&1 || {
+    "${ROOT_TGZ}" "${PLATFORM_TGZ}" "${TYPES_NODE}") >"${install_log}" 2>&1 || {
     sed 's/^/  | /' "${install_log}" >&2
     fail "npm install of the tarballs failed"
   }
@@ -162,18 +174,25 @@ cd "${APP}"
 unset NODE_PATH
 export NAPI_RS_ENFORCE_VERSION_CHECK=1
 
-log "CommonJS: require('bson2json')"
+log "CommonJS: require() of every entry point"
 node -e "
   const assert = require('node:assert');
   const path = require('node:path');
   const mod = require('bson2json');
   assert.strictEqual(typeof mod.toJSON, 'function', 'toJSON is not exported');
+  assert.strictEqual(mod.backend, 'native');
   const out = mod.toJSON(Buffer.from([${BSON_BYTES}]));
   assert.strictEqual(out, '${EXPECTED}');
+  assert.ok(Buffer.isBuffer(mod.toNDJSON([Buffer.from([${BSON_BYTES}])])), 'toNDJSON returns a Buffer');
   // The binary must come from the platform package, not from a stray copy.
   const resolved = require.resolve('${PLATFORM_NAME}');
   assert.ok(resolved.startsWith(path.join(process.cwd(), 'node_modules', '${PLATFORM_NAME}') + path.sep), resolved);
   assert.ok(require.cache[require.resolve('${PLATFORM_NAME}')], 'the platform package was not loaded');
+  const k = require('bson2json/kafka');
+  assert.strictEqual(require('bson2json/kafka.js'), k, 'bson2json/kafka and bson2json/kafka.js are different modules');
+  assert.strictEqual(require('bson2json/package.json').name, 'bson2json');
+  // Only the exports map's paths are public.
+  assert.throws(() => require('bson2json/lib/stream.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
   console.log('  cjs ok:', out);
 " || fail "CommonJS consumer"
 
@@ -188,48 +207,200 @@ node -e "
   );
 " || fail "bson2json/kafka entry"
 
-log "ESM: import { toJSON } from 'bson2json'"
+log "ESM: import of every entry point, named exports equal to require()'s"
 cat >consumer.mjs <<EOF
 import assert from 'node:assert';
-import { toJSON } from 'bson2json';
+import { createRequire } from 'node:module';
+import { toJSON, toNDJSON } from 'bson2json';
 import * as ns from 'bson2json';
 import bson2json from 'bson2json';
+import { changeStreamToKafka, readCheckpoint, transactionalIdOf, KafkaFencedError } from 'bson2json/kafka';
+import * as kafkaNs from 'bson2json/kafka';
+import * as kafkaJsNs from 'bson2json/kafka.js';
+import pkg from 'bson2json/package.json' with { type: 'json' };
 
+const require = createRequire(import.meta.url);
 const bytes = new Uint8Array([${BSON_BYTES}]);
 assert.strictEqual(typeof toJSON, 'function', 'named export toJSON missing under ESM');
 assert.strictEqual(toJSON(Buffer.from(bytes)), '${EXPECTED}');
+assert.ok(Buffer.isBuffer(toNDJSON([bytes])));
 assert.strictEqual(ns.toJSON, toJSON);
 assert.strictEqual(bson2json.toJSON, toJSON);
-console.log('  esm ok:', toJSON(Buffer.from(bytes)));
+// Every name require() gives is a named ESM export (Node's CommonJS export detection sees them all).
+const named = (m) => Object.keys(m).filter((k) => k !== 'default' && k !== 'module.exports').sort();
+assert.deepStrictEqual(named(ns), Object.keys(require('bson2json')).sort());
+assert.deepStrictEqual(named(kafkaNs), Object.keys(require('bson2json/kafka')).sort());
+assert.deepStrictEqual(named(kafkaJsNs), named(kafkaNs));
+for (const f of [changeStreamToKafka, readCheckpoint, transactionalIdOf, KafkaFencedError]) assert.strictEqual(typeof f, 'function');
+assert.strictEqual(kafkaJsNs.changeStreamToKafka, changeStreamToKafka);
+assert.strictEqual(pkg.name, 'bson2json');
+await assert.rejects(import('bson2json/lib/stream.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+console.log('  esm ok:', toJSON(Buffer.from(bytes)), named(ns).length + ' + ' + named(kafkaNs).length + ' named exports');
 EOF
 node consumer.mjs || fail "ESM consumer"
 
-log "TypeScript: tsc --noEmit --strict against the shipped index.d.ts"
-cat >consumer.ts <<EOF
-import { toJSON } from 'bson2json';
+log "the installed command: bson2json --version"
+[ "$(./node_modules/.bin/bson2json --version)" = "${ROOT_VERSION}" ] || fail "node_modules/.bin/bson2json --version"
+
+# TypeScript consumers. `common.ts` uses every entry point and what the README shows; each
+# configuration compiles it with the shipped declarations (never skipLibCheck).
+mkdir -p ts
+cat >ts/common.ts <<EOF
+import {
+  toJSON, toJSONBuffer, toJSONList, toJSONArray, toNDJSON, toNDJSONAsync, toJSONAsync, cursorBatch,
+  createTranscodeStream, watch, find, isTranscodeError, backend, type ChangeEvent, type ResumeToken,
+} from 'bson2json';
 import { changeStreamToKafka, transactionalIdOf } from 'bson2json/kafka';
+import * as kafkaJs from 'bson2json/kafka.js';
 
 export const start: typeof changeStreamToKafka = changeStreamToKafka;
+export const sameKafka: typeof changeStreamToKafka = kafkaJs.changeStreamToKafka;
 export const txid: string = transactionalIdOf('orders');
-
-const bytes = new Uint8Array([${BSON_BYTES}]);
-const text: string = toJSON(bytes);
-export const parsed: unknown = JSON.parse(text);
-EOF
-cat >consumer.mts <<EOF
-import { toJSON } from 'bson2json';
-import * as ns from 'bson2json';
+export const which: 'native' | 'fallback' = backend;
 
 const bytes = new Uint8Array([${BSON_BYTES}]);
 export const text: string = toJSON(bytes);
-export const same: typeof toJSON = ns.toJSON;
+export const list: string[] = toJSONList([bytes]);
+export const array: string = toJSONArray([bytes]);
+export const later: Promise<string> = toJSONAsync(bytes);
+export const bad: boolean = isTranscodeError(new Error('x'));
+
+// The README's change-stream loop, unchanged, under strict: no '!' needed.
+declare function route(operationType: string, documentKey: string | undefined, fullDocument: string | null | undefined): void;
+declare function checkpoint(token: ResumeToken): Promise<void>;
+export async function follow(collection: object): Promise<number> {
+  for await (const ev of watch(collection, [], { fullDocument: 'updateLookup' })) {
+    route(ev.operationType, ev.documentKey, ev.fullDocument);
+    await checkpoint(ev.resumeToken);
+    const at: { t: number; i: number } = ev.clusterTime;
+    return at.t;
+  }
+  return 0;
+}
+export const firstEvent = (ev: ChangeEvent): string => ev.operationType;
+export const cursor = find({}, { status: 'open' });
+
+// Byte results: a Buffer where the runtime returns one (a Uint8Array without Node's types).
+export { bytes, toJSONBuffer, toNDJSON, toNDJSONAsync, cursorBatch, createTranscodeStream };
 EOF
-tsc_types=()
-if [ -d "${ROOT}/node_modules/@types/node" ]; then
-  tsc_types=(--typeRoots "${ROOT}/node_modules/@types" --types node)
-fi
-node "${TSC}" --noEmit --strict --target es2022 --module nodenext --moduleResolution nodenext \
-  "${tsc_types[@]}" consumer.ts consumer.mts || fail "TypeScript consumer does not type-check"
+cat >ts/buffers.ts <<EOF
+import { toJSONBuffer, toNDJSON, toNDJSONAsync, cursorBatch, createTranscodeStream, find, watch } from 'bson2json';
+import { changeStreamToKafka } from 'bson2json/kafka';
+import { bytes } from './common${TS_EXT:-}';
+
+// Node's AbortSignal where the declarations take a structural one.
+export const stream = watch({}, [], { signal: new AbortController().signal });
+export const run = changeStreamToKafka({
+  source: {}, brokers: 'h:9092', topic: 't', checkpointTopic: 'c', id: 'i', signal: AbortSignal.timeout(1000),
+});
+
+export const out: Buffer = toNDJSON([bytes]);
+export const one: Buffer = toJSONBuffer(bytes);
+export const pbrt: Buffer | null = cursorBatch(bytes).postBatchResumeToken;
+export async function more(): Promise<number> {
+  const later: Buffer = await toNDJSONAsync([bytes]);
+  let n = later.length;
+  for await (const chunk of createTranscodeStream()) {
+    const c: Buffer = chunk;
+    n += c.length;
+  }
+  for await (const b of find({}).ndjson()) {
+    const c: Buffer = b;
+    n += c.length;
+  }
+  return n + out.toString('utf8').length + one.length + (pbrt ? pbrt.length : 0);
+}
+EOF
+cat >ts/no-node-types.ts <<EOF
+import { toJSONBuffer, toNDJSON, toNDJSONAsync } from 'bson2json';
+import { bytes } from './common${TS_EXT:-}';
+
+// Without @types/node the byte results are typed as their Uint8Array base.
+export const out: Uint8Array = toNDJSON([bytes]);
+export const one: Uint8Array = toJSONBuffer(bytes);
+export const later: Promise<Uint8Array> = toNDJSONAsync([bytes]);
+EOF
+cat >ts/consumer.mts <<EOF
+import { toJSON, toNDJSON } from 'bson2json';
+import * as ns from 'bson2json';
+import { changeStreamToKafka } from 'bson2json/kafka';
+import { KafkaFencedError } from 'bson2json/kafka.js';
+import pkg from 'bson2json/package.json' with { type: 'json' };
+
+const bytes = new Uint8Array([${BSON_BYTES}]);
+export const text: string = toJSON(bytes);
+export const out: Buffer = toNDJSON([bytes]);
+export const same: typeof toJSON = ns.toJSON;
+export const start: typeof changeStreamToKafka = changeStreamToKafka;
+export const fenced: string = new KafkaFencedError().code;
+export const version: string = pkg.version;
+EOF
+cat >ts/consumer.cts <<EOF
+import bson2json = require('bson2json');
+import kafka = require('bson2json/kafka');
+import pkg = require('bson2json/package.json');
+
+export const text: string = bson2json.toJSON(new Uint8Array([${BSON_BYTES}]));
+export const out: Buffer = bson2json.toNDJSON([]);
+export const start: typeof kafka.changeStreamToKafka = kafka.changeStreamToKafka;
+export const version: string = pkg.version;
+EOF
+run_tsc() {
+  local what="$1"
+  shift
+  log "TypeScript: ${what}"
+  node "${TSC}" --noEmit --strict --skipLibCheck false --target es2022 "$@" || fail "TypeScript consumer does not type-check: ${what}"
+}
+NODENEXT=(--module nodenext --moduleResolution nodenext --resolveJsonModule)
+run_tsc "module nodenext (.ts as CommonJS, .mts, .cts), with @types/node" \
+  "${NODENEXT[@]}" --types node ts/common.ts ts/buffers.ts ts/consumer.mts ts/consumer.cts
+# `"types": []` (no types package at all, so the installed @types/node stays out) has no
+# command-line spelling: a tsconfig.
+cat >ts/tsconfig.no-node-types.json <<'EOF'
+{
+  "compilerOptions": { "types": [], "lib": ["es2022"] },
+  "files": ["common.ts", "no-node-types.ts"]
+}
+EOF
+run_tsc "module nodenext, without @types/node" "${NODENEXT[@]}" -p ts/tsconfig.no-node-types.json
+run_tsc "moduleResolution bundler, with @types/node" \
+  --module esnext --moduleResolution bundler --resolveJsonModule --types node ts/common.ts ts/buffers.ts ts/consumer.mts
 log "  tsc ok"
+
+# --- 4. the root package alone ------------------------------------------------
+# What `npm install` of a tarball packed from a clone gives (the .node is left out by
+# design): the fallback, and a warning that says so and what to do.
+ALONE="${WORK}/alone"
+mkdir -p "${ALONE}"
+echo '{ "name": "bson2json-pack-test-alone", "version": "0.0.0", "private": true }' >"${ALONE}/package.json"
+log "npm install the root tarball alone, as packed from a clone"
+node -e '
+  const fs = require("fs");
+  const p = process.argv[1], pkg = JSON.parse(fs.readFileSync(p, "utf8"));
+  delete pkg.optionalDependencies;
+  fs.writeFileSync(p, JSON.stringify(pkg, null, 2) + "\n");
+' "${WORK}/stage/package.json"
+(cd "${WORK}/stage" && npm pack --silent --pack-destination "${ALONE}" >/dev/null)
+(cd "${ALONE}" && npm install --no-audit --no-fund --no-package-lock "./bson2json-${ROOT_VERSION}.tgz") >"${install_log}" 2>&1 || {
+  sed 's/^/  | /' "${install_log}" >&2
+  fail "npm install of the root tarball alone failed"
+}
+(cd "${ALONE}" && node --no-warnings -e "
+  const assert = require('node:assert');
+  const warnings = [];
+  process.on('warning', (w) => { if (w.code === 'BSON2JSON_FALLBACK') warnings.push(w.message) });
+  const b = require('bson2json');
+  assert.strictEqual(b.backend, 'fallback');
+  assert.strictEqual(b.toJSON(Buffer.from([${BSON_BYTES}])), '${EXPECTED}');
+  setImmediate(() => {
+    assert.strictEqual(warnings.length, 1, 'one BSON2JSON_FALLBACK warning');
+    const m = warnings[0];
+    for (const want of ['bson2json.${PLATFORM}.node: not there', 'package ${PLATFORM_NAME}: not installed', 'packed from a clone', 'npm install /path/to/clone']) {
+      assert.ok(m.includes(want), 'the warning lacks ' + JSON.stringify(want) + ':\n' + m);
+    }
+    assert.ok(!/npm has a bug/.test(m), m);
+    console.log('  fallback warning ok:', m.split('\n').join(' | '));
+  });
+") || fail "root tarball alone: fallback and its warning"
 
 log "PASS"

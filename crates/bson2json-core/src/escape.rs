@@ -227,7 +227,9 @@ mod tests {
         let buf: Vec<u8> = (0..40u8)
             .map(|i| if i % 7 == 3 { b'"' } else { b'a' + i % 26 })
             .collect();
-        for to in 0..=buf.len() {
+        // Under miri, the runs ending in the buffer's last 20 bytes only.
+        let first_end = if cfg!(miri) { buf.len() - 20 } else { 0 };
+        for to in first_end..=buf.len() {
             for from in to.saturating_sub(16)..=to {
                 let mut a = Vec::new();
                 write_quoted_in(&mut a, &buf, from, to);
@@ -251,7 +253,13 @@ mod tests {
     #[test]
     fn every_byte_in_every_lane() {
         for b in 0..=255u8 {
-            for pos in 0..17 {
+            // Under miri, each byte in two lanes (rotating, so every lane meets every class).
+            let lanes: Vec<usize> = if cfg!(miri) {
+                vec![usize::from(b) % 17, (usize::from(b) + 8) % 17]
+            } else {
+                (0..17).collect()
+            };
+            for pos in lanes {
                 let mut s = vec![b'x'; 17];
                 s[pos] = b;
                 both(&s);
@@ -296,7 +304,13 @@ mod tests {
         // Several 16-byte blocks plus a tail: every byte value at every position, then random
         // mixes of specials, so the wide loop, the 8-byte loop and the byte loop all meet them.
         for b in 0..=255u8 {
-            for pos in 0..if cfg!(miri) { 3 } else { 40 } {
+            // Under miri, each byte at one position (rotating over all 40).
+            let positions = if cfg!(miri) {
+                usize::from(b) % 40..usize::from(b) % 40 + 1
+            } else {
+                0..40
+            };
+            for pos in positions {
                 let mut s = vec![b'x'; 40];
                 s[pos] = b;
                 both(&s);

@@ -231,13 +231,28 @@ mod tests {
                 s.pop();
             }
         }
-        rec(&mut s, if cfg!(debug_assertions) { 4 } else { 5 });
+        // Under miri (about a million times slower) every sequence of up to two class bytes;
+        // the other twins below cover longer ones.
+        let depth = if cfg!(miri) {
+            2
+        } else if cfg!(debug_assertions) {
+            4
+        } else {
+            5
+        };
+        rec(&mut s, depth);
     }
 
     #[test]
     fn every_two_byte_sequence_and_prefixed() {
-        for a in 0..=255u8 {
-            for b in 0..=255u8 {
+        // Under miri, every pair of class bytes instead of every pair of bytes.
+        let bytes: Vec<u8> = if cfg!(miri) {
+            CLASSES.to_vec()
+        } else {
+            (0..=255u8).collect()
+        };
+        for &a in &bytes {
+            for &b in &bytes {
                 check(&[a, b]);
                 check(&[b'x', a, b, b'y']);
             }
@@ -259,15 +274,24 @@ mod tests {
     fn utf16_of_every_slice_of_mixed_text() {
         let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro; a run of plain ASCII that is longer than sixteen bytes, then 👍🏽 한국어 \u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff} end";
         let b = text.as_bytes();
-        for from in (0..b.len()).filter(|&i| text.is_char_boundary(i)) {
-            for to in (from..=b.len()).filter(|&i| text.is_char_boundary(i)) {
+        // Under miri, slices of up to 24 bytes from every fourth character, and a sample of the
+        // scalar values.
+        let longest = if cfg!(miri) { 24 } else { b.len() };
+        let every = if cfg!(miri) { 4 } else { 1 };
+        let starts = (0..b.len()).filter(|&i| text.is_char_boundary(i));
+        for from in starts.step_by(every) {
+            for to in (from..=b.len().min(from + longest)).filter(|&i| text.is_char_boundary(i)) {
                 utf16_both(&b[from..to]);
             }
         }
         // Every scalar value, starting at different characters so that each lands at several
         // offsets of a 16-byte block.
-        let all: String = (0..=0x10_FFFFu32).filter_map(char::from_u32).collect();
-        for skip in 0..20 {
+        let step = if cfg!(miri) { 4_099 } else { 1 };
+        let all: String = (0..=0x10_FFFFu32)
+            .step_by(step)
+            .filter_map(char::from_u32)
+            .collect();
+        for skip in 0..if cfg!(miri) { 3 } else { 20 } {
             let from = all.char_indices().nth(skip * 7).map_or(0, |(i, _)| i);
             utf16_both(&all.as_bytes()[from..]);
         }
@@ -276,7 +300,7 @@ mod tests {
     #[test]
     fn utf16_of_ill_formed_bytes_stays_in_bounds() {
         let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for len in 0..300 {
+        for len in 0..if cfg!(miri) { 40 } else { 300 } {
             let mut v: Vec<u8> = (0..len)
                 .map(|_| {
                     x ^= x << 13;
@@ -312,13 +336,14 @@ mod tests {
         // single-byte corruptions; lengths cross the 64-byte switch to simdutf8.
         let text = "Zoë Brontë 日本語 Привет 🚀🔥 naïve ﬁnance €uro ASCII only, then more: Ærøskøbing 👍🏽 한국어 end";
         let b = text.as_bytes();
-        for from in 0..b.len() {
+        // Under miri, every thirteenth start and 60 corruptions.
+        for from in (0..b.len()).step_by(if cfg!(miri) { 13 } else { 1 }) {
             for to in from..=b.len().min(from + 90) {
                 check(&b[from..to]);
             }
         }
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..20_000 {
+        for _ in 0..if cfg!(miri) { 60 } else { 20_000 } {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
