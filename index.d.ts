@@ -198,8 +198,10 @@ export interface TranscodeStreamOptions extends BatchOptions {
   /** Largest accepted declared document length; larger is `BSON_BAD_LENGTH`. Default 64 MiB. */
   maxDocumentBytes?: number
   /**
-   * Skip a corrupt document (emitting `'skip'` with `{ index, offset, error }`) and go on with
-   * the next one. A document whose length prefix itself is impossible still ends the stream.
+   * Skip a corrupt document (emitting `'skip'` with `{ index, offset, error, bytesSkipped }`) and
+   * go on with the next one. After an impossible length prefix the stream scans forward for the
+   * next plausible document (its length, first element type and terminator, accepted by the
+   * transcoder, and followed by another plausible document or the end) and skips the bytes before it.
    */
   skipInvalid?: boolean
   highWaterMark?: number
@@ -221,7 +223,7 @@ export interface TranscodeStream {
   write(chunk: Uint8Array, callback?: (error?: Error | null) => void): boolean
   end(chunk?: Uint8Array, callback?: () => void): this
   pipe<T>(destination: T, options?: { end?: boolean }): T
-  on(event: 'skip', listener: (info: { index: number; offset: number; error: TranscodeError }) => void): this
+  on(event: 'skip', listener: (info: { index: number; offset: number; error: TranscodeError; bytesSkipped: number }) => void): this
   on(event: 'error', listener: (error: Error) => void): this
   on(event: string, listener: (...args: any[]) => void): this
   once(event: string, listener: (...args: any[]) => void): this
