@@ -258,7 +258,7 @@ class ChangeStream extends RawCursor {
    */
   constructor(target, pipeline = [], options = {}) {
     const stages = checkPipeline(pipeline, 'watch() pipeline')
-    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options)}`)
+    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
     const t = resolveTarget(target)
     // The driver's BSON options for the target and its js-bson major, under the call's.
     const o = resolveDriverOptions(target, options, WATCH_KEYS)

@@ -235,12 +235,12 @@ class JsonCursor extends RawCursor {
    */
   pipe(destination, options = {}) {
     if (destination === null || typeof destination !== 'object' || typeof destination.write !== 'function' || typeof destination.on !== 'function') {
-      throw new TypeError(`bson2json: pipe() destination must be a writable stream, got ${describe(destination)}`)
+      throw new TypeError(`bson2json: pipe() destination must be a writable stream, got ${describe(destination, 'object')}`)
     }
-    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: pipe() options must be an object, got ${describe(options)}`)
+    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: pipe() options must be an object, got ${describe(options, 'object')}`)
     const onError = options.onError
     if (onError !== undefined && typeof onError !== 'function') {
-      throw new TypeError(`bson2json: options.onError must be a function, got ${describe(onError)}`)
+      throw new TypeError(`bson2json: options.onError must be a function, got ${describe(onError, 'function')}`)
     }
     const { format, highWaterMark, end } = options
     const s = this.stream({ format, highWaterMark })
@@ -370,7 +370,7 @@ function isSortPair(t) {
 function formatSort(sort) {
   if (sort === undefined || sort === null) return undefined
   if (typeof sort === 'string') return new Map([[sort, 1]])
-  if (typeof sort !== 'object') throw new TypeError(`bson2json: options.sort must be a field name, an object, a Map or an array, got ${describe(sort)}`)
+  if (typeof sort !== 'object') throw new TypeError(`bson2json: options.sort must be a field name, an object, a Map or an array, got ${describe(sort, 'object')}`)
   const entries = (list) => new Map(list.map(([k, v]) => [`${k}`, sortDirection(v, `${k}`)]))
   if (!Array.isArray(sort)) {
     if (sort instanceof Map && sort.size > 0) return entries(Array.from(sort))
@@ -391,7 +391,7 @@ function formatSort(sort) {
 /** A query document: any object but an array, a byte view or a BSON value. */
 function checkFilter(filter, what) {
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter) || ArrayBuffer.isView(filter) || typeof filter._bsontype === 'string') {
-    throw new TypeError(`bson2json: ${what} must be a query document (an object), got ${describe(filter)}`)
+    throw new TypeError(`bson2json: ${what} must be a query document (an object), got ${describe(filter, 'object')}`)
   }
 }
 
@@ -404,7 +404,7 @@ function checkFilter(filter, what) {
 function find(collection, filter = {}, options = {}) {
   const c = resolveCollection(collection)
   checkFilter(filter, 'find() filter')
-  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options)}`)
+  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options, 'object')}`)
   const cmd = { find: c.name, filter }
   if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
   pick(cmd, options, FIND_OPTIONS)
@@ -420,7 +420,7 @@ function find(collection, filter = {}, options = {}) {
 function aggregate(collection, pipeline = [], options = {}) {
   const stages = checkPipeline(pipeline, 'aggregate() pipeline')
   const c = resolveCollection(collection)
-  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options)}`)
+  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options, 'object')}`)
   const cmd = { aggregate: c.name, pipeline: stages, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
   pick(cmd, options, AGG_OPTIONS)
   return new JsonCursor(collection, cmd, options)

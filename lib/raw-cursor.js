@@ -43,12 +43,12 @@ const END = Object.freeze({ end: true })
  * @returns {object[]} a copy
  */
 function checkPipeline(pipeline, what) {
-  if (!Array.isArray(pipeline)) throw new TypeError(`bson2json: ${what} must be an array of stages, got ${describe(pipeline)}`)
+  if (!Array.isArray(pipeline)) throw new TypeError(`bson2json: ${what} must be an array of stages, got ${describe(pipeline, 'object')}`)
   const copy = pipeline.slice()
   for (let i = 0; i < copy.length; i++) {
     const stage = copy[i]
     if (stage === null || typeof stage !== 'object' || Array.isArray(stage) || ArrayBuffer.isView(stage)) {
-      throw new TypeError(`bson2json: ${what}[${i}] must be a stage document (an object like { $match: {...} }), got ${describe(stage)}`)
+      throw new TypeError(`bson2json: ${what}[${i}] must be a stage document (an object like { $match: {...} }), got ${describe(stage, 'object')}`)
     }
   }
   return copy
