@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
 import path from 'node:path'
+import type { Collection, MongoClient } from 'mongodb'
 
 const ROOT = path.join(__dirname, '..')
 export const README_URI = 'mongodb://127.0.0.1:27017'
@@ -75,4 +76,29 @@ export function runExample(name: string, uri: string): RunningExample {
       }
     },
   }
+}
+
+/**
+ * `shop.orders` as the examples expect it: N orders, two in three `open`, ~1 KB each. The same
+ * documents every time, inserted unordered with duplicates ignored, so suites sharing a server
+ * (MONGODB_URI) can seed it at once.
+ */
+export async function seedOrders(c: MongoClient, n = 3000): Promise<Collection> {
+  const coll = c.db('shop').collection('orders')
+  const pad = 'x'.repeat(800)
+  const docs = Array.from({ length: n }, (_, i) => ({
+    _id: i,
+    status: i % 3 === 0 ? 'closed' : 'open',
+    total: ((i * 37) % 1000) + i / 10000,
+    customer: `c${i % 97}`,
+    at: new Date(1_700_000_000_000 + i * 1000),
+    pad,
+  }))
+  for (let i = 0; i < n; i += 1000) {
+    await coll.insertMany(docs.slice(i, i + 1000) as any[], { ordered: false }).catch((e) => {
+      const dups = ([] as any[]).concat(e.writeErrors ?? [])
+      if (dups.length === 0 || !dups.every((w: any) => w.code === 11000)) throw e
+    })
+  }
+  return coll
 }

@@ -7,29 +7,12 @@ import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 import { startSource } from './source'
 import type { Source } from './source'
-import { readmeExamples, runExample } from './readme-examples'
+import { readmeExamples, runExample, seedOrders } from './readme-examples'
 
 let src: Source
 let client: MongoClient
 let orders: Collection
-const N = 3000
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-export async function seedOrders(c: MongoClient): Promise<Collection> {
-  const coll = c.db('shop').collection('orders')
-  await coll.drop().catch(() => {})
-  const pad = 'x'.repeat(800)
-  const docs = Array.from({ length: N }, (_, i) => ({
-    _id: i,
-    status: i % 3 === 0 ? 'closed' : 'open',
-    total: ((i * 37) % 1000) + i / 10000,
-    customer: `c${i % 97}`,
-    at: new Date(1_700_000_000_000 + i * 1000),
-    pad,
-  }))
-  for (let i = 0; i < N; i += 1000) await coll.insertMany(docs.slice(i, i + 1000))
-  return coll
-}
 
 beforeAll(async () => {
   src = await startSource('readme')
@@ -63,7 +46,7 @@ describe('README examples, run as written', () => {
       let k = 0
       for (; k < 80 && !/insert/.test(ex.stdout()); k++) {
         expect(ex.alive(), ex.stderr()).toBe(true)
-        await orders.insertOne({ _id: 100_000 + k, status: 'open', total: k })
+        await orders.insertOne({ _id: 100_000 + k + Math.floor(Math.random() * 1e6) * 100, status: 'new', total: k })
         await sleep(250)
       }
       for (let w = 0; w < 40 && !ex.stdout().includes('\n'); w++) await sleep(50)
@@ -75,7 +58,7 @@ describe('README examples, run as written', () => {
       expect(ex.stderr()).toBe('')
     } finally {
       await ex.kill()
-      await orders.deleteMany({ _id: { $gte: 100_000 } as any })
+      await orders.deleteMany({ status: 'new' })
     }
   })
 
