@@ -215,6 +215,46 @@ describe('cursor.pipe() on other writables', () => {
     await src.off()
   })
 
+  it('a destination destroyed first closes the cursor; onError gets the premature close', async () => {
+    const mon = monitor()
+    const seen: any[] = []
+    const cursor = b2j.find(coll, {}, { batchSize: 10 })
+    const dest = new Writable({
+      write(_c, _e, cb) {
+        dest.destroy()
+        cb()
+      },
+    })
+    cursor.pipe(dest, { onError: (err: any) => seen.push(err) })
+    for (let k = 0; k < 200 && !cursor.closed; k++) await sleep(10)
+    expect(cursor.closed).toBe(true)
+    await cursor.close()
+    expect(seen.map((e) => e.code)).toEqual(['ERR_STREAM_PREMATURE_CLOSE'])
+    expect(mon.count('killCursors')).toBe(1)
+    mon.stop()
+  })
+
+  it('an onError that throws: the response is destroyed and a process warning says so', async () => {
+    const warnings: any[] = []
+    const onWarning = (w: any) => warnings.push(w)
+    process.on('warning', onWarning)
+    const web = await serve((req, res) => {
+      b2j.find(coll, { $bogus: 1 }).pipe(res, {
+        onError() {
+          throw new Error('logger down')
+        },
+      })
+    })
+    try {
+      await expect(fetch(web.base)).rejects.toThrow()
+      for (let k = 0; k < 50 && warnings.length === 0; k++) await sleep(10)
+      expect(warnings.map((w) => [w.code, w.message])).toEqual([['BSON2JSON_ON_ERROR', 'bson2json: pipe() onError threw: logger down']])
+    } finally {
+      process.off('warning', onWarning)
+      await web.close()
+    }
+  })
+
   it('a wrong destination or onError is a TypeError', () => {
     expect(() => b2j.find(coll).pipe(null)).toThrow(/pipe\(\) destination must be a writable stream, got null/)
     expect(() => b2j.find(coll).pipe(new PassThrough(), { onError: 'log' })).toThrow(/options\.onError must be a function, got 'log'/)

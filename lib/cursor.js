@@ -257,7 +257,7 @@ function report(onError, err, destination) {
     onError(err, destination)
   } catch (e) {
     if (typeof destination.destroy === 'function' && !destination.destroyed) destination.destroy()
-    process.emitWarning(`bson2json: pipe() onError threw: ${e && e.message ? e.message : String(e)}`, 'BSON2JSON_ON_ERROR')
+    process.emitWarning(`bson2json: pipe() onError threw: ${e && e.message ? e.message : String(e)}`, { code: 'BSON2JSON_ON_ERROR' })
   }
   return true
 }
