@@ -176,6 +176,28 @@ describe('cursor.pipe(res) on an HTTP response', () => {
       await web.close()
     }
   })
+  it('a response already destroyed when pipe() is called: nothing is sent, the cursor is closed', async () => {
+    const mon = monitor()
+    let cursor: any
+    const piped = new Promise<void>((resolve) => {
+      void serve((req, res) => {
+        res.destroy()
+        setTimeout(() => {
+          cursor = b2j.find(coll, {}, { batchSize: 10 })
+          cursor.pipe(res)
+          resolve()
+        }, 20)
+      }).then((web) => {
+        http.get(web.base).on('error', () => {})
+        void piped.then(() => sleep(200)).then(() => web.close())
+      })
+    })
+    await piped
+    for (let k = 0; k < 100 && !cursor.closed; k++) await sleep(10)
+    expect(cursor.closed).toBe(true)
+    expect(mon.count('find')).toBe(0)
+    mon.stop()
+  })
 })
 
 describe('cursor.pipe() on other writables', () => {

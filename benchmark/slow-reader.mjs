@@ -7,10 +7,10 @@
 //     then, and the getMores sent. --live (needs --expose-gc) collects garbage at every sample, so
 //     the Buffer figure is what the stream holds, not what V8 has yet to collect.
 //
-//   node benchmark/slow-reader.mjs --http --clients 50 [--mb 200] [--seconds 15] [--batch-size 1000]
+//   node benchmark/slow-reader.mjs --http --clients 50 [--mb 200] [--seconds 15] [--batch-size 1000] [--pause-ms 1000]
 //     An HTTP server process answering every request with `find(coll, {}, { batchSize }).pipe(res)`,
 //     and CLIENTS concurrent clients that each read their response slowly (one chunk, then a
-//     100 ms pause). Prints the HTTP server's RSS before the clients connect and its peak (VmHWM)
+//     PAUSE-MS pause). Prints the HTTP server's RSS before the clients connect and its peak (VmHWM)
 //     while they read, against the bound "50 MB plus one batch per client".
 //
 // The source is the in-repo test server in a child process (or MONGODB_URI), loaded with
@@ -36,6 +36,7 @@ const { values } = parseArgs({
     http: { type: 'boolean', default: false },
     clients: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '15' },
+    'pause-ms': { type: 'string', default: '1000' },
     server: { type: 'string' },
     lib: { type: 'string' },
     live: { type: 'boolean', default: false },
@@ -181,7 +182,7 @@ async function httpRun(uri) {
       res.on('data', (c) => {
         got[i] += c.length
         res.pause()
-        setTimeout(() => res.resume(), 100)
+        setTimeout(() => res.resume(), Number(values['pause-ms']))
       })
       res.on('error', () => {})
     })

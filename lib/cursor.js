@@ -325,6 +325,11 @@ function pipeSafely(source, destination, o) {
   destination.on('close', () => {
     if (!source.destroyed && !source.readableEnded) source.destroy()
   })
+  if (destination.destroyed) {
+    // Gone before we started (a client that left while the handler ran): send nothing.
+    source.destroy()
+    return
+  }
   source.pipe(destination, { end: o.end })
 }
 
