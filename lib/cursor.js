@@ -5,7 +5,8 @@
  * `db.command({find|aggregate ...}, {raw: true, session})` + `getMore`, and every batch is
  * transcoded by ONE native call (a string[] per batch, or one NDJSON Buffer per batch).
  * The next getMore is in flight while the consumer handles the current batch (`prefetch`
- * batches at most are buffered), and the server cursor is killed when the consumer stops early.
+ * batches at most are buffered; a `stream()` fetches only while its Readable has room), and the
+ * server cursor is killed when the consumer stops early.
  */
 
 const { resolveDriverOptions, BASE_KEYS, describe } = require('./options')
@@ -278,8 +279,7 @@ function answer500(res, err) {
 }
 
 /**
- * `source.pipe(destination)` with an error path on both sides (see JsonCursor#pipe). Exported for
- * the other pipe()s of the package.
+ * `source.pipe(destination)` with an error path on both sides (see JsonCursor#pipe).
  * @param {import('node:stream').Readable} source
  * @param {any} destination
  * @param {{ http: boolean, end: boolean, onError?: Function, contentType?: string }} o
@@ -431,4 +431,4 @@ function aggregate(collection, pipeline = [], options = {}) {
   return new JsonCursor(collection, cmd, options)
 }
 
-module.exports = { find, aggregate, JsonCursor, pipeSafely, formatSort }
+module.exports = { find, aggregate, JsonCursor, formatSort }
