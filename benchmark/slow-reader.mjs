@@ -7,11 +7,13 @@
 //     then, and the getMores sent. --live (needs --expose-gc) collects garbage at every sample, so
 //     the Buffer figure is what the stream holds, not what V8 has yet to collect.
 //
-//   node benchmark/slow-reader.mjs --http --clients 50 [--mb 200] [--seconds 15] [--batch-size 1000] [--pause-ms 1000]
+//   node benchmark/slow-reader.mjs --http --clients 50 [--mb 200] [--seconds 15] [--batch-size 1000] [--pause-ms 1000] [--live]
 //     An HTTP server process answering every request with `find(coll, {}, { batchSize }).pipe(res)`,
 //     and CLIENTS concurrent clients that each read their response slowly (one chunk, then a
 //     PAUSE-MS pause). Prints the HTTP server's RSS before the clients connect and its peak (VmHWM)
-//     while they read, against the bound "50 MB plus one batch per client".
+//     while they read, against the bound "50 MB plus one batch per client". --live: the server
+//     also collects garbage every 250 ms and reports the most Buffers still alive (what the
+//     responses hold, apart from V8's timing).
 //
 // The source is the in-repo test server in a child process (or MONGODB_URI), loaded with
 // ~MB megabytes of 1 KB documents in `b2j_slow.docs` (kept between runs on MONGODB_URI).
@@ -64,8 +66,9 @@ if (values.server !== undefined) {
   const coll = client.db('b2j_slow').collection('docs')
   let served = 0
   const server = http.createServer((req, res) => {
-    if (req.url === '/status') {
-      res.end(JSON.stringify({ served, ...status() }))
+    if (req.url === '/status' || req.url === '/status?gc') {
+      if (req.url === '/status?gc') global.gc()
+      res.end(JSON.stringify({ served, ...status(), buffers: process.memoryUsage().arrayBuffers }))
       return
     }
     served++
@@ -155,7 +158,7 @@ async function oneStream(client, coll) {
 }
 
 async function httpRun(uri) {
-  const proc = spawn(process.execPath, [SELF, '--server', JSON.stringify({ uri }), '--lib', LIB, ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)])], {
+  const proc = spawn(process.execPath, [...(values.live ? ['--expose-gc'] : []), SELF, '--server', JSON.stringify({ uri }), '--lib', LIB, ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)])], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const port = Number(await new Promise((resolve) => proc.stdout.once('data', (d) => resolve(String(d).trim()))))
@@ -177,6 +180,19 @@ async function httpRun(uri) {
   const timer = setInterval(() => {
     peak = Math.max(peak, status(proc.pid).rss)
   }, 20)
+  // --live: every 250 ms the server collects garbage and reports the Buffers still alive.
+  let liveBuffers = 0
+  let sampling = false
+  const liveTimer = values.live
+    ? setInterval(() => {
+        if (sampling) return
+        sampling = true
+        get('/status?gc').then((t) => {
+          liveBuffers = Math.max(liveBuffers, JSON.parse(t).buffers)
+          sampling = false
+        })
+      }, 250)
+    : null
   for (let i = 0; i < n; i++) {
     const req = http.get(base + '/', (res) => {
       res.on('data', (c) => {
@@ -191,6 +207,7 @@ async function httpRun(uri) {
   }
   await new Promise((r) => setTimeout(r, Number(values.seconds) * 1000))
   clearInterval(timer)
+  if (liveTimer) clearInterval(liveTimer)
   const hwm = status(proc.pid).hwm
   for (const r of reqs) r.destroy()
   await new Promise((r) => setTimeout(r, 1500))
@@ -199,7 +216,8 @@ async function httpRun(uri) {
   const bs = batchSize === undefined ? 'default batchSize' : `batchSize ${batchSize} (~${mb(batchSize * 1000)} MB per batch of BSON)`
   console.log(
     `HTTP server, ${n} slow clients, ${bs}, ${values.seconds} s: clients read ${mb(read)} MB in all; ` +
-      `server RSS before ${mb(before)} MB, peak ${mb(Math.max(peak, hwm))} MB (+${mb(Math.max(peak, hwm) - before)} MB, ${mb((Math.max(peak, hwm) - before) / n)} MB per client); after the clients left ${mb(after)} MB`,
+      `server RSS before ${mb(before)} MB, peak ${mb(Math.max(peak, hwm))} MB (+${mb(Math.max(peak, hwm) - before)} MB, ${mb((Math.max(peak, hwm) - before) / n)} MB per client); after the clients left ${mb(after)} MB` +
+      (values.live ? `; most Buffers alive after a collection: ${mb(liveBuffers)} MB (${mb(liveBuffers / n)} MB per client)` : ''),
   )
   proc.kill()
 }
