@@ -65,15 +65,37 @@ if (values.server !== undefined) {
   const client = await MongoClient.connect(uri)
   const coll = client.db('b2j_slow').collection('docs')
   let served = 0
+  const open = new Set()
   const server = http.createServer((req, res) => {
     if (req.url === '/status' || req.url === '/status?gc') {
       if (req.url === '/status?gc') global.gc()
-      res.end(JSON.stringify({ served, ...status(), buffers: process.memoryUsage().arrayBuffers }))
+      // Where the bytes of the open responses are: the cursor streams' Readables, the responses'
+      // own buffers, their sockets' write buffers.
+      let readable = 0
+      let response = 0
+      let socket = 0
+      for (const r of open) {
+        response += r.writableLength ?? 0
+        socket += r.socket?.writableLength ?? 0
+      }
+      for (const s of streams) readable += s.readableLength
+      res.end(JSON.stringify({ served, ...status(), buffers: process.memoryUsage().arrayBuffers, readable, response, socket, open: open.size }))
       return
     }
     served++
-    find(coll, {}, batchSize === undefined ? {} : { batchSize }).pipe(res)
+    open.add(res)
+    res.on('close', () => open.delete(res))
+    const cursor = find(coll, {}, batchSize === undefined ? {} : { batchSize })
+    const stream = cursor.stream.bind(cursor)
+    cursor.stream = (o) => {
+      const s = stream(o)
+      streams.add(s)
+      s.on('close', () => streams.delete(s))
+      return s
+    }
+    cursor.pipe(res)
   })
+  const streams = new Set()
   server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`))
 } else {
   await main()
@@ -182,13 +204,18 @@ async function httpRun(uri) {
   }, 20)
   // --live: every 250 ms the server collects garbage and reports the Buffers still alive.
   let liveBuffers = 0
+  let where = null
   let sampling = false
   const liveTimer = values.live
     ? setInterval(() => {
         if (sampling) return
         sampling = true
         get('/status?gc').then((t) => {
-          liveBuffers = Math.max(liveBuffers, JSON.parse(t).buffers)
+          const st = JSON.parse(t)
+          if (st.buffers > liveBuffers) {
+            liveBuffers = st.buffers
+            where = st
+          }
           sampling = false
         })
       }, 250)
@@ -217,7 +244,10 @@ async function httpRun(uri) {
   console.log(
     `HTTP server, ${n} slow clients, ${bs}, ${values.seconds} s: clients read ${mb(read)} MB in all; ` +
       `server RSS before ${mb(before)} MB, peak ${mb(Math.max(peak, hwm))} MB (+${mb(Math.max(peak, hwm) - before)} MB, ${mb((Math.max(peak, hwm) - before) / n)} MB per client); after the clients left ${mb(after)} MB` +
-      (values.live ? `; most Buffers alive after a collection: ${mb(liveBuffers)} MB (${mb(liveBuffers / n)} MB per client)` : ''),
+      (values.live
+        ? `; most Buffers alive after a collection: ${mb(liveBuffers)} MB (${mb(liveBuffers / n)} MB per client; then in the cursor Readables ${mb(where.readable)} MB, ` +
+          `the responses ${mb(where.response)} MB, their sockets ${mb(where.socket)} MB)`
+        : ''),
   )
   proc.kill()
 }
