@@ -200,6 +200,9 @@ class RawCursor {
       } catch (e) {
         err = e
       }
+      // The raw reply is transcoded: let it go now. The suspended pump would otherwise keep it
+      // (a whole batch of BSON) alive while it waits for the consumer.
+      reply = undefined
       if (err) {
         this._push({ error: err })
         return
