@@ -354,6 +354,37 @@ describe('the read-ahead follows backpressure', () => {
     mon.stop()
   })
 
+  it('cursor.pipe(): no read-ahead by default, so a stuck destination holds the one batch it took', async () => {
+    const mon = monitor()
+    const cursor = b2j.find(coll, {}, { batchSize: 10 })
+    const dest = stuck()
+    cursor.pipe(dest)
+    await sleep(300)
+    expect(dest.writableLength).toBeGreaterThan(0) // the find's batch
+    expect(mon.count('getMore')).toBe(0)
+    await sleep(300)
+    expect(mon.count('getMore')).toBe(0)
+    dest.destroy()
+    for (let k = 0; k < 100 && !cursor.closed; k++) await sleep(10)
+    expect(cursor.closed).toBe(true)
+    mon.stop()
+  })
+
+  it('cursor.pipe() to a destination that keeps up: every batch, in order', async () => {
+    const out: Buffer[] = []
+    const dest = new Writable({
+      write(c, _e, cb) {
+        out.push(c)
+        setImmediate(cb)
+      },
+    })
+    b2j.find(coll, {}, { batchSize: 7, sort: { _id: 1 } }).pipe(dest)
+    await new Promise((r) => dest.once('finish', r))
+    const ids = Buffer.concat(out).toString().trimEnd().split('\n').map((l) => JSON.parse(l)._id)
+    expect(ids).toEqual(Array.from({ length: N }, (_, i) => i))
+    expect(out.length).toBe(Math.ceil(N / 7))
+  })
+
   it('cursor.stream(): with room in the Readable, batches keep coming until it is full', async () => {
     const mon = monitor()
     // ~2.3 KB per batch of 10 documents: a 12 KB Readable takes 6 batches, then stops

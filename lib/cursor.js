@@ -196,7 +196,9 @@ class JsonCursor extends RawCursor {
                 if (head !== null) this.push(head)
                 more = this.push(body.subarray(0, body.length - 1))
               }
-              if (more) step()
+              // Another batch only while the Readable's buffer is below its highWaterMark (with
+              // highWaterMark 0, as pipe() uses, one batch per read() call: none ahead).
+              if (more && this.readableLength < this.readableHighWaterMark) step()
               else {
                 reading = false
                 self._consumerFull(true)
@@ -243,7 +245,11 @@ class JsonCursor extends RawCursor {
     if (onError !== undefined && typeof onError !== 'function') {
       throw new TypeError(`bson2json: options.onError must be a function, got ${describe(onError, 'function')}`)
     }
-    const { format, highWaterMark, end } = options
+    const { format, end } = options
+    // No read-ahead by default: the next batch is fetched when the destination has taken the last
+    // (its own buffer and, for a socket, the kernel's cover the fetch), so a slow client holds one
+    // batch. `highWaterMark` buys read-ahead.
+    const highWaterMark = options.highWaterMark === undefined ? 0 : options.highWaterMark
     const s = this.stream({ format, highWaterMark })
     const http = typeof destination.setHeader === 'function' && 'headersSent' in destination
     pipeSafely(s, destination, { http, end: end !== false, onError, contentType: s.contentType })

@@ -59,6 +59,23 @@ function noSessionSupport(err) {
   return err !== null && typeof err === 'object' && err.name === 'MongoCompatibilityError' && /does not support sessions/.test(String(err.message))
 }
 
+/**
+ * The driver keeps the `$clusterTime` of the last reply in the session and in the topology, and
+ * its `signature.hash` (a 20-byte Binary) is a view into that whole reply message: each waiting
+ * cursor's session would keep a batch of BSON alive. Copies the 20 bytes so the reply can go.
+ * @param {any} holder a ClientSession or the client's Topology (anything with `clusterTime`)
+ */
+function compactClusterTime(holder) {
+  let hash
+  try {
+    hash = holder && holder.clusterTime && holder.clusterTime.signature && holder.clusterTime.signature.hash
+  } catch {
+    return
+  }
+  const b = hash && hash.buffer
+  if (b instanceof Uint8Array && b.buffer.byteLength > b.byteLength + 4096) hash.buffer = Buffer.from(b)
+}
+
 function abortError(signal, what) {
   const r = signal.reason
   if (r instanceof Error) return r
@@ -233,8 +250,11 @@ class RawCursor {
     return cmd
   }
 
-  _command(cmd) {
-    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+  async _command(cmd) {
+    const reply = await this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+    compactClusterTime(this._session)
+    compactClusterTime(this._client.topology)
+    return reply
   }
 
   async _killCursor() {
