@@ -422,6 +422,26 @@ describe('the read-ahead follows backpressure', () => {
     mon.stop()
   })
 
+  it("a waiting cursor does not keep its last raw reply alive through the driver's \$clusterTime", async () => {
+    // The driver keeps each reply's $clusterTime in the session and the topology; its signature
+    // hash is a view into the whole reply message unless copied.
+    const cursor = b2j.find(coll, {}, { batchSize: 100 })
+    const s = cursor.stream({ highWaterMark: 1 })
+    pipeline(s, stuck(), () => {})
+    await sleep(300)
+    const held = (h: any) => h?.clusterTime?.signature?.hash?.buffer
+    for (const [what, holder] of [
+      ['session', (cursor as any)._session],
+      ['topology', (client as any).topology],
+    ]) {
+      const b = held(holder)
+      if (b === undefined) continue // a server without signed cluster times
+      expect(b.byteLength, what).toBe(20)
+      expect(b.buffer.byteLength, what).toBeLessThan(10_000) // the reply was ~25 KB
+    }
+    s.destroy()
+  })
+
   it('an explicit prefetch is kept, and stops while the Readable is full', async () => {
     const mon = monitor()
     const s = b2j.find(coll, {}, { batchSize: 10, prefetch: 2 }).stream({ highWaterMark: 1 })
