@@ -361,6 +361,15 @@ export declare class ChangeStreamInvalidatedError extends Error {
 /** Opens a change stream run on raw replies (one native call per batch), resumed per the spec. */
 export declare function watch(target: WatchTarget, pipeline?: object[], options?: WatchOptions): ChangeStream
 
+export type SortDirection = 1 | -1 | 'asc' | 'desc' | 'ascending' | 'descending' | { $meta: string }
+export type SortSpec =
+  | string
+  | string[]
+  | [string, SortDirection]
+  | Array<[string, SortDirection]>
+  | Map<string, SortDirection>
+  | { [field: string]: SortDirection }
+
 export interface CursorOptions extends TranscodeOptions {
   /**
    * The driver's option of this name (`false` is `utf8: 'replace'`). The driver's resolved
@@ -373,7 +382,8 @@ export interface CursorOptions extends TranscodeOptions {
   /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
   session?: object
   signal?: AbortSignalLike
-  sort?: object
+  /** Every form the driver's `find` accepts: `{ n: -1 }`, `'n'`, `['n', -1]`, `['a', 'b']`, `[['a', 1], ['b', -1]]`, a Map. */
+  sort?: SortSpec
   projection?: object
   limit?: number
   skip?: number
@@ -383,6 +393,15 @@ export interface CursorOptions extends TranscodeOptions {
   comment?: unknown
   let?: object
   allowDiskUse?: boolean
+}
+
+export interface PipeOptions<D> {
+  format?: 'ndjson' | 'array'
+  highWaterMark?: number
+  /** Default true; false leaves the destination open when the cursor ends. */
+  end?: boolean
+  /** Called with the error and the destination; before an HTTP response's headers are sent it must answer. */
+  onError?: (err: Error, destination: D) => void
 }
 
 export interface JsonCursor extends AsyncIterable<string> {
@@ -395,8 +414,13 @@ export interface JsonCursor extends AsyncIterable<string> {
   toArray(): Promise<string[]>
   /** A byte Readable (Buffer chunks) of NDJSON or one JSON array. */
   stream(options?: { format?: 'ndjson' | 'array'; highWaterMark?: number }): ObjectReadable<NodeBuffer>
-  /** Pipes into a writable such as an `http.ServerResponse` (sets Content-Type if unset). */
-  pipe<D>(destination: D, options?: { format?: 'ndjson' | 'array'; end?: boolean }): D
+  /**
+   * Pipes into a writable such as an `http.ServerResponse` (sets Content-Type if unset) and
+   * handles every error: before an HTTP response's headers are sent, a `500` with
+   * `{"error","code"}` (or `onError`, which then answers); after, the response is destroyed.
+   * Other writables are destroyed with the error, as `stream.pipeline` does.
+   */
+  pipe<D>(destination: D, options?: PipeOptions<D>): D
   /** Kills the server cursor if still open and ends the session. Idempotent. */
   close(): Promise<void>
 }

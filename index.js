@@ -8,7 +8,7 @@
  * JavaScript fallback in `lib/fallback.js`.
  */
 
-const { resolveOptions, isTranscodeError, BATCH_KEYS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/options')
+const { resolveOptions, isTranscodeError, describe, BATCH_KEYS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/options')
 const { loadBackend } = require('./lib/backend')
 
 const backend = loadBackend()
@@ -67,7 +67,7 @@ function threadsOf(options) {
   const t = options == null ? undefined : options.threads
   if (t === undefined) return 1
   if (!Number.isInteger(t) || t < 1 || t > 256) {
-    throw new RangeError(`bson2json: options.threads must be an integer from 1 to 256, got ${String(t)}`)
+    throw new RangeError(`bson2json: options.threads must be an integer from 1 to 256, got ${describe(t, 'number')}`)
   }
   return t
 }

@@ -122,9 +122,9 @@ for (const [driver, M] of DRIVERS) {
     })
     it('unknown option names are TypeErrors', async () => {
       const coll = (await connect(M)).db(dbName).collection('d')
-      expect(() => b2j.find(coll, {}, { sortt: { _id: 1 } })).toThrow(/unknown option sortt/)
-      expect(() => b2j.aggregate(coll, [], { dialekt: 'relaxed' })).toThrow(/unknown option dialekt/)
-      expect(() => b2j.watch(coll, [], { fullDocumnet: 'updateLookup' })).toThrow(/unknown option fullDocumnet/)
+      expect(() => b2j.find(coll, {}, { sortt: { _id: 1 } })).toThrow(/unknown option 'sortt' \(did you mean 'sort'\?\)/)
+      expect(() => b2j.aggregate(coll, [], { dialekt: 'relaxed' })).toThrow(/unknown option 'dialekt' \(did you mean 'dialect'\?\)/)
+      expect(() => b2j.watch(coll, [], { fullDocumnet: 'updateLookup' })).toThrow(/unknown option 'fullDocumnet' \(did you mean 'fullDocument'\?\)/)
     })
   })
 

@@ -239,12 +239,12 @@ describe('option validation', () => {
     ['createTranscodeStream', (o) => createTranscodeStream(o)],
   ]
   const bad: [object, RegExp][] = [
-    [{ dialekt: 'relaxed' }, /unknown option dialekt/],
+    [{ dialekt: 'relaxed' }, /unknown option 'dialekt' \(did you mean 'dialect'\?\)/],
     [{ promoteLongs: 0 }, /options\.promoteLongs must be a boolean/],
     [{ promoteValues: 'false' }, /options\.promoteValues must be a boolean/],
     [{ promoteBuffers: 1 }, /options\.promoteBuffers must be a boolean/],
     [{ bsonRegExp: null }, /options\.bsonRegExp must be a boolean/],
-    [{ bsonVersion: '7' }, /options\.bsonVersion must be 6 or 7/],
+    [{ bsonVersion: '7' }, /options\.bsonVersion must be 6 or 7, got '7' \(a string\)$/],
     [{ bsonVersion: 5 }, /options\.bsonVersion must be 6 or 7/],
     [{ validation: { utf8: 'no' } }, /options\.validation/],
     [{ validation: { utf8: { writeErrors: false } } }, /options\.validation/],
@@ -274,6 +274,56 @@ describe('option validation', () => {
     expect(() => toJSONListAsync([buf], { dialekt: 'x' })).toThrow(TypeError)
   })
   it('batch-only `threads` is unknown to toJSON', () => {
-    expect(() => toJSON(buf, { threads: 2 })).toThrow(/unknown option threads/)
+    expect(() => toJSON(buf, { threads: 2 })).toThrow(/unknown option 'threads'/)
+  })
+  it('errors quote the value they got and name its type when it is the wrong one', () => {
+    const message = (o: any) => {
+      try {
+        toJSON(buf, o)
+      } catch (e: any) {
+        return e.message
+      }
+      return 'no error'
+    }
+    expect(message({ bsonVersion: '7' })).toBe("bson2json: options.bsonVersion must be 6 or 7, got '7' (a string)")
+    expect(message({ bsonVersion: 5 })).toBe('bson2json: options.bsonVersion must be 6 or 7, got 5')
+    expect(message({ bsonVersion: 7n })).toBe('bson2json: options.bsonVersion must be 6 or 7, got 7n (a bigint)')
+    expect(message({ dialect: 'relax' })).toBe("bson2json: options.dialect must be 'compat', 'relaxed' or 'canonical', got 'relax'")
+    expect(message({ dialect: 1 })).toBe("bson2json: options.dialect must be 'compat', 'relaxed' or 'canonical', got 1 (a number)")
+    expect(message({ utf8: null })).toBe("bson2json: options.utf8 must be 'strict' or 'replace', got null")
+    expect(message({ promoteValues: 'false' })).toBe("bson2json: options.promoteValues must be a boolean, got 'false' (a string)")
+    expect(message({ maxDepth: '10' })).toBe("bson2json: options.maxDepth must be an integer from 1 to 4294967295, got '10' (a string)")
+    expect(message({ maxOutputBytes: [1] })).toBe('bson2json: options.maxOutputBytes must be an integer from 1 to 4294967295, got an array of 1')
+    expect(message('relaxed')).toBe("bson2json: options must be an object, got 'relaxed' (a string)")
+  })
+  it('a dialect name used as an option points at `dialect`', () => {
+    expect(() => toJSON(buf, { relaxed: true })).toThrow(/^bson2json: unknown option 'relaxed' \(for Extended JSON use dialect: 'relaxed'\)$/)
+    expect(() => toJSON(buf, { canonical: true })).toThrow(/^bson2json: unknown option 'canonical' \(for Extended JSON use dialect: 'canonical'\)$/)
+    expect(() => toJSON(buf, { compat: true })).toThrow(/^bson2json: unknown option 'compat' \(for the js-bson text use dialect: 'compat'\)$/)
+  })
+  it('a near-miss name suggests the closest accepted option (edit distance), of the function called', () => {
+    const cases: [any, string, string | null][] = [
+      [(o: any) => toJSON(buf, o), 'dialekt', 'dialect'],
+      [(o: any) => toJSON(buf, o), 'Dialect', 'dialect'],
+      [(o: any) => toJSON(buf, o), 'maxdepth', 'maxDepth'],
+      [(o: any) => toJSON(buf, o), 'promoteLong', 'promoteLongs'],
+      [(o: any) => toJSON(buf, o), 'bsonVerison', 'bsonVersion'],
+      [(o: any) => toJSON(buf, o), 'utf', 'utf8'],
+      [(o: any) => toJSONList([buf], o), 'thread', 'threads'],
+      [(o: any) => createTranscodeStream(o), 'dialct', 'dialect'],
+      [(o: any) => toJSON(buf, o), 'thread', null], // threads is a batch option: not offered to toJSON
+      [(o: any) => toJSON(buf, o), 'pretty', null],
+      [(o: any) => toJSON(buf, o), 'zzz', null],
+    ]
+    for (const [call, name, want] of cases) {
+      let e: any
+      try {
+        call({ [name]: 1 })
+      } catch (x) {
+        e = x
+      }
+      expect(e, name).toBeInstanceOf(TypeError)
+      expect(e.message, name).toBe(`bson2json: unknown option '${name}'${want === null ? '' : ` (did you mean '${want}'?)`}`)
+    }
   })
 })

@@ -18,7 +18,7 @@
  *     what an application persists as its checkpoint.
  */
 
-const { resolveDriverOptions, BASE_KEYS } = require('./options')
+const { resolveDriverOptions, BASE_KEYS, describe } = require('./options')
 
 /** The option names watch accepts (anything else is a TypeError). */
 const WATCH_KEYS = new Set([
@@ -38,7 +38,7 @@ const WATCH_KEYS = new Set([
   'enableUtf8Validation',
 ])
 const { loadBackend } = require('./backend')
-const { RawCursor } = require('./raw-cursor')
+const { RawCursor, checkPipeline } = require('./raw-cursor')
 
 let native = null
 function binding() {
@@ -147,7 +147,7 @@ function maxWireVersionOf(client) {
 
 function positiveInt(name, v, min) {
   if (v === undefined) return undefined
-  if (!Number.isInteger(v) || v < min) throw new RangeError(`bson2json: options.${name} must be an integer >= ${min}, got ${String(v)}`)
+  if (!Number.isInteger(v) || v < min) throw new RangeError(`bson2json: options.${name} must be an integer >= ${min}, got ${describe(v, 'number')}`)
   return v
 }
 
@@ -257,15 +257,15 @@ class ChangeStream extends RawCursor {
    * @param {object} [options]
    */
   constructor(target, pipeline = [], options = {}) {
-    if (!Array.isArray(pipeline)) throw new TypeError('bson2json: watch() pipeline must be an array')
-    if (options === null || typeof options !== 'object') throw new TypeError('bson2json: watch() options must be an object')
+    const stages = checkPipeline(pipeline, 'watch() pipeline')
+    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
     const t = resolveTarget(target)
     // The driver's BSON options for the target and its js-bson major, under the call's.
     const o = resolveDriverOptions(target, options, WATCH_KEYS)
     const batchSize = positiveInt('batchSize', options.batchSize, 0)
     const maxAwaitTimeMS = positiveInt('maxAwaitTimeMS', options.maxAwaitTimeMS, 0)
     const prefetch = options.prefetch === undefined ? 4 : positiveInt('prefetch', options.prefetch, 0)
-    super({ client: t.client, db: t.db, prefetch, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
+    super({ client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
     this._aggregate = t.aggregate
     this._o = o
     this._whole = options.whole === true
@@ -277,7 +277,7 @@ class ChangeStream extends RawCursor {
       if (options[k] !== undefined) stage[k] = options[k]
     }
     this._stage = stage
-    this._userPipeline = this._split ? [...pipeline, { $changeStreamSplitLargeEvent: {} }] : pipeline.slice()
+    this._userPipeline = this._split ? [...stages, { $changeStreamSplitLargeEvent: {} }] : stages
 
     // Spec token cache (fetch position) and saved operation time.
     this._position = options.startAfter !== undefined ? options.startAfter : options.resumeAfter
@@ -475,10 +475,13 @@ class ChangeStream extends RawCursor {
     const { Readable } = require('node:stream')
     const self = this
     let reading = false
+    // The Readable's buffer is the read-ahead: no getMore while it is full.
+    this._readableConsumer()
     return new Readable({
       objectMode: true,
       highWaterMark: options.highWaterMark === undefined ? 16 : options.highWaterMark,
       read() {
+        self._consumerFull(false)
         if (reading) return
         reading = true
         const pump = () => {
@@ -488,7 +491,10 @@ class ChangeStream extends RawCursor {
                 reading = false
                 this.push(null)
               } else if (this.push(r.value)) pump()
-              else reading = false
+              else {
+                reading = false
+                self._consumerFull(true)
+              }
             },
             (e) => {
               reading = false

@@ -5,12 +5,14 @@
  * `db.command({find|aggregate ...}, {raw: true, session})` + `getMore`, and every batch is
  * transcoded by ONE native call (a string[] per batch, or one NDJSON Buffer per batch).
  * The next getMore is in flight while the consumer handles the current batch (`prefetch`
- * batches at most are buffered), and the server cursor is killed when the consumer stops early.
+ * batches at most are buffered; a `stream()` fetches only while its Readable has room), and the
+ * server cursor is killed when the consumer stops early.
  */
 
-const { resolveDriverOptions, BASE_KEYS } = require('./options')
+const { resolveDriverOptions, BASE_KEYS, describe } = require('./options')
 const { loadBackend } = require('./backend')
-const { RawCursor } = require('./raw-cursor')
+const { pipeline } = require('node:stream')
+const { RawCursor, checkPipeline } = require('./raw-cursor')
 
 // Batch layouts of the backend's `transcodeCursor` (the addon's `BatchLayout` enum).
 const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = loadBackend().binding.BatchLayout
@@ -50,13 +52,14 @@ class JsonCursor extends RawCursor {
   constructor(collection, command, options) {
     const c = resolveCollection(collection)
     const p = options.prefetch === undefined ? 1 : options.prefetch
-    if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${String(p)}`)
+    if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${describe(p, 'number')}`)
     // The driver's BSON options for this collection and its js-bson major, under the call's.
     const o = resolveDriverOptions(collection, options, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
     super({
       client: c.client,
       db: c.db,
       prefetch: p,
+      prefetchGiven: options.prefetch !== undefined,
       batchSize: options.batchSize,
       maxAwaitTimeMS: options.maxAwaitTimeMS,
       session: options.session,
@@ -157,8 +160,10 @@ class JsonCursor extends RawCursor {
   stream(options = {}) {
     const { Readable } = require('node:stream')
     const format = options.format === undefined ? 'ndjson' : options.format
-    if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: stream format must be 'ndjson' or 'array', got ${String(format)}`)
+    if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${describe(format, 'string')}`)
     const self = this
+    // The Readable's buffer is the read-ahead: no getMore while it is full.
+    this._readableConsumer()
     // Both formats come from the NDJSON Buffer of each batch: for an array its newlines become
     // commas (JSON text has no raw newline), so no per-document strings are made and re-encoded.
     const layout = LAYOUT_NDJSON
@@ -168,6 +173,7 @@ class JsonCursor extends RawCursor {
     const readable = new Readable({
       highWaterMark: options.highWaterMark,
       read() {
+        self._consumerFull(false)
         if (reading) return
         reading = true
         const step = () => {
@@ -190,8 +196,13 @@ class JsonCursor extends RawCursor {
                 if (head !== null) this.push(head)
                 more = this.push(body.subarray(0, body.length - 1))
               }
-              if (more) step()
-              else reading = false
+              // Another batch only while the Readable's buffer is below its highWaterMark (with
+              // highWaterMark 0, as pipe() uses, one batch per read() call: none ahead).
+              if (more && this.readableLength < this.readableHighWaterMark) step()
+              else {
+                reading = false
+                self._consumerFull(true)
+              }
             },
             (e) => {
               reading = false
@@ -213,22 +224,119 @@ class JsonCursor extends RawCursor {
   }
 
   /**
-   * Pipes the cursor into a writable (an `http.ServerResponse`, a file, …). Sets `Content-Type`
-   * when the destination has `setHeader` and headers are not sent yet.
+   * Pipes the cursor into a writable and handles every error on both sides; returns the
+   * destination. On an HTTP response (anything with `setHeader` and `headersSent`): sets
+   * `Content-Type` if unset; when the cursor fails before the headers are sent, answers `500`
+   * with `{"error": message, "code": code}` (or calls `options.onError(err, res)`, which then
+   * answers); after, destroys the response (the client sees a cut connection, never a body that
+   * looks complete) and calls `onError` if given. When the destination closes first (a client
+   * that went away), the cursor is closed (killCursors). On any other writable, an error destroys
+   * it with that error, as `stream.pipeline` does, and `onError(err, destination)` is called.
+   * @param {import('node:stream').Writable} destination
+   * @param {{ format?: 'ndjson' | 'array', highWaterMark?: number, end?: boolean,
+   *   onError?: (err: Error, destination: any) => void }} [options]
    */
   pipe(destination, options = {}) {
-    const s = this.stream(options)
-    if (destination && typeof destination.setHeader === 'function' && !destination.headersSent && typeof destination.getHeader === 'function' && destination.getHeader('content-type') === undefined) {
-      destination.setHeader('content-type', s.contentType)
+    if (destination === null || typeof destination !== 'object' || typeof destination.write !== 'function' || typeof destination.on !== 'function') {
+      throw new TypeError(`bson2json: pipe() destination must be a writable stream, got ${describe(destination, 'object')}`)
     }
-    if (destination && typeof destination.once === 'function') {
-      // client went away before the end: stop the cursor
-      destination.once('close', () => {
-        if (!s.readableEnded) s.destroy()
-      })
+    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: pipe() options must be an object, got ${describe(options, 'object')}`)
+    const onError = options.onError
+    if (onError !== undefined && typeof onError !== 'function') {
+      throw new TypeError(`bson2json: options.onError must be a function, got ${describe(onError, 'function')}`)
     }
-    return s.pipe(destination, options.end === undefined ? undefined : { end: options.end })
+    const { format, end } = options
+    // No read-ahead by default: the next batch is fetched when the destination has taken the last
+    // (its own buffer and, for a socket, the kernel's cover the fetch), so a slow client holds one
+    // batch. `highWaterMark` buys read-ahead.
+    const highWaterMark = options.highWaterMark === undefined ? 0 : options.highWaterMark
+    const s = this.stream({ format, highWaterMark })
+    const http = typeof destination.setHeader === 'function' && 'headersSent' in destination
+    pipeSafely(s, destination, { http, end: end !== false, onError, contentType: s.contentType })
+    return destination
   }
+}
+
+/** Calls the caller's `onError`; one that throws must not take the process down. */
+function report(onError, err, destination) {
+  if (onError === undefined) return false
+  try {
+    onError(err, destination)
+  } catch (e) {
+    if (typeof destination.destroy === 'function' && !destination.destroyed) destination.destroy()
+    process.emitWarning(`bson2json: pipe() onError threw: ${e && e.message ? e.message : String(e)}`, { code: 'BSON2JSON_ON_ERROR' })
+  }
+  return true
+}
+
+/** The 500 answer of a cursor that failed before the response's headers were sent: no stack. */
+function answer500(res, err) {
+  const e = err !== null && typeof err === 'object' ? err : {}
+  const code = typeof e.code === 'number' || typeof e.code === 'string' ? e.code : null
+  const body = JSON.stringify({ error: typeof e.message === 'string' ? e.message : String(err), code })
+  try {
+    res.statusCode = 500
+    res.setHeader('content-type', 'application/json')
+    res.setHeader('content-length', Buffer.byteLength(body))
+    res.end(body)
+  } catch {
+    res.destroy()
+  }
+}
+
+/**
+ * `source.pipe(destination)` with an error path on both sides (see JsonCursor#pipe).
+ * @param {import('node:stream').Readable} source
+ * @param {any} destination
+ * @param {{ http: boolean, end: boolean, onError?: Function, contentType?: string }} o
+ */
+function pipeSafely(source, destination, o) {
+  if (!o.http && o.end) {
+    // stream.pipeline: an error on either side destroys both (the destination with the error);
+    // pipeline's own listeners keep it from being unhandled.
+    pipeline(source, destination, (err) => {
+      if (err) report(o.onError, err, destination)
+    })
+    return
+  }
+  let failed = false
+  const fail = (err) => {
+    if (failed) return
+    failed = true
+    source.unpipe(destination)
+    if (o.http && !destination.headersSent && !destination.writableEnded && !destination.destroyed) {
+      if (!report(o.onError, err, destination)) answer500(destination, err)
+      return
+    }
+    // Headers sent (or not HTTP): cut the response so the client cannot take it for complete.
+    if (!destination.destroyed) {
+      if (o.http) destination.destroy()
+      else destination.destroy(err)
+    }
+    report(o.onError, err, destination)
+  }
+  if (o.http && o.contentType !== undefined && !destination.headersSent && typeof destination.getHeader === 'function' && destination.getHeader('content-type') === undefined) {
+    destination.setHeader('content-type', o.contentType)
+  }
+  source.on('error', fail)
+  // A destination error (also the one destroy(err) above emits) stops the cursor and is handled here.
+  destination.on('error', (err) => {
+    if (!source.destroyed) source.destroy()
+    if (!failed) {
+      failed = true
+      report(o.onError, err, destination)
+    }
+  })
+  // The destination went away first (a client that disconnected): close the cursor (killCursors).
+  destination.on('close', () => {
+    if (!source.destroyed && !source.readableEnded) source.destroy()
+  })
+  if (destination.destroyed) {
+    // Gone before we started (a client that left while the handler ran): send nothing.
+    source.destroy()
+    return
+  }
+  source.pipe(destination, { end: o.end })
 }
 
 function pick(target, options, keys) {
@@ -236,25 +344,97 @@ function pick(target, options, keys) {
   return target
 }
 
+// ---- the driver's argument forms ---------------------------------------------------------
+
+function isSortMeta(v) {
+  return typeof v === 'object' && v !== null && '$meta' in v && typeof v.$meta === 'string'
+}
+
+/** A sort direction as the driver's `find` takes it: 1/-1, 'asc'/'desc'/'ascending'/'descending' (any case), '1'/'-1', `{ $meta }`. */
+function sortDirection(v, key) {
+  if (v === undefined) return 1
+  if (isSortMeta(v)) return v
+  const text = typeof v === 'symbol' ? '' : `${v}`.toLowerCase()
+  if (text === '1' || text === 'asc' || text === 'ascending') return 1
+  if (text === '-1' || text === 'desc' || text === 'descending') return -1
+  throw new TypeError(`bson2json: options.sort has an invalid direction for '${key}': ${describe(v)} (1, -1, 'asc', 'desc', 'ascending', 'descending' or { $meta })`)
+}
+
+function isSortPair(t) {
+  if (!Array.isArray(t) || t.length !== 2) return false
+  try {
+    sortDirection(t[1], t[0])
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * `options.sort` in every form the driver's `find` accepts, as the ordered document it sends
+ * (a Map; undefined for no sort). The rules are the driver's (mongodb lib/sort.js `formatSort`):
+ * `'n'`, `{ n: -1 }`, a Map, `['n', -1]` (a pair), `['a', 'b']` (names, ascending),
+ * `[['a', 1], ['b', -1]]`; an empty object, Map or array is no sort.
+ * @param {unknown} sort
+ * @returns {Map<string, 1 | -1 | { $meta: string }> | undefined}
+ */
+function formatSort(sort) {
+  if (sort === undefined || sort === null) return undefined
+  if (typeof sort === 'string') return new Map([[sort, 1]])
+  if (typeof sort !== 'object') throw new TypeError(`bson2json: options.sort must be a field name, an object, a Map or an array, got ${describe(sort, 'object')}`)
+  const entries = (list) => new Map(list.map(([k, v]) => [`${k}`, sortDirection(v, `${k}`)]))
+  if (!Array.isArray(sort)) {
+    if (sort instanceof Map && sort.size > 0) return entries(Array.from(sort))
+    const keys = Object.entries(sort)
+    return keys.length > 0 ? entries(keys) : undefined
+  }
+  if (sort.length === 0) return undefined
+  if (Array.isArray(sort[0])) {
+    for (let i = 0; i < sort.length; i++) {
+      if (!Array.isArray(sort[i])) throw new TypeError(`bson2json: options.sort[${i}] must be a [field, direction] pair like options.sort[0], got ${describe(sort[i])}`)
+    }
+    return entries(sort)
+  }
+  if (isSortPair(sort)) return new Map([[`${sort[0]}`, sortDirection(sort[1], `${sort[0]}`)]])
+  return new Map(sort.map((k) => [`${k}`, 1]))
+}
+
+/** A query document: any object but an array, a byte view or a BSON value. */
+function checkFilter(filter, what) {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter) || ArrayBuffer.isView(filter) || typeof filter._bsontype === 'string') {
+    throw new TypeError(`bson2json: ${what} must be a query document (an object), got ${describe(filter, 'object')}`)
+  }
+}
+
 /**
  * `find` returning JSON text. `options`: dialect, utf8, maxDepth, maxOutputBytes, batchSize,
  * prefetch (default 1), session, signal, and the find options sort, projection, limit, skip, …
+ * Arguments take the driver's forms (`sort: [['n', -1]]`, `'n'`, …); a filter that is not an
+ * object is a TypeError before anything is sent.
  */
 function find(collection, filter = {}, options = {}) {
   const c = resolveCollection(collection)
+  checkFilter(filter, 'find() filter')
+  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options, 'object')}`)
   const cmd = { find: c.name, filter }
   if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
   pick(cmd, options, FIND_OPTIONS)
+  if (cmd.sort !== undefined) {
+    const sort = formatSort(cmd.sort)
+    if (sort === undefined) delete cmd.sort
+    else cmd.sort = sort
+  }
   return new JsonCursor(collection, cmd, options)
 }
 
 /** `aggregate` returning JSON text; same options as {@link find} plus allowDiskUse etc. */
 function aggregate(collection, pipeline = [], options = {}) {
-  if (!Array.isArray(pipeline)) throw new TypeError('bson2json: aggregate() pipeline must be an array')
+  const stages = checkPipeline(pipeline, 'aggregate() pipeline')
   const c = resolveCollection(collection)
-  const cmd = { aggregate: c.name, pipeline, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
+  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options, 'object')}`)
+  const cmd = { aggregate: c.name, pipeline: stages, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
   pick(cmd, options, AGG_OPTIONS)
   return new JsonCursor(collection, cmd, options)
 }
 
-module.exports = { find, aggregate, JsonCursor }
+module.exports = { find, aggregate, JsonCursor, formatSort }

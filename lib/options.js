@@ -80,10 +80,90 @@ const UNSUPPORTED = {
   index: [0, 'pass a subarray instead'],
 }
 
+/**
+ * A value as an error message quotes it: strings in quotes, and the type named when it is not
+ * the one expected (`'7' (a string)`, `null`, `[1] (an array)`).
+ * @param {unknown} v
+ * @param {string} [expected] the `typeof` the caller wanted; the type is named when `v` has another
+ */
+function describe(v, expected) {
+  let text
+  let kind
+  if (v === null) return 'null'
+  if (v === undefined) return 'undefined'
+  switch (typeof v) {
+    case 'string':
+      text = `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`
+      kind = 'a string'
+      break
+    case 'number':
+      text = String(v)
+      kind = 'a number'
+      break
+    case 'bigint':
+      text = `${v}n`
+      kind = 'a bigint'
+      break
+    case 'boolean':
+      text = String(v)
+      kind = 'a boolean'
+      break
+    case 'symbol':
+      return v.toString()
+    case 'function':
+      return 'a function'
+    default:
+      if (Array.isArray(v)) return `an array of ${v.length}`
+      if (ArrayBuffer.isView(v)) return `a ${v.constructor && v.constructor.name ? v.constructor.name : 'typed array'}`
+      return v instanceof Map ? 'a Map' : 'an object'
+  }
+  return expected !== undefined && typeof v !== expected ? `${text} (${kind})` : text
+}
+
+/** Levenshtein distance, for "did you mean" suggestions (names are short). */
+function editDistance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1))
+    }
+    prev = cur
+  }
+  return prev[b.length]
+}
+
+/**
+ * The TypeError for an option name the caller does not accept, with a hint: a dialect name used
+ * as an option points at `dialect`; a near miss (edit distance at most 2, or 1 for names of up
+ * to 4 letters) names the closest accepted option.
+ * @param {string} name
+ * @param {Iterable<string>} known
+ * @param {string} [prefix] the message's prefix (default 'bson2json: ')
+ */
+function unknownOptionError(name, known, prefix = 'bson2json: ') {
+  let hint = ''
+  if (Object.prototype.hasOwnProperty.call(DIALECTS, name)) {
+    hint = ` (for ${name === 'compat' ? 'the js-bson text' : 'Extended JSON'} use dialect: '${name}')`
+  } else {
+    let best = null
+    let bestD = Infinity
+    for (const k of known) {
+      const d = editDistance(name, k)
+      if (d < bestD) {
+        best = k
+        bestD = d
+      }
+    }
+    if (best !== null && bestD <= (name.length <= 4 ? 1 : 2)) hint = ` (did you mean '${best}'?)`
+  }
+  return new TypeError(`${prefix}unknown option '${name}'${hint}`)
+}
+
 function bool(options, name) {
   const v = options[name]
   if (v !== undefined && typeof v !== 'boolean') {
-    throw new TypeError(`bson2json: options.${name} must be a boolean, got ${typeof v === 'string' ? `'${v}'` : String(v)}`)
+    throw new TypeError(`bson2json: options.${name} must be a boolean, got ${describe(v, 'boolean')}`)
   }
   return v
 }
@@ -98,7 +178,7 @@ function bool(options, name) {
 function resolveOptions(options, known = BASE_KEYS) {
   if (options === undefined || options === null) return DEFAULTS
   if (typeof options !== 'object') {
-    throw new TypeError('bson2json: options must be an object')
+    throw new TypeError(`bson2json: options must be an object, got ${describe(options, 'object')}`)
   }
   for (const k of Object.keys(options)) {
     if (known.has(k) || options[k] === undefined) continue
@@ -107,14 +187,14 @@ function resolveOptions(options, known = BASE_KEYS) {
       if (options[k] === dflt || (k === 'fieldsAsRaw' && isEmptyObject(options[k]))) continue
       throw new TypeError(`bson2json: option ${k} is not supported: ${why}`)
     }
-    throw new TypeError(`bson2json: unknown option ${k}`)
+    throw unknownOptionError(k, known)
   }
   let flags = 0
   let dialect = 'compat'
   const d = options.dialect
   if (d !== undefined) {
     if (typeof d !== 'string' || !Object.prototype.hasOwnProperty.call(DIALECTS, d)) {
-      throw new TypeError(`bson2json: options.dialect must be 'compat', 'relaxed' or 'canonical', got ${String(d)}`)
+      throw new TypeError(`bson2json: options.dialect must be 'compat', 'relaxed' or 'canonical', got ${describe(d, 'string')}`)
     }
     flags = DIALECTS[d]
     dialect = d
@@ -123,7 +203,7 @@ function resolveOptions(options, known = BASE_KEYS) {
   const u = options.utf8
   if (u !== undefined) {
     if (u !== 'replace' && u !== 'strict') {
-      throw new TypeError(`bson2json: options.utf8 must be 'strict' or 'replace', got ${String(u)}`)
+      throw new TypeError(`bson2json: options.utf8 must be 'strict' or 'replace', got ${describe(u, 'string')}`)
     }
     utf8 = u
   }
@@ -143,7 +223,7 @@ function resolveOptions(options, known = BASE_KEYS) {
   let bsonVersion = 7
   const bv = options.bsonVersion
   if (bv !== undefined) {
-    if (bv !== 6 && bv !== 7) throw new TypeError(`bson2json: options.bsonVersion must be 6 or 7, got ${String(bv)}`)
+    if (bv !== 6 && bv !== 7) throw new TypeError(`bson2json: options.bsonVersion must be 6 or 7, got ${describe(bv, 'number')}`)
     bsonVersion = bv
     if (bv === 6) flags |= FLAG_BSON6
   }
@@ -163,7 +243,7 @@ function resolveOptions(options, known = BASE_KEYS) {
   if (options.maxDepth !== undefined) {
     maxDepth = options.maxDepth
     if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > 0xffffffff) {
-      throw new RangeError(`bson2json: options.maxDepth must be an integer from 1 to 4294967295, got ${String(maxDepth)}`)
+      throw new RangeError(`bson2json: options.maxDepth must be an integer from 1 to 4294967295, got ${describe(maxDepth, 'number')}`)
     }
   }
   let maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES
@@ -171,7 +251,7 @@ function resolveOptions(options, known = BASE_KEYS) {
     maxOutputBytes = options.maxOutputBytes
     if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > MAX_OUTPUT_BYTES_LIMIT) {
       throw new RangeError(
-        `bson2json: options.maxOutputBytes must be an integer from 1 to ${MAX_OUTPUT_BYTES_LIMIT}, got ${String(maxOutputBytes)}`,
+        `bson2json: options.maxOutputBytes must be an integer from 1 to ${MAX_OUTPUT_BYTES_LIMIT}, got ${describe(maxOutputBytes, 'number')}`,
       )
     }
   }
@@ -236,7 +316,7 @@ function resolveDriverOptions(target, options, known) {
   // The driver's enableUtf8Validation (resolved, or on this call) is js-bson's validation.utf8.
   const enable = o.enableUtf8Validation === undefined ? b.enableUtf8Validation : o.enableUtf8Validation
   if (enable !== undefined && typeof enable !== 'boolean') {
-    throw new TypeError(`bson2json: options.enableUtf8Validation must be a boolean, got ${String(enable)}`)
+    throw new TypeError(`bson2json: options.enableUtf8Validation must be a boolean, got ${describe(enable, 'boolean')}`)
   }
   if (o.utf8 === undefined && o.validation === undefined && enable === false) merged.utf8 = 'replace'
   for (const k of Object.keys(o)) if (o[k] !== undefined && k !== 'enableUtf8Validation') merged[k] = o[k]
@@ -282,4 +362,6 @@ module.exports = {
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
   isTranscodeError,
+  describe,
+  unknownOptionError,
 }

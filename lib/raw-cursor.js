@@ -31,10 +31,49 @@ const DEFAULT_AWAIT_MS = 1000
 /** Slack on top of the getMore's own wait before close() cancels it after all. */
 const CLOSE_GRACE_MS = 2000
 
+const { describe } = require('./options')
+
 const END = Object.freeze({ end: true })
+
+/**
+ * An aggregation pipeline: an array of stage documents (each element read once, by the caller's
+ * copy). Shared with watch().
+ * @param {unknown} pipeline
+ * @param {string} what `aggregate() pipeline` / `watch() pipeline`
+ * @returns {object[]} a copy
+ */
+function checkPipeline(pipeline, what) {
+  if (!Array.isArray(pipeline)) throw new TypeError(`bson2json: ${what} must be an array of stages, got ${describe(pipeline, 'object')}`)
+  const copy = pipeline.slice()
+  for (let i = 0; i < copy.length; i++) {
+    const stage = copy[i]
+    if (stage === null || typeof stage !== 'object' || Array.isArray(stage) || ArrayBuffer.isView(stage)) {
+      throw new TypeError(`bson2json: ${what}[${i}] must be a stage document (an object like { $match: {...} }), got ${describe(stage, 'object')}`)
+    }
+  }
+  return copy
+}
+
 
 function noSessionSupport(err) {
   return err !== null && typeof err === 'object' && err.name === 'MongoCompatibilityError' && /does not support sessions/.test(String(err.message))
+}
+
+/**
+ * The driver keeps the `$clusterTime` of the last reply in the session and in the topology, and
+ * its `signature.hash` (a 20-byte Binary) is a view into that whole reply message: each waiting
+ * cursor's session would keep a batch of BSON alive. Copies the 20 bytes so the reply can go.
+ * @param {any} holder a ClientSession or the client's Topology (anything with `clusterTime`)
+ */
+function compactClusterTime(holder) {
+  let hash
+  try {
+    hash = holder && holder.clusterTime && holder.clusterTime.signature && holder.clusterTime.signature.hash
+  } catch {
+    return
+  }
+  const b = hash && hash.buffer
+  if (b instanceof Uint8Array && b.buffer.byteLength > b.byteLength + 4096) hash.buffer = Buffer.from(b)
 }
 
 function abortError(signal, what) {
@@ -47,15 +86,18 @@ function abortError(signal, what) {
 
 class RawCursor {
   /**
-   * @param {{ client: any, db: any, prefetch: number, batchSize?: number, maxAwaitTimeMS?: number,
-   *   session?: any, signal?: AbortSignal, what: string, reportAbort?: boolean }} o
+   * @param {{ client: any, db: any, prefetch: number, prefetchGiven?: boolean, batchSize?: number,
+   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string, reportAbort?: boolean }} o
    * `reportAbort`: an aborted signal ends the consumer with the signal's reason (default true;
-   * false ends it like close()).
+   * false ends it like close()). `prefetchGiven`: the caller chose `prefetch` (a Readable
+   * consumer then keeps it instead of fetching on demand).
    */
   constructor(o) {
     this._client = o.client
     this._db = o.db
     this._prefetch = o.prefetch
+    this._prefetchGiven = o.prefetchGiven === true
+    this._full = false // a Readable consumer's buffer is full: no getMore but on demand
     this._batchSize = o.batchSize
     this._maxAwaitTimeMS = o.maxAwaitTimeMS
     this._userSession = o.session
@@ -117,7 +159,25 @@ class RawCursor {
   }
 
   _wantMore() {
-    return this._queuedBatches() < this._prefetch || (this._demand && this._queue.length === 0)
+    if (this._demand && this._queue.length === 0) return true
+    return !this._full && this._queuedBatches() < this._prefetch
+  }
+
+  // -- a Readable consumer (stream()) ------------------------------------------------------
+
+  /**
+   * Called by stream(): the Readable's own buffer (its `highWaterMark`) is the read-ahead, so
+   * unless the caller chose `prefetch`, batches are fetched on demand only, when the Readable
+   * asks for more. A slow reader then holds one batch plus the Readable's `highWaterMark`.
+   */
+  _readableConsumer() {
+    if (!this._prefetchGiven) this._prefetch = 0
+  }
+
+  /** The Readable's buffer is full (`push` returned false) or has room again (`read()` called). */
+  _consumerFull(full) {
+    this._full = full
+    if (!full) this._poke()
   }
 
   async _run() {
@@ -157,6 +217,9 @@ class RawCursor {
       } catch (e) {
         err = e
       }
+      // The raw reply is transcoded: let it go now. The suspended pump would otherwise keep it
+      // (a whole batch of BSON) alive while it waits for the consumer.
+      reply = undefined
       if (err) {
         this._push({ error: err })
         return
@@ -187,8 +250,11 @@ class RawCursor {
     return cmd
   }
 
-  _command(cmd) {
-    return this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+  async _command(cmd) {
+    const reply = await this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+    compactClusterTime(this._session)
+    compactClusterTime(this._client.topology)
+    return reply
   }
 
   async _killCursor() {
@@ -298,4 +364,4 @@ class RawCursor {
   _afterClose() {}
 }
 
-module.exports = { RawCursor, END, noSessionSupport }
+module.exports = { RawCursor, END, noSessionSupport, checkPipeline }
