@@ -270,6 +270,10 @@ describe('option validation', () => {
       expect(() => call({ useBigInt64: false, raw: false, fieldsAsRaw: {}, promoteValues: true })).not.toThrow()
     })
   }
+  it("createTranscodeStream suggests its own option names too ('concurency' → 'concurrency')", () => {
+    expect(() => createTranscodeStream({ concurency: 2 } as any)).toThrow(/unknown option 'concurency' \(did you mean 'concurrency'\?\)/)
+    expect(() => createTranscodeStream({ skipInvalid: true, dialekt: 'x' } as any)).toThrow(/did you mean 'dialect'/)
+  })
   it('the async calls throw the TypeError synchronously', () => {
     expect(() => toJSONListAsync([buf], { dialekt: 'x' })).toThrow(TypeError)
   })

@@ -40,6 +40,8 @@ const STREAM_KEYS = new Set([
   'readableHighWaterMark',
   'writableHighWaterMark',
 ])
+/** Every name the stream accepts: its own and the transcoder's (so a misspelling is matched against both). */
+const ACCEPTED_KEYS = new Set([...BATCH_KEYS, ...STREAM_KEYS])
 
 /** Default cap on one document's declared length (MongoDB's own limit is 16 MiB). */
 const DEFAULT_MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -125,7 +127,7 @@ class TranscodeStream extends Transform {
       transcode[k] = o[k]
     }
     // validated now (unknown names too), not on the first chunk
-    const resolved = { ...resolveOptions(transcode, BATCH_KEYS), threads: threadsOf(transcode.threads) }
+    const resolved = { ...resolveOptions(transcode, ACCEPTED_KEYS), threads: threadsOf(transcode.threads) }
     super({
       highWaterMark: o.highWaterMark,
       readableHighWaterMark: o.readableHighWaterMark,
