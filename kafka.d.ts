@@ -14,8 +14,10 @@ export interface KafkaRunStats {
   resumeToken: unknown
   /** cluster time of the last committed event */
   clusterTime: { t: number; i: number } | null
-  /** where the current cycle started: the stored checkpoint, startAtOperationTime, or now */
-  startedFrom: 'checkpoint' | 'startAtOperationTime' | 'now' | null
+  /** where the current cycle started: the stored checkpoint, resumeAfter, startAtOperationTime, or now */
+  startedFrom: 'checkpoint' | 'resumeAfter' | 'startAtOperationTime' | 'now' | null
+  /** with `overrideCheckpoint`: the checkpoint this run started over instead of resuming from */
+  overridden?: { resumeToken: unknown; clusterTime: { t: number; i: number } | null }
   /** the cause of the last Kafka failure, one line */
   lastError?: string
   /** during an outage: milliseconds left before the run gives up (KafkaUnavailableError) */
@@ -41,8 +43,17 @@ export interface ChangeStreamToKafkaOptions {
   fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
   fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required'
   showExpandedEvents?: boolean
-  /** first start only (no checkpoint yet); default: now */
+  /** first start only (no checkpoint yet, or `overrideCheckpoint`); default: now */
   startAtOperationTime?: unknown
+  /** first start only (no checkpoint yet, or `overrideCheckpoint`): after this resume token; exclusive with startAtOperationTime */
+  resumeAfter?: object
+  /**
+   * Start from `resumeAfter`, `startAtOperationTime` or now even though a checkpoint exists (after
+   * ChangeStreamHistoryLostError, or to skip ahead: the events in between are not delivered).
+   * Once: the checkpoints written record the override, and a restart with the same one resumes
+   * from the checkpoint.
+   */
+  overrideCheckpoint?: boolean
   batchSize?: number
   maxAwaitTimeMS?: number
   prefetch?: number
@@ -87,6 +98,17 @@ export function readCheckpoint(options: {
 export function transactionalIdOf(id: string): string
 export class KafkaFencedError extends Error {
   code: 'ERR_BSON2JSON_KAFKA_FENCED'
+}
+/** The server no longer has the history at the checkpoint (MongoDB error 286); not retried. */
+export class ChangeStreamHistoryLostError extends Error {
+  code: 'ERR_BSON2JSON_HISTORY_LOST'
+  /** the stream id */
+  id: string
+  /** cluster time of the checkpoint the run could not resume from */
+  checkpointClusterTime: { t: number; i: number } | null
+  /** the oldest entry of `local.oplog.rs`, or null where it cannot be read */
+  oldestClusterTime: { t: number; i: number } | null
+  cause: unknown
 }
 /** Kafka unreachable: at start within `connectTimeoutMS`, or for `retryTimeoutMS` once running. */
 export class KafkaUnavailableError extends Error {

@@ -53,6 +53,15 @@ describe('options and arguments (no broker)', () => {
     expect(o.startAtOperationTime.high).toBe(1700000000)
     expect(o.startAtOperationTime.low).toBe(5)
     expect(o.pipeline).toHaveLength(1)
+    expect(parseArgs([...ok, '--resume-after', '8263AB']).resumeAfter).toEqual({ _data: '8263AB' })
+    expect(parseArgs([...ok, '--resume-after', '{"_data":"8263AB"}', '--override-checkpoint']).resumeAfter).toEqual({ _data: '8263AB' })
+    expect(parseArgs([...ok, '--override-checkpoint']).overrideCheckpoint).toBe(true)
+    for (const bad of [['--resume-after', '[1]'], ['--resume-after', '{x'], ['--resume-after', '826B', '--start-at-operation-time', '5']]) {
+      const r = run(...ok, ...bad)
+      expect(r.status, bad.join(' ')).toBe(2)
+      expect(r.stderr.split('\n')[0]).toMatch(/^bson2json cdc: --resume-after/)
+    }
+    expect(() => kafka.changeStreamToKafka({ source: {}, brokers: 'h:1', topic: 't', checkpointTopic: 'c', id: 'i', resumeAfter: 'x' })).toThrow(/options.resumeAfter/)
   })
 
   it('Kafka unreachable at start: the library rejects within connectTimeoutMS naming the brokers and the cause; cdc exits 3 with one line', async () => {
@@ -310,6 +319,53 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(await b.exit).toBe(0)
     const msgs = await readAll(t.topic)
     expect(msgs.map((m) => JSON.parse(m.value).fullDocument.i)).toEqual(Array.from({ length: 25 }, (_, i) => i))
+  }, 180_000)
+
+  it.skipIf(!!URI)('cdc: lost history exits 6 naming the checkpoint; --override-checkpoint starts again once, and a restart with the same override resumes from the checkpoint', async () => {
+    const t = names()
+    const db = `kdh${tag}`
+    const coll = client.db(db).collection('c')
+    const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
+    const start = (...extra: string[]) => {
+      const p = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    const values = async () => (await readAll(t.topic)).map((m) => JSON.parse(m.value).fullDocument.i)
+    const a = start()
+    await until(async () => a.err().includes('streaming'), 60_000)
+    for (let i = 0; i < 3; i++) await coll.insertOne({ i })
+    await until(async () => (await values()).length >= 3, 60_000)
+    a.p.kill('SIGTERM')
+    expect(await a.exit).toBe(0)
+    await coll.insertOne({ i: 3 })
+    await coll.insertOne({ i: 4 })
+    server!.truncateOplog()
+    const lost = start()
+    expect(await lost.exit).toBe(6)
+    const line = lost.err().trim().split('\n').at(-1)
+    expect(line).toMatch(new RegExp(`^bson2json cdc: the change stream's history is lost: the checkpoint of ${t.id} is at \\d{4}-.*Z \\(\\d+\\.\\d+\\), the oldest entry the server still has is at unknown .*; 0 events committed by this run\\. To go on without the lost events: restart with --override-checkpoint`))
+    // The operator's override: from now, once.
+    const b = start('--override-checkpoint')
+    await until(async () => b.err().includes('streaming'), 60_000)
+    expect(b.err()).toMatch(/started from now, overriding the checkpoint at \d{4}-/)
+    await coll.insertOne({ i: 5 })
+    await until(async () => (await values()).length >= 4, 60_000)
+    b.p.kill('SIGTERM')
+    expect(await b.exit).toBe(0)
+    // Written while it is down: the same command line resumes from the checkpoint, so it is delivered.
+    await coll.insertOne({ i: 6 })
+    const c = start('--override-checkpoint')
+    await until(async () => c.err().includes('streaming'), 60_000)
+    expect(c.err()).toMatch(/started from checkpoint\)/)
+    await coll.insertOne({ i: 7 })
+    await until(async () => (await values()).length >= 6, 60_000)
+    await sleep(300)
+    c.p.kill('SIGTERM')
+    expect(await c.exit).toBe(0)
+    expect(await values()).toEqual([0, 1, 2, 5, 6, 7])
   }, 180_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {

@@ -11,7 +11,8 @@
  *      aborts (or completes) the transaction it left open;
  *   2. reads the checkpoint topic with read_committed isolation up to its last stable offset and
  *      takes the last checkpoint for the stream id;
- *   3. resumes the change stream after that token (the first time: `startAtOperationTime`, or now).
+ *   3. resumes the change stream after that token (the first time: `resumeAfter`,
+ *      `startAtOperationTime`, or now; with `overrideCheckpoint`, those once instead of it).
  * A crash between 1 and the commit of a batch leaves that batch's transaction open or aborted, so
  * read_committed consumers never see its events and the next run fetches them again.
  *
@@ -73,6 +74,60 @@ class KafkaUnavailableError extends Error {
   }
 }
 
+/**
+ * The server no longer has the change stream's history at the checkpoint (MongoDB error 286,
+ * ChangeStreamHistoryLost: the oplog rolled past it). Not retried: the events between the
+ * checkpoint and the oldest entry still in the oplog can no longer be delivered.
+ * `checkpointClusterTime` and `oldestClusterTime` are `{t, i}` or null when not known (the oldest
+ * one is read from `local.oplog.rs`, which needs read access there).
+ */
+class ChangeStreamHistoryLostError extends Error {
+  constructor({ id, checkpointClusterTime, oldestClusterTime, cause }) {
+    const at = (ct) => (ct ? `${ct.t}.${ct.i}` : 'unknown')
+    super(
+      `bson2json/kafka: the change stream history of ${JSON.stringify(id)} is lost: the checkpoint is at cluster time ` +
+        `${at(checkpointClusterTime)}, the oldest the server still has is ${at(oldestClusterTime)}`,
+      { cause },
+    )
+    this.name = 'ChangeStreamHistoryLostError'
+    this.code = 'ERR_BSON2JSON_HISTORY_LOST'
+    this.id = id
+    this.checkpointClusterTime = checkpointClusterTime
+    this.oldestClusterTime = oldestClusterTime
+  }
+}
+
+function isHistoryLost(e) {
+  return e !== null && typeof e === 'object' && (e.code === 286 || e.codeName === 'ChangeStreamHistoryLost')
+}
+
+/** `{t, i}` of the oldest entry of the oplog of `source`'s deployment, or null (no access, no oplog). */
+async function oldestOplogTime(source) {
+  try {
+    const client = source.client || (source.db && typeof source.db === 'function' ? source : null) || (source.s && source.s.db && source.s.db.client)
+    if (!client) return null
+    const first = await client
+      .db('local')
+      .collection('oplog.rs')
+      .find({}, { sort: { $natural: 1 }, limit: 1, projection: { ts: 1 }, maxTimeMS: 5000 })
+      .next()
+    const ts = first && first.ts
+    if (!ts || typeof ts.getHighBits !== 'function') return null
+    return { t: ts.getHighBits() >>> 0, i: ts.getLowBits() >>> 0 }
+  } catch {
+    return null
+  }
+}
+
+/** Cluster time `{t, i}` in a resume token `{_data: hex}` (KeyString: 0x82 + 8-byte timestamp), or null. */
+function tokenClusterTime(token) {
+  const d = token && typeof token._data === 'string' ? token._data : null
+  if (d === null || d.length < 18 || d.slice(0, 2).toLowerCase() !== '82') return null
+  const t = parseInt(d.slice(2, 10), 16)
+  const i = parseInt(d.slice(10, 18), 16)
+  return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
+}
+
 /** A newer process with the same stream id took over (its producer epoch fenced ours). */
 class KafkaFencedError extends Error {
   constructor(id, cause) {
@@ -95,6 +150,8 @@ const OPTION_NAMES = new Set([
   'fullDocumentBeforeChange',
   'showExpandedEvents',
   'startAtOperationTime',
+  'resumeAfter',
+  'overrideCheckpoint',
   'batchSize',
   'maxAwaitTimeMS',
   'prefetch',
@@ -137,6 +194,15 @@ function checkOptions(o) {
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
     }
+  }
+  if (o.resumeAfter !== undefined && (o.resumeAfter === null || typeof o.resumeAfter !== 'object')) {
+    throw new TypeError('bson2json/kafka: options.resumeAfter must be a resume token (an object such as {_data: "82..."})')
+  }
+  if (o.resumeAfter !== undefined && o.startAtOperationTime !== undefined) {
+    throw new TypeError('bson2json/kafka: options.resumeAfter and options.startAtOperationTime are exclusive')
+  }
+  if (o.overrideCheckpoint !== undefined && typeof o.overrideCheckpoint !== 'boolean') {
+    throw new TypeError('bson2json/kafka: options.overrideCheckpoint must be a boolean')
   }
   for (const k of ['onProgress', 'onRestart']) {
     if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`bson2json/kafka: options.${k} must be a function`)
@@ -241,7 +307,7 @@ async function readCheckpointWith(consumer, checkpointTopic, id) {
   if (last === null || last.length === 0) return null
   const c = JSON.parse(last.toString())
   if (c.v !== CHECKPOINT_VERSION || typeof c.resumeToken !== 'string') throw new Error(`bson2json/kafka: checkpoint of ${id} has an unknown format`)
-  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events }
+  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events, origin: c.origin }
 }
 
 /** Public form: opens a short-lived consumer. */
@@ -357,8 +423,18 @@ function changeStreamToKafka(options) {
     restarts: 0,
     resumeToken: null,
     clusterTime: null, // {t, i} of the last committed event or checkpoint
-    startedFrom: null, // 'checkpoint' | 'startAtOperationTime' | 'now'
+    startedFrom: null, // 'checkpoint' | 'resumeAfter' | 'startAtOperationTime' | 'now'
   }
+  // The start position this run was asked for, as a string; with overrideCheckpoint it is written
+  // into every checkpoint, so a restart with the same override resumes from the checkpoint
+  // instead of applying it again (an override takes effect once).
+  const requested =
+    o.resumeAfter !== undefined
+      ? `resumeAfter:${ejson().stringify(o.resumeAfter, { relaxed: false })}`
+      : o.startAtOperationTime !== undefined
+        ? `startAtOperationTime:${o.startAtOperationTime.toString()}`
+        : 'now'
+  let origin = null // carried from checkpoint to checkpoint
   const ac = new AbortController()
   let stopping = false
   const onAbort = () => stop()
@@ -452,7 +528,15 @@ function changeStreamToKafka(options) {
           await bounded(cycle)
           return
         } catch (e) {
-          if (e instanceof SourceError) throw e.cause
+          if (e instanceof SourceError) {
+            if (!isHistoryLost(e.cause)) throw e.cause
+            throw new ChangeStreamHistoryLostError({
+              id: o.id,
+              checkpointClusterTime: tokenClusterTime(stats.resumeToken) || stats.clusterTime || null,
+              oldestClusterTime: await oldestOplogTime(o.source),
+              cause: e.cause,
+            })
+          }
           if (e instanceof KafkaFencedError) throw e
           if (stopping) return
           const fatal = afterFailure(e)
@@ -546,7 +630,9 @@ function changeStreamToKafka(options) {
         splitLargeEvents: o.splitLargeEvents,
       }
       for (const k of Object.keys(wopts)) if (wopts[k] === undefined) delete wopts[k]
-      if (ck) {
+      const override = o.overrideCheckpoint === true && (!ck || ck.origin !== requested)
+      if (ck && !override) {
+        origin = ck.origin === undefined ? null : ck.origin
         wopts.resumeAfter = ck.resumeToken
         stats.startedFrom = 'checkpoint'
         if (stats.resumeToken === null) {
@@ -554,11 +640,18 @@ function changeStreamToKafka(options) {
           stats.clusterTime = ck.clusterTime || null
         }
         if (stats.events === 0 && typeof ck.events === 'number') stats.committedEvents = ck.events
-      } else if (o.startAtOperationTime !== undefined) {
-        wopts.startAtOperationTime = o.startAtOperationTime
-        stats.startedFrom = 'startAtOperationTime'
       } else {
-        stats.startedFrom = 'now'
+        if (o.overrideCheckpoint === true) origin = requested
+        if (ck) stats.overridden = { resumeToken: ck.resumeToken, clusterTime: ck.clusterTime || null }
+        if (o.resumeAfter !== undefined) {
+          wopts.resumeAfter = o.resumeAfter
+          stats.startedFrom = 'resumeAfter'
+        } else if (o.startAtOperationTime !== undefined) {
+          wopts.startAtOperationTime = o.startAtOperationTime
+          stats.startedFrom = 'startAtOperationTime'
+        } else {
+          stats.startedFrom = 'now'
+        }
       }
       let total = ck && typeof ck.events === 'number' ? ck.events : 0
       stream = watch(o.source, o.pipeline || [], wopts)
@@ -611,6 +704,7 @@ function changeStreamToKafka(options) {
               clusterTime: clusterTime || stats.clusterTime || undefined,
               events: total,
               at: new Date(now).toISOString(),
+              origin: origin === null ? undefined : origin,
             }),
           ),
         }
@@ -671,5 +765,7 @@ module.exports = {
   transactionalIdOf,
   KafkaFencedError,
   KafkaUnavailableError,
+  ChangeStreamHistoryLostError,
   kafkaCause,
+  tokenClusterTime,
 }

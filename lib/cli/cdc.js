@@ -28,6 +28,11 @@ Options:
       --pipeline JSON          stages after $changeStream, an Extended JSON array
       --start-at-operation-time T[.I]  first start (no checkpoint yet): from this cluster time
                                (seconds since the epoch[.increment]); default: now
+      --resume-after TOKEN     first start: after this resume token (Extended JSON such as
+                               '{"_data":"8263..."}', or the _data hex alone)
+      --override-checkpoint    start from --start-at-operation-time, --resume-after or now even
+                               though a checkpoint exists (after lost history, or to skip ahead);
+                               once: a restart with the same override resumes from the checkpoint
       --partitions N           partitions of a newly created events topic (default 1)
       --batch-size N           change-stream batch size
       --max-await-ms N         getMore wait on an idle stream (default 1000)
@@ -47,15 +52,18 @@ fences the first, which then exits with status 4). Per-document order holds: the
 event's documentKey JSON and partitions follow the Java client's default partitioner.
 
 Exit status: 0 stopped by SIGTERM/SIGINT (the open transaction finished, the cursor closed);
-1 MongoDB error the change stream cannot resume (e.g. ChangeStreamHistoryLost, authentication);
+1 MongoDB error the change stream cannot resume (authentication, a rejected pipeline);
 2 usage error; 3 Kafka unreachable (at start within --kafka-timeout, or for --kafka-retry-timeout
 while running: every committed event stays committed) or topics not creatable; 4 fenced by another process
-with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed).
+with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed);
+6 the change stream's history at the checkpoint is lost (the oplog rolled past it: restart with
+--override-checkpoint, which skips the lost events).
 `
 
 const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
 const { describe } = require('./mongo')
+const { tokenClusterTime } = require('../kafka')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -70,6 +78,7 @@ const VALUE_FLAGS = {
   '--full-document': 'fullDocument',
   '--pipeline': 'pipeline',
   '--start-at-operation-time': 'startAt',
+  '--resume-after': 'resumeAfterText',
   '--partitions': 'partitions',
   '--batch-size': 'batchSize',
   '--max-await-ms': 'maxAwaitTimeMS',
@@ -87,10 +96,10 @@ function intArg(name, text, min) {
 }
 
 function parseArgs(argv) {
-  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet' }, once: true })
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint' }, once: true })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
-  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true }
+  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true }
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
@@ -128,6 +137,22 @@ function parseArgs(argv) {
     const { Timestamp } = require('bson')
     o.startAtOperationTime = new Timestamp({ t: Number(m[1]), i: m[2] === undefined ? 0 : Number(m[2]) })
   }
+  if (o.resumeAfterText !== undefined) {
+    if (o.startAt !== undefined) usage('--resume-after and --start-at-operation-time are exclusive')
+    const text = o.resumeAfterText.trim()
+    if (/^[0-9a-fA-F]+$/.test(text)) o.resumeAfter = { _data: text }
+    else {
+      let t
+      try {
+        t = require('bson').EJSON.parse(text, { relaxed: false })
+      } catch (e) {
+        usage(`--resume-after is neither Extended JSON nor hex: ${e.message}`)
+      }
+      if (t === null || typeof t !== 'object' || Array.isArray(t)) usage('--resume-after must be a resume token document such as {"_data":"8263..."}')
+      o.resumeAfter = t
+    }
+    delete o.resumeAfterText
+  }
   if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
@@ -136,15 +161,6 @@ function parseArgs(argv) {
   o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
   o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
   return o
-}
-
-/** Cluster time {t, i} in a resume token `{_data: hex}` (KeyString: 0x82 + 8-byte timestamp). */
-function tokenClusterTime(token) {
-  const d = token && typeof token._data === 'string' ? token._data : null
-  if (d === null || d.length < 18 || d.slice(0, 2).toLowerCase() !== '82') return null
-  const t = parseInt(d.slice(2, 10), 16)
-  const i = parseInt(d.slice(10, 18), 16)
-  return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
 }
 
 function fmtTime(ct) {
@@ -202,6 +218,8 @@ async function main(argv) {
     value: o.value,
     fullDocument: o.fullDocument,
     startAtOperationTime: o.startAtOperationTime,
+    resumeAfter: o.resumeAfter,
+    overrideCheckpoint: o.overrideCheckpoint,
     partitions: o.partitions,
     batchSize: o.batchSize,
     maxAwaitTimeMS: o.maxAwaitTimeMS,
@@ -210,7 +228,8 @@ async function main(argv) {
     onProgress: (s) => {
       if (!announced) {
         announced = true
-        log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom})`)
+        const over = s.overridden ? `, overriding the checkpoint at ${fmtTime(tokenClusterTime(s.overridden.resumeToken) || s.overridden.clusterTime)}` : ''
+        log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom}${over})`)
       }
     },
     onRestart: (e, s) =>
@@ -271,7 +290,16 @@ function failure(e, o, stats, log) {
     )
     return 3
   }
-  if (e && (String(name).startsWith('Mongo') || e.code === 286)) {
+  if (name === 'ChangeStreamHistoryLostError') {
+    const oldest = e.oldestClusterTime ? fmtTime(e.oldestClusterTime) : 'unknown (reading local.oplog.rs was not possible)'
+    log(
+      `the change stream's history is lost: the checkpoint of ${o.id} is at ${fmtTime(e.checkpointClusterTime)}, ` +
+        `the oldest entry the server still has is at ${oldest}; ${committed}. ` +
+        'To go on without the lost events: restart with --override-checkpoint (from now, or --start-at-operation-time T)',
+    )
+    return 6
+  }
+  if (e && String(name).startsWith('Mongo')) {
     log(`${describe(e, o, 'the change stream')}; ${committed}`)
     return 1
   }
