@@ -23,7 +23,7 @@
  * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x).
  */
 
-const { watch } = require('./change-stream')
+const { watch, snapshot } = require('./change-stream')
 const { loadPeer } = require('./peer')
 
 const CHECKPOINT_VERSION = 1
@@ -152,6 +152,9 @@ const OPTION_NAMES = new Set([
   'startAtOperationTime',
   'resumeAfter',
   'overrideCheckpoint',
+  'snapshot',
+  'snapshotBatchSize',
+  'onHistoryLost',
   'batchSize',
   'maxAwaitTimeMS',
   'prefetch',
@@ -189,7 +192,7 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
-  for (const k of ['partitions', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
+  for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
@@ -200,6 +203,16 @@ function checkOptions(o) {
   }
   if (o.resumeAfter !== undefined && o.startAtOperationTime !== undefined) {
     throw new TypeError('bson2json/kafka: options.resumeAfter and options.startAtOperationTime are exclusive')
+  }
+  if (o.snapshot !== undefined && typeof o.snapshot !== 'boolean') throw new TypeError('bson2json/kafka: options.snapshot must be a boolean')
+  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') {
+    throw new RangeError('bson2json/kafka: options.onHistoryLost must be "fail" or "snapshot"')
+  }
+  if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
+    if (typeof o.source.collectionName !== 'string') throw new TypeError('bson2json/kafka: a snapshot (options.snapshot, onHistoryLost "snapshot") needs a Collection as options.source')
+    if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
+      throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
+    }
   }
   if (o.overrideCheckpoint !== undefined && typeof o.overrideCheckpoint !== 'boolean') {
     throw new TypeError('bson2json/kafka: options.overrideCheckpoint must be a boolean')
@@ -307,7 +320,7 @@ async function readCheckpointWith(consumer, checkpointTopic, id) {
   if (last === null || last.length === 0) return null
   const c = JSON.parse(last.toString())
   if (c.v !== CHECKPOINT_VERSION || typeof c.resumeToken !== 'string') throw new Error(`bson2json/kafka: checkpoint of ${id} has an unknown format`)
-  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events, origin: c.origin }
+  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events, origin: c.origin, snapshot: c.snapshot }
 }
 
 /** Public form: opens a short-lived consumer. */
@@ -423,8 +436,12 @@ function changeStreamToKafka(options) {
     restarts: 0,
     resumeToken: null,
     clusterTime: null, // {t, i} of the last committed event or checkpoint
-    startedFrom: null, // 'checkpoint' | 'resumeAfter' | 'startAtOperationTime' | 'now'
+    startedFrom: null, // 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now'
+    snapshot: null, // { reason, records, done } while or after a snapshot ran in this process
   }
+  // Set when the history at the checkpoint was lost and onHistoryLost is 'snapshot': the next
+  // cycle starts a new snapshot whatever the checkpoint says.
+  let resnapshot = null
   // The start position this run was asked for, as a string; with overrideCheckpoint it is written
   // into every checkpoint, so a restart with the same override resumes from the checkpoint
   // instead of applying it again (an override takes effect once).
@@ -530,6 +547,13 @@ function changeStreamToKafka(options) {
         } catch (e) {
           if (e instanceof SourceError) {
             if (!isHistoryLost(e.cause)) throw e.cause
+            if (o.onHistoryLost === 'snapshot' && resnapshot === null) {
+              resnapshot = 'history-lost'
+              stats.restarts++
+              stats.lastError = 'the change stream history at the checkpoint is lost: snapshot again'
+              if (o.onRestart) o.onRestart(e.cause, stats)
+              continue
+            }
             throw new ChangeStreamHistoryLostError({
               id: o.id,
               checkpointClusterTime: tokenClusterTime(stats.resumeToken) || stats.clusterTime || null,
@@ -575,6 +599,133 @@ function changeStreamToKafka(options) {
         }
         await sleep(Math.min(500, Math.max(0, outageSince + connectTimeoutMS - Date.now())), ac.signal)
       }
+    }
+  }
+
+  /** The checkpoint record of stream `o.id` (committed in the same transaction as what it covers). */
+  function checkpointMessage(resumeToken, clusterTime, events, snap) {
+    return {
+      topic: o.checkpointTopic,
+      key: Buffer.from(o.id),
+      value: Buffer.from(
+        JSON.stringify({
+          v: CHECKPOINT_VERSION,
+          id: o.id,
+          resumeToken: ejson().stringify(resumeToken, { relaxed: false }),
+          clusterTime,
+          events,
+          at: new Date().toISOString(),
+          origin: origin === null ? undefined : origin,
+          // while a snapshot is under way: why it runs, the last _id copied (canonical Extended
+          // JSON, null before the first batch) and the records copied so far
+          snapshot: snap === undefined ? undefined : { reason: snap.reason, after: snap.after, records: snap.records },
+        }),
+      ),
+    }
+  }
+
+  /** The change stream's position now (the postBatchResumeToken of an empty first batch). */
+  async function positionNow() {
+    const probe = watch(o.source, o.pipeline || [], { batchSize: 0, dialect: o.dialect })
+    try {
+      const r = await probe.batches()[Symbol.asyncIterator]().next()
+      const token = r.done ? null : r.value.resumeToken
+      if (!token) throw new Error('bson2json/kafka: the server gave no resume position (postBatchResumeToken) to start the snapshot from')
+      return token
+    } catch (e) {
+      const se = new SourceError(e.message)
+      se.cause = e
+      throw se
+    } finally {
+      await probe.close().catch(() => {})
+    }
+  }
+
+  /**
+   * The snapshot: the collection's documents into the topic in `_id` order, each server batch in
+   * one transaction with a checkpoint saying how far the copy got (`snapshot.after`), so a crash
+   * resumes after the last committed batch. A new snapshot first takes the change stream's
+   * position and commits it with an empty copy, so every change made while the copy runs is
+   * streamed after it. The last transaction checkpoints that position without `snapshot`: the
+   * stream takes over. Returns that position, or null when stopped.
+   * @param {any} producer
+   * @param {{reason: string, after: string|null, records: number, fresh: boolean}} snap
+   * @param {any} ck the checkpoint read at the start of the cycle (null: none)
+   * @param {any} tx0 the transaction opened by the fence, used first
+   */
+  async function runSnapshot(producer, snap, ck, tx0) {
+    let tx = tx0
+    try {
+      const events = ck && typeof ck.events === 'number' ? ck.events : 0
+      let token
+      if (snap.fresh) {
+        token = await positionNow()
+        if (tx === null) tx = await producer.beginTransaction()
+        await tx.send({ messages: [checkpointMessage(token, undefined, events, snap)] })
+        await tx.commit()
+        tx = null
+        stats.transactions++
+      } else {
+        token = ck.resumeToken
+        if (ck.origin !== undefined) origin = ck.origin
+      }
+      stats.snapshot = { reason: snap.reason, records: snap.records, done: false }
+      const cursor = snapshot(o.source, {
+        dialect: o.dialect,
+        batchSize: o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize,
+        after: snap.after === null ? undefined : ejson().parse(snap.after, { relaxed: false }),
+      })
+      current.stream = cursor
+      if (stopping) await cursor.close()
+      const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
+      const it = cursor.batches()[Symbol.asyncIterator]()
+      for (;;) {
+        let r
+        try {
+          r = await it.next()
+        } catch (e) {
+          const se = new SourceError(e.message)
+          se.cause = e
+          throw se
+        }
+        if (r.done) break
+        const b = r.value
+        if (b.events.length === 0) continue
+        if (tx === null) tx = await producer.beginTransaction()
+        const messages = []
+        let bytes = 0
+        for (const ev of b.events) {
+          ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
+          const m = toMessage(o, ev)
+          m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
+          bytes += m.value.length + (m.key ? m.key.length : 0) + 64
+          messages.push(m)
+          if (bytes >= maxBytes) {
+            await tx.send({ messages: messages.splice(0) })
+            bytes = 0
+          }
+        }
+        snap.after = ejson().stringify(b.after, { relaxed: false })
+        snap.records += b.events.length
+        messages.push(checkpointMessage(token, undefined, events, snap))
+        await tx.send({ messages })
+        await tx.commit()
+        tx = null
+        stats.transactions++
+        stats.snapshot.records = snap.records
+        if (o.onProgress) o.onProgress(stats, b)
+      }
+      // A stop closes the cursor, which ends the loop like the end of the collection does.
+      if (stopping) return null
+      if (tx === null) tx = await producer.beginTransaction()
+      await tx.send({ messages: [checkpointMessage(token, undefined, events, undefined)] })
+      await tx.commit()
+      tx = null
+      stats.transactions++
+      stats.snapshot.done = true
+      return token
+    } finally {
+      if (tx !== null && !tx.completed) await tx.abort().catch(() => tx.cancel().catch(() => {}))
     }
   }
 
@@ -631,7 +782,26 @@ function changeStreamToKafka(options) {
       }
       for (const k of Object.keys(wopts)) if (wopts[k] === undefined) delete wopts[k]
       const override = o.overrideCheckpoint === true && (!ck || ck.origin !== requested)
-      if (ck && !override) {
+      // 3a. The snapshot: a new one (first start with `snapshot`, an override with it, or lost
+      // history), or the one the checkpoint says is under way.
+      let snap = null
+      if (resnapshot !== null) snap = { reason: resnapshot, after: null, records: 0, fresh: true }
+      else if ((!ck || override) && o.snapshot === true) snap = { reason: ck ? 'override' : 'initial', after: null, records: 0, fresh: true }
+      else if (ck && !override && ck.snapshot) snap = { ...ck.snapshot, fresh: false }
+      let ckAfterSnapshot = ck
+      if (snap !== null) {
+        stats.startedFrom = 'snapshot'
+        const token = await runSnapshot(producer, snap, ck, tx)
+        tx = null
+        if (token === null) return // stopped
+        resnapshot = null
+        if (snap.fresh && o.overrideCheckpoint === true) origin = requested
+        ckAfterSnapshot = { resumeToken: token, clusterTime: null, events: ck ? ck.events : 0, origin }
+      }
+      if (snap !== null) {
+        wopts.resumeAfter = ckAfterSnapshot.resumeToken
+        if (stats.resumeToken === null) stats.resumeToken = ckAfterSnapshot.resumeToken
+      } else if (ck && !override) {
         origin = ck.origin === undefined ? null : ck.origin
         wopts.resumeAfter = ck.resumeToken
         stats.startedFrom = 'checkpoint'
@@ -653,7 +823,7 @@ function changeStreamToKafka(options) {
           stats.startedFrom = 'now'
         }
       }
-      let total = ck && typeof ck.events === 'number' ? ck.events : 0
+      let total = ckAfterSnapshot && typeof ckAfterSnapshot.events === 'number' ? ckAfterSnapshot.events : 0
       stream = watch(o.source, o.pipeline || [], wopts)
       current.stream = stream
       if (stopping) stream.close().catch(() => {})
@@ -693,22 +863,7 @@ function changeStreamToKafka(options) {
           }
         }
         total += batch.events.length
-        const ckMessage = {
-          topic: o.checkpointTopic,
-          key: Buffer.from(o.id),
-          value: Buffer.from(
-            JSON.stringify({
-              v: CHECKPOINT_VERSION,
-              id: o.id,
-              resumeToken: ejson().stringify(batch.resumeToken, { relaxed: false }),
-              clusterTime: clusterTime || stats.clusterTime || undefined,
-              events: total,
-              at: new Date(now).toISOString(),
-              origin: origin === null ? undefined : origin,
-            }),
-          ),
-        }
-        messages.push(ckMessage)
+        messages.push(checkpointMessage(batch.resumeToken, clusterTime || stats.clusterTime || undefined, total, undefined))
         await tx.send({ messages })
         await tx.commit()
         tx = null
