@@ -15,7 +15,9 @@ export interface KafkaRunStats {
   /** cluster time of the last committed event */
   clusterTime: { t: number; i: number } | null
   /** where the current cycle started: the stored checkpoint, resumeAfter, startAtOperationTime, or now */
-  startedFrom: 'checkpoint' | 'resumeAfter' | 'startAtOperationTime' | 'now' | null
+  startedFrom: 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now' | null
+  /** while or after a snapshot ran in this process: why, the records copied (all runs), whether it finished */
+  snapshot: { reason: 'initial' | 'override' | 'history-lost'; records: number; done: boolean } | null
   /** with `overrideCheckpoint`: the checkpoint this run started over instead of resuming from */
   overridden?: { resumeToken: unknown; clusterTime: { t: number; i: number } | null }
   /** the cause of the last Kafka failure, one line */
@@ -54,6 +56,16 @@ export interface ChangeStreamToKafkaOptions {
    * from the checkpoint.
    */
   overrideCheckpoint?: boolean
+  /**
+   * First start (or with `overrideCheckpoint`): copy the collection (`source` a Collection) into
+   * `topic` first, as `operationType: 'snapshot'` records, then stream from the position taken
+   * before the copy. Excludes `resumeAfter` and `startAtOperationTime`.
+   */
+  snapshot?: boolean
+  /** documents per snapshot batch and transaction (default 1000) */
+  snapshotBatchSize?: number
+  /** lost history: reject with ChangeStreamHistoryLostError (`'fail'`, default) or copy the collection again */
+  onHistoryLost?: 'fail' | 'snapshot'
   batchSize?: number
   maxAwaitTimeMS?: number
   prefetch?: number

@@ -368,6 +368,119 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(await values()).toEqual([0, 1, 2, 5, 6, 7])
   }, 180_000)
 
+  it.skipIf(!!URI)('cdc --on-history-lost snapshot: lost history copies the collection again (records marked history-lost), then streams', async () => {
+    const t = names()
+    const db = `kdr${tag}`
+    const coll = client.db(db).collection('c')
+    const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--value', 'fullDocument', '--full-document', 'updateLookup', '--on-history-lost', 'snapshot']
+    const start = () => {
+      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    const a = start()
+    await until(async () => a.err().includes('streaming'), 60_000)
+    for (let i = 0; i < 3; i++) await coll.insertOne({ _id: i, v: 0 })
+    await until(async () => (await readAll(t.topic)).length >= 3, 60_000)
+    a.p.kill('SIGTERM')
+    expect(await a.exit).toBe(0)
+    await coll.insertOne({ _id: 3, v: 0 })
+    await coll.updateOne({ _id: 0 }, { $set: { v: 9 } })
+    await coll.deleteOne({ _id: 1 })
+    server!.truncateOplog()
+    const b = start()
+    await until(async () => b.err().includes('snapshot done'), 60_000)
+    expect(b.err()).toMatch(/copying kdr.*\(snapshot: history-lost, 0 records copied before\)/)
+    await coll.insertOne({ _id: 4, v: 0 })
+    await until(async () => (await readAll(t.topic)).some((m) => m.key === '{"_id":4}'), 60_000)
+    b.p.kill('SIGTERM')
+    expect(await b.exit).toBe(0)
+    const msgs = await readAll(t.topic)
+    expect(msgs.filter((m) => m.headers.snapshot === 'history-lost').map((m) => m.value)).toEqual(['{"_id":0,"v":9}', '{"_id":2,"v":0}', '{"_id":3,"v":0}'])
+    // {_id: 1}: the delete was in the lost history; a consumer tells from the snapshot records
+    // which keys the copy no longer has.
+    expect(msgs.at(-1)!.value).toBe('{"_id":4,"v":0}')
+  }, 120_000)
+
+  it('cdc --snapshot: 20,000 documents copied while inserts, updates and deletes go on, SIGKILLed during the copy; the final per-key state equals the collection, every record once', async () => {
+    const t = names()
+    const db = `kds${tag}`
+    const coll = client.db(db).collection('c')
+    const N = 20_000
+    for (let i = 0; i < N; i += 5000) await coll.insertMany(Array.from({ length: 5000 }, (_, k) => ({ _id: i + k, v: 0, s: 'x'.repeat(40) })))
+    const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
+    const extra = ['--snapshot', '--snapshot-batch-size', '500', '--value', 'fullDocument', '--full-document', 'updateLookup', '--progress-interval', '1']
+    const start = () => {
+      const p = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    // Writes all along: updates and deletes of copied and not yet copied documents, inserts.
+    let writing = true
+    let w = 0
+    const writer = (async () => {
+      while (writing) {
+        const k = (w * 7919) % N
+        if (w % 3 === 0) await coll.updateOne({ _id: k }, { $inc: { v: 1 } })
+        else if (w % 3 === 1) await coll.insertOne({ _id: N + w, v: w })
+        else await coll.deleteOne({ _id: (k + 13) % N })
+        w++
+        await sleep(2)
+      }
+    })()
+    try {
+      const a = start()
+      await until(async () => {
+        const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id }).catch(() => null)
+        return !!ck && !!ck.snapshot && ck.snapshot.records >= 4000
+      }, 120_000)
+      a.p.kill('SIGKILL')
+      await a.exit
+      expect(a.err()).toMatch(/copying kds.*\.c into .* \(snapshot: initial, 0 records copied before\), then streaming/)
+      const b = start()
+      await until(async () => b.err().includes('snapshot done'), 120_000)
+      expect(b.err()).toMatch(/\(snapshot: initial, [1-9]\d+ records copied before\)/)
+      writing = false
+      await writer
+      await coll.insertOne({ _id: 'end' })
+      await until(async () => (await readAll(t.topic)).some((m) => m.key === '{"_id":"end"}'), 60_000)
+      b.p.kill('SIGTERM')
+      expect(await b.exit).toBe(0)
+      expect(b.err()).toMatch(/stopped \(SIGTERM\): \d+ snapshot records and \d+ events/)
+    } finally {
+      writing = false
+      await writer
+    }
+    const msgs = await readAll(t.topic)
+    const last = new Map<string, string | null>()
+    const snapshots = new Map<string, number>()
+    const changes = new Set<string>()
+    for (const m of msgs) {
+      last.set(m.key, m.value)
+      if (m.headers.snapshot !== undefined) {
+        expect(m.headers.operationType).toBe('snapshot')
+        snapshots.set(m.key, (snapshots.get(m.key) ?? 0) + 1)
+      } else {
+        const id = `${m.key} ${m.headers.clusterTime}`
+        expect(changes.has(id), `change ${id} twice`).toBe(false)
+        changes.add(id)
+      }
+    }
+    expect([...snapshots.values()].filter((c) => c > 1)).toEqual([])
+    expect(snapshots.size).toBeGreaterThan(N / 2)
+    const docs = await coll.find().toArray()
+    const want = new Map(docs.map((d) => [JSON.stringify({ _id: d._id }), JSON.stringify(d)]))
+    const wrong: string[] = []
+    for (const [k, v] of want) if (last.get(k) !== v) wrong.push(`${k}: ${last.get(k)} != ${v}`)
+    for (const [k, v] of last) if (!want.has(k) && v !== null) wrong.push(`${k} deleted but ${v}`)
+    expect(wrong.slice(0, 5)).toEqual([])
+    expect(w).toBeGreaterThan(50)
+  }, 300_000)
+
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')

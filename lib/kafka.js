@@ -549,9 +549,6 @@ function changeStreamToKafka(options) {
             if (!isHistoryLost(e.cause)) throw e.cause
             if (o.onHistoryLost === 'snapshot' && resnapshot === null) {
               resnapshot = 'history-lost'
-              stats.restarts++
-              stats.lastError = 'the change stream history at the checkpoint is lost: snapshot again'
-              if (o.onRestart) o.onRestart(e.cause, stats)
               continue
             }
             throw new ChangeStreamHistoryLostError({
@@ -670,6 +667,7 @@ function changeStreamToKafka(options) {
         if (ck.origin !== undefined) origin = ck.origin
       }
       stats.snapshot = { reason: snap.reason, records: snap.records, done: false }
+      if (o.onProgress) o.onProgress(stats, { events: [], resumeToken: token })
       const cursor = snapshot(o.source, {
         dialect: o.dialect,
         batchSize: o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize,

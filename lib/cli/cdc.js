@@ -30,6 +30,14 @@ Options:
                                (seconds since the epoch[.increment]); default: now
       --resume-after TOKEN     first start: after this resume token (Extended JSON such as
                                '{"_data":"8263..."}', or the _data hex alone)
+      --snapshot               first start (no checkpoint yet, or with --override-checkpoint): copy
+                               the collection into TOPIC first (operationType "snapshot" records,
+                               a "snapshot" header), then stream every change made since the copy
+                               began; a restart resumes the copy after its last committed batch
+      --snapshot-batch-size N  documents per snapshot batch and transaction (default 1000)
+      --on-history-lost fail|snapshot  when the history at the checkpoint is lost: exit 6
+                               (default), or copy the collection again (records marked
+                               "history-lost") and stream from there
       --override-checkpoint    start from --start-at-operation-time, --resume-after or now even
                                though a checkpoint exists (after lost history, or to skip ahead);
                                once: a restart with the same override resumes from the checkpoint
@@ -79,6 +87,8 @@ const VALUE_FLAGS = {
   '--pipeline': 'pipeline',
   '--start-at-operation-time': 'startAt',
   '--resume-after': 'resumeAfterText',
+  '--snapshot-batch-size': 'snapshotBatchSize',
+  '--on-history-lost': 'onHistoryLost',
   '--partitions': 'partitions',
   '--batch-size': 'batchSize',
   '--max-await-ms': 'maxAwaitTimeMS',
@@ -96,10 +106,10 @@ function intArg(name, text, min) {
 }
 
 function parseArgs(argv) {
-  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint' }, once: true })
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint', '--snapshot': 'snapshot' }, once: true })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
-  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true }
+  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true, snapshot: parsed.opts.snapshot === true }
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
@@ -153,6 +163,10 @@ function parseArgs(argv) {
     }
     delete o.resumeAfterText
   }
+  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') usage('--on-history-lost must be fail or snapshot')
+  if ((o.snapshot || o.onHistoryLost === 'snapshot') && o.collection === undefined) usage(`${o.snapshot ? '--snapshot' : '--on-history-lost snapshot'} needs --db and --collection`)
+  if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
+  if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
   if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
@@ -191,6 +205,8 @@ async function main(argv) {
   let lastEvents = 0
   let lastAt = Date.now()
   let announced = false
+  let snapshotSeen = null
+  let snapshotDone = null
   const stats = { value: null }
   const progress = () => {
     const s = stats.value
@@ -199,8 +215,9 @@ async function main(argv) {
     const rate = ((s.events - lastEvents) * 1000) / Math.max(1, now - lastAt)
     const ct = tokenClusterTime(s.resumeToken) || s.clusterTime
     const lag = ct ? Math.max(0, now / 1000 - ct.t) : null
+    const snap = s.snapshot && !s.snapshot.done ? `snapshot ${s.snapshot.records} records (${s.snapshot.reason}), ` : ''
     log(
-      `${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
+      `${snap}${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
         `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}`,
     )
     lastEvents = s.events
@@ -220,16 +237,27 @@ async function main(argv) {
     startAtOperationTime: o.startAtOperationTime,
     resumeAfter: o.resumeAfter,
     overrideCheckpoint: o.overrideCheckpoint,
+    snapshot: o.snapshot || undefined,
+    snapshotBatchSize: o.snapshotBatchSize,
+    onHistoryLost: o.onHistoryLost,
     partitions: o.partitions,
     batchSize: o.batchSize,
     maxAwaitTimeMS: o.maxAwaitTimeMS,
     connectTimeoutMS: o.kafkaTimeout * 1000,
     retryTimeoutMS: o.kafkaRetryTimeout * 1000,
     onProgress: (s) => {
-      if (!announced) {
+      const over = s.overridden ? `, overriding the checkpoint at ${fmtTime(tokenClusterTime(s.overridden.resumeToken) || s.overridden.clusterTime)}` : ''
+      if (s.snapshot && !s.snapshot.done && s.snapshot !== snapshotSeen) {
+        snapshotSeen = s.snapshot
         announced = true
-        const over = s.overridden ? `, overriding the checkpoint at ${fmtTime(tokenClusterTime(s.overridden.resumeToken) || s.overridden.clusterTime)}` : ''
+        log(`copying ${what} into ${o.topic} as ${o.id} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
+      } else if (!announced) {
+        announced = true
         log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom}${over})`)
+      }
+      if (s.snapshot && s.snapshot.done && s.snapshot !== snapshotDone) {
+        snapshotDone = s.snapshot
+        log(`snapshot done: ${s.snapshot.records} records; streaming the changes made since it began`)
       }
     },
     onRestart: (e, s) =>
@@ -256,7 +284,8 @@ async function main(argv) {
   try {
     await run.done
     if (!o.quiet) progress()
-    log(`stopped${signalled ? ` (${signalled})` : ''}: ${run.stats.events} events in ${run.stats.transactions} transactions`)
+    const snapped = run.stats.snapshot ? `${run.stats.snapshot.records} snapshot records${run.stats.snapshot.done ? '' : ' (the copy resumes on the next start)'} and ` : ''
+    log(`stopped${signalled ? ` (${signalled})` : ''}: ${snapped}${run.stats.events} events in ${run.stats.transactions} transactions`)
     code = 0
   } catch (e) {
     code = failure(e, o, run.stats, log)
