@@ -76,6 +76,10 @@ export interface ChangeStreamToKafkaOptions {
   partitions?: number
   /** checkpoint an idle stream at most this often (default 5000) */
   idleCheckpointMS?: number
+  /** commit the open transaction (whole server batches and one checkpoint) once it is this old (default 100; 0: every batch) */
+  commitIntervalMS?: number
+  /** commit the open transaction once its records reach this many bytes (default 8 MiB) */
+  maxTransactionBytes?: number
   /** bytes per produce request inside a transaction (default 512 KiB) */
   maxRequestBytes?: number
   /** first back-off after a Kafka error (default 500, doubling up to 10 s) */

@@ -3,9 +3,11 @@
 /**
  * `require('bson2json/kafka')`: a MongoDB change stream into a Kafka topic, exactly once.
  *
- * Each server batch of the change stream (lib/change-stream.js `batches()`) becomes ONE Kafka
- * transaction holding the batch's events and a checkpoint record (the batch's resume token) in a
- * compacted checkpoint topic, keyed by the stream id. On start the process
+ * The server batches of the change stream (lib/change-stream.js `batches()`) go into Kafka
+ * transactions, each holding whole batches' events and ONE checkpoint record (the last batch's
+ * resume token) in a compacted checkpoint topic, keyed by the stream id; a transaction commits
+ * once it is `commitIntervalMS` old (default 100) or holds `maxTransactionBytes`, or when no next
+ * batch comes within the interval. On start the process
  *   1. opens a transactional producer whose transactional.id is derived from the stream id:
  *      InitProducerId bumps the epoch, which fences any older process with the same id and
  *      aborts (or completes) the transaction it left open;
@@ -162,6 +164,8 @@ const OPTION_NAMES = new Set([
   'createTopics',
   'partitions',
   'idleCheckpointMS',
+  'commitIntervalMS',
+  'maxTransactionBytes',
   'maxRequestBytes',
   'retryDelayMS',
   'connectTimeoutMS',
@@ -192,9 +196,9 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
-  for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
+  for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
-    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
+    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
     }
   }
@@ -829,50 +833,91 @@ function changeStreamToKafka(options) {
       let first = true
       const idleMS = o.idleCheckpointMS === undefined ? 5000 : o.idleCheckpointMS
       const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
+      const commitMS = o.commitIntervalMS === undefined ? 100 : o.commitIntervalMS
+      const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
+      // The open transaction: the server batches sent into it since it began. It commits with
+      // one checkpoint (the last batch's token) once it is commitIntervalMS old or holds
+      // maxTransactionBytes, when no next batch comes within that interval, and at the end.
+      let open = null
+      const commitOpen = async () => {
+        const t = open
+        total += t.events
+        await tx.send({ messages: [checkpointMessage(t.token, t.clusterTime || stats.clusterTime || undefined, total, undefined)] })
+        await tx.commit()
+        tx = null
+        open = null
+        lastCheckpointAt = Date.now()
+        stats.transactions++
+        stats.batches += t.batches
+        stats.events += t.events
+        stats.resumeToken = t.token
+        if (t.clusterTime) stats.clusterTime = t.clusterTime
+        if (o.onProgress) o.onProgress(stats, t.last)
+      }
       const it = stream.batches()[Symbol.asyncIterator]()
+      const TIMEOUT = Symbol('commit interval')
+      let pending = null
       for (;;) {
+        if (pending === null) {
+          pending = it.next()
+          // awaited below, possibly after a commit: never an unhandled rejection meanwhile
+          pending.catch(() => {})
+        }
         let r
         try {
-          r = await it.next()
+          if (open === null) r = await pending
+          else {
+            const wait = open.since + commitMS - Date.now()
+            r = wait <= 0 ? TIMEOUT : await Promise.race([pending, sleep(wait, ac.signal).then(() => TIMEOUT)])
+          }
         } catch (e) {
           const se = new SourceError(e.message)
           se.cause = e
           throw se
         }
+        if (r === TIMEOUT) {
+          await commitOpen()
+          continue
+        }
+        pending = null
         if (r.done) break
         const batch = r.value
         const now = Date.now()
-        // Empty batches only move the token: checkpoint them at most every idleCheckpointMS,
-        // except the first of a run (a first start then has a position to resume from).
-        if (batch.events.length === 0 && !first && now - lastCheckpointAt < idleMS) continue
+        if (batch.events.length === 0) {
+          // Empty batches only move the token: into the open transaction's checkpoint, or
+          // checkpointed at most every idleCheckpointMS, except the first of a run (a first
+          // start then has a position to resume from).
+          if (open !== null) {
+            open.token = batch.resumeToken
+            continue
+          }
+          if (!first && now - lastCheckpointAt < idleMS) continue
+        }
         first = false
         if (tx === null) tx = await producer.beginTransaction()
+        if (open === null) open = { since: now, bytes: 0, events: 0, batches: 0, token: null, clusterTime: null, last: null }
         const messages = []
         let bytes = 0
-        let clusterTime = null
         for (const ev of batch.events) {
           const m = toMessage(o, ev)
-          if (ev.clusterTime) clusterTime = ev.clusterTime
-          bytes += (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+          if (ev.clusterTime) open.clusterTime = ev.clusterTime
+          const size = (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+          bytes += size
+          open.bytes += size
           messages.push(m)
           if (bytes >= maxBytes) {
             await tx.send({ messages: messages.splice(0) })
             bytes = 0
           }
         }
-        total += batch.events.length
-        messages.push(checkpointMessage(batch.resumeToken, clusterTime || stats.clusterTime || undefined, total, undefined))
-        await tx.send({ messages })
-        await tx.commit()
-        tx = null
-        lastCheckpointAt = now
-        stats.transactions++
-        stats.batches++
-        stats.events += batch.events.length
-        stats.resumeToken = batch.resumeToken
-        if (clusterTime) stats.clusterTime = clusterTime
-        if (o.onProgress) o.onProgress(stats, batch)
+        if (messages.length > 0) await tx.send({ messages })
+        open.events += batch.events.length
+        open.batches++
+        open.token = batch.resumeToken
+        open.last = batch
+        if (open.bytes >= maxTxBytes || Date.now() - open.since >= commitMS || stopping) await commitOpen()
       }
+      if (open !== null) await commitOpen()
     } catch (e) {
       if (e instanceof SourceError) throw e
       // Fenced after our own InitProducerId succeeded: a newer process owns the id.

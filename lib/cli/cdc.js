@@ -5,7 +5,7 @@
 // `changeStreamToKafka()`; this file parses arguments, connects, logs progress and maps the
 // outcome to an exit status.
 
-const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (one transaction per server batch)
+const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (whole server batches per transaction)
 
 Usage:
   bson2json cdc --uri URI [--db DB [--collection COLL]] --kafka HOST:PORT[,HOST:PORT...]
@@ -49,6 +49,8 @@ Options:
                                (default 10; exit 3 naming the brokers and the cause)
       --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
                                (default 120; retried meanwhile from the last checkpoint)
+      --commit-interval-ms N   commit the open transaction (whole server batches and their
+                               checkpoint) once it is N ms old (default 100; 0: every batch)
       --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
       --quiet                  no progress lines (errors still go to stderr)
   -h, --help                   show this help
@@ -93,6 +95,7 @@ const VALUE_FLAGS = {
   '--batch-size': 'batchSize',
   '--max-await-ms': 'maxAwaitTimeMS',
   '--progress-interval': 'progressInterval',
+  '--commit-interval-ms': 'commitIntervalMS',
   '--timeout': 'timeout',
   '--kafka-timeout': 'kafkaTimeout',
   '--kafka-retry-timeout': 'kafkaRetryTimeout',
@@ -166,6 +169,7 @@ function parseArgs(argv) {
   if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') usage('--on-history-lost must be fail or snapshot')
   if ((o.snapshot || o.onHistoryLost === 'snapshot') && o.collection === undefined) usage(`${o.snapshot ? '--snapshot' : '--on-history-lost snapshot'} needs --db and --collection`)
   if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
+  if (o.commitIntervalMS !== undefined) o.commitIntervalMS = intArg('--commit-interval-ms', o.commitIntervalMS, 0)
   if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
   if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
@@ -239,6 +243,7 @@ async function main(argv) {
     overrideCheckpoint: o.overrideCheckpoint,
     snapshot: o.snapshot || undefined,
     snapshotBatchSize: o.snapshotBatchSize,
+    commitIntervalMS: o.commitIntervalMS,
     onHistoryLost: o.onHistoryLost,
     partitions: o.partitions,
     batchSize: o.batchSize,
