@@ -541,6 +541,10 @@ function changeStreamToKafka(options) {
 
   const done = (async () => {
     try {
+      // The limits count from the first attempt to reach Kafka, not from loading its client
+      // (a second or more on a loaded machine).
+      kafka()
+      if (!started) outageSince = Date.now()
       await ensureTopicsOnce()
       let delay = o.retryDelayMS === undefined ? 500 : o.retryDelayMS
       for (;;) {
