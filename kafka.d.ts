@@ -88,7 +88,10 @@ export interface ChangeStreamToKafkaOptions {
   connectTimeoutMS?: number
   /** once running, reject with KafkaUnavailableError when Kafka stays unreachable this long (default 120000) */
   retryTimeoutMS?: number
-  /** extra @platformatic/kafka client options (tls, sasl, timeout, ...) */
+  /**
+   * extra @platformatic/kafka client options, e.g. `tls: { ca, cert, key }` (Node's tls.connect
+   * options) and `sasl: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username, password }`
+   */
   kafka?: Record<string, unknown>
   onProgress?: (stats: KafkaRunStats, batch: { events: unknown[]; resumeToken: unknown }) => void
   onRestart?: (error: Error, stats: KafkaRunStats) => void
@@ -129,6 +132,8 @@ export class ChangeStreamHistoryLostError extends Error {
 /** Kafka unreachable: at start within `connectTimeoutMS`, or for `retryTimeoutMS` once running. */
 export class KafkaUnavailableError extends Error {
   code: 'ERR_BSON2JSON_KAFKA_UNAVAILABLE'
+  /** authentication failed or the broker's certificate is not trusted: ended at once, not retried */
+  refused: boolean
   /** the bootstrap brokers */
   brokers: string[]
   phase: 'start' | 'running'

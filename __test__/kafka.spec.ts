@@ -481,6 +481,55 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(w).toBeGreaterThan(50)
   }, 300_000)
 
+  it('cdc over SASL_SSL: SCRAM with the CA trusted streams; a wrong password and an untrusted certificate end at once with one line (exit 3)', async () => {
+    const sasl = spawnSync('bash', [path.join(ROOT, 'scripts/kafka.sh'), 'addr-sasl-ssl'], { encoding: 'utf8' }).stdout.trim()
+    if (!sasl) {
+      expect(process.env.B2J_REQUIRE_KAFKA, 'the broker of scripts/kafka.sh has a SASL_SSL listener').not.toBe('1')
+      return
+    }
+    const ca = path.join(ROOT, 'tmp/kafka/tls/ca.pem')
+    const t = names()
+    const db = `kdt${tag}`
+    const coll = client.db(db).collection('c')
+    const base = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', sasl, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
+    const env = { ...process.env, BSON2JSON_KAFKA_PASSWORD: 'alice-secret' }
+    const p = spawn(process.execPath, [...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-256', '--kafka-user', 'alice'], { stdio: ['ignore', 'ignore', 'pipe'], env })
+    let err = ''
+    p.stderr.on('data', (d) => (err += d))
+    const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+    await until(async () => err.includes('streaming'), 60_000)
+    for (let i = 0; i < 5; i++) await coll.insertOne({ i })
+    await until(async () => (await readAll(t.topic)).length >= 5, 60_000)
+    p.kill('SIGTERM')
+    expect(await exit).toBe(0)
+
+    const run = (args: string[], e: NodeJS.ProcessEnv) =>
+      new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const c = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: e })
+        let stderr = ''
+        c.stderr.on('data', (d) => (stderr += d))
+        c.on('exit', (status) => resolve({ status, stderr }))
+      })
+    const fs = await import('node:fs')
+    const pwFile = path.join(ROOT, `tmp/kafka-pw-${tag}`)
+    fs.writeFileSync(pwFile, 'not-the-password\n')
+    try {
+      const t0 = Date.now()
+      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile], process.env)
+      expect(bad.status).toBe(3)
+      expect(Date.now() - t0).toBeLessThan(9000)
+      expect(bad.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: SASL_AUTHENTICATION_FAILED (SASL authentication failed.) (SCRAM-SHA-512 as alice); nothing was written`)
+    } finally {
+      fs.rmSync(pwFile, { force: true })
+    }
+    const untrusted = await run([...base, '--kafka-tls', '--kafka-sasl', 'PLAIN', '--kafka-user', 'alice'], env)
+    expect(untrusted.status).toBe(3)
+    expect(untrusted.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: self-signed certificate in certificate chain; nothing was written`)
+    const nopw = spawnSync(process.execPath, [...base, '--kafka-sasl', 'PLAIN', '--kafka-user', 'alice'], { encoding: 'utf8', env: { ...process.env, BSON2JSON_KAFKA_PASSWORD: undefined } })
+    expect(nopw.status).toBe(2)
+    expect(nopw.stderr.split('\n')[0]).toBe('bson2json cdc: --kafka-sasl needs a password: --kafka-password-file FILE or BSON2JSON_KAFKA_PASSWORD')
+  }, 120_000)
+
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')

@@ -60,12 +60,14 @@ function ejson() {
  * Kafka error name, or `no answer within N s`).
  */
 class KafkaUnavailableError extends Error {
-  constructor({ brokers, phase, reason, seconds, cause }) {
+  constructor({ brokers, phase, reason, seconds, cause, refused = false }) {
     const where = brokers.join(',')
     super(
-      phase === 'start'
-        ? `bson2json/kafka: cannot reach Kafka at ${where} within ${seconds} s: ${reason}`
-        : `bson2json/kafka: lost Kafka at ${where} for ${seconds} s: ${reason}`,
+      refused
+        ? `bson2json/kafka: Kafka at ${where} refused the connection: ${reason}`
+        : phase === 'start'
+          ? `bson2json/kafka: cannot reach Kafka at ${where} within ${seconds} s: ${reason}`
+          : `bson2json/kafka: lost Kafka at ${where} for ${seconds} s: ${reason}`,
       { cause },
     )
     this.name = 'KafkaUnavailableError'
@@ -73,6 +75,8 @@ class KafkaUnavailableError extends Error {
     this.brokers = brokers
     this.phase = phase
     this.reason = reason
+    // authentication or TLS: not retried, a retry cannot fix it
+    this.refused = refused
   }
 }
 
@@ -405,6 +409,16 @@ function kafkaCause(e) {
   return String(m || e).split('\n')[0]
 }
 
+/**
+ * Failures a retry cannot fix: SASL authentication, and a broker certificate the client does not
+ * trust (or that names another host). These end the run at once, whatever the timeouts.
+ */
+function isRefused(cause) {
+  return /SASL authentication failed|Illegal SASL|self[- ]signed certificate|unable to (get|verify) (local issuer|the first) certificate|certificate has expired|Hostname\/IP does not match|ERR_TLS_CERT|wrong version number|CERT_/i.test(
+    String(cause),
+  )
+}
+
 function isFenced(e) {
   return /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|TRANSACTIONAL_ID_AUTHORIZATION_FAILED/.test(errorText(e))
 }
@@ -527,6 +541,7 @@ function changeStreamToKafka(options) {
     // before it, if any.
     lastCause = e && e.timeoutReason ? (lastCause ?? e.timeoutReason) : kafkaCause(e)
     const limit = started ? retryTimeoutMS : connectTimeoutMS
+    if (isRefused(lastCause)) return new KafkaUnavailableError({ brokers, phase: started ? 'running' : 'start', reason: lastCause, seconds: 0, cause: e, refused: true })
     if (Date.now() - outageSince < limit) return null
     return new KafkaUnavailableError({ brokers, phase: started ? 'running' : 'start', reason: lastCause, seconds: Math.round(limit / 1000), cause: e })
   }

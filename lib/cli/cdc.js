@@ -45,6 +45,13 @@ Options:
       --batch-size N           change-stream batch size
       --max-await-ms N         getMore wait on an idle stream (default 1000)
       --timeout S              give up after S seconds without a usable MongoDB server (default 10)
+      --kafka-tls              connect to Kafka over TLS (the system's CAs)
+      --kafka-ca FILE          TLS, trusting the CA certificates in FILE (PEM)
+      --kafka-cert FILE, --kafka-key FILE  TLS client certificate and key (PEM)
+      --kafka-sasl MECHANISM   SASL: PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (with --kafka-user)
+      --kafka-user NAME        SASL user name
+      --kafka-password-file FILE  SASL password: the file's first line (or the environment
+                               variable BSON2JSON_KAFKA_PASSWORD; never on the command line)
       --kafka-timeout S        give up when Kafka cannot be reached at start within S seconds
                                (default 10; exit 3 naming the brokers and the cause)
       --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
@@ -98,6 +105,12 @@ const VALUE_FLAGS = {
   '--commit-interval-ms': 'commitIntervalMS',
   '--timeout': 'timeout',
   '--kafka-timeout': 'kafkaTimeout',
+  '--kafka-ca': 'kafkaCa',
+  '--kafka-cert': 'kafkaCert',
+  '--kafka-key': 'kafkaKey',
+  '--kafka-sasl': 'kafkaSasl',
+  '--kafka-user': 'kafkaUser',
+  '--kafka-password-file': 'kafkaPasswordFile',
   '--kafka-retry-timeout': 'kafkaRetryTimeout',
 }
 
@@ -108,8 +121,40 @@ function intArg(name, text, min) {
   return n
 }
 
+function readArgFile(flag, file) {
+  try {
+    return require('node:fs').readFileSync(file)
+  } catch (e) {
+    usage(`cannot read ${flag} ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
+  }
+}
+
+/** The Kafka client's `tls` and `sasl` options from the --kafka-* flags (files read now). */
+function kafkaSecurity(o, env) {
+  const out = {}
+  if (o.kafkaTls === true || o.kafkaCa !== undefined || o.kafkaCert !== undefined || o.kafkaKey !== undefined) {
+    if ((o.kafkaCert === undefined) !== (o.kafkaKey === undefined)) usage('--kafka-cert and --kafka-key go together')
+    const tls = {}
+    if (o.kafkaCa !== undefined) tls.ca = readArgFile('--kafka-ca', o.kafkaCa)
+    if (o.kafkaCert !== undefined) tls.cert = readArgFile('--kafka-cert', o.kafkaCert)
+    if (o.kafkaKey !== undefined) tls.key = readArgFile('--kafka-key', o.kafkaKey)
+    out.tls = tls
+  }
+  if (o.kafkaSasl !== undefined || o.kafkaUser !== undefined || o.kafkaPasswordFile !== undefined) {
+    const mechanisms = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']
+    if (!mechanisms.includes(o.kafkaSasl)) usage(`--kafka-sasl must be ${mechanisms.join(', ')}`)
+    if (o.kafkaUser === undefined) usage('--kafka-sasl needs --kafka-user')
+    let password
+    if (o.kafkaPasswordFile !== undefined) password = String(readArgFile('--kafka-password-file', o.kafkaPasswordFile)).split(/\r?\n/)[0]
+    else if (env.BSON2JSON_KAFKA_PASSWORD !== undefined) password = env.BSON2JSON_KAFKA_PASSWORD
+    else usage('--kafka-sasl needs a password: --kafka-password-file FILE or BSON2JSON_KAFKA_PASSWORD')
+    out.sasl = { mechanism: o.kafkaSasl, username: o.kafkaUser, password }
+  }
+  return Object.keys(out).length === 0 ? undefined : out
+}
+
 function parseArgs(argv) {
-  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint', '--snapshot': 'snapshot' }, once: true })
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint', '--snapshot': 'snapshot', '--kafka-tls': 'kafkaTls' }, once: true })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
   const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true, snapshot: parsed.opts.snapshot === true }
@@ -177,6 +222,7 @@ function parseArgs(argv) {
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
   o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
+  o.kafkaClient = kafkaSecurity(o, process.env)
   o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
   return o
 }
@@ -244,6 +290,7 @@ async function main(argv) {
     snapshot: o.snapshot || undefined,
     snapshotBatchSize: o.snapshotBatchSize,
     commitIntervalMS: o.commitIntervalMS,
+    kafka: o.kafkaClient,
     onHistoryLost: o.onHistoryLost,
     partitions: o.partitions,
     batchSize: o.batchSize,
@@ -317,8 +364,11 @@ function failure(e, o, stats, log) {
   }
   if (name === 'KafkaUnavailableError') {
     const ct = tokenClusterTime(stats.resumeToken) || stats.clusterTime
+    const as = o.kafkaSasl !== undefined ? ` (${o.kafkaSasl} as ${o.kafkaUser})` : ''
     log(
-      e.phase === 'start'
+      e.refused
+        ? `Kafka at ${o.kafka} refused the connection: ${e.reason}${/SASL/i.test(e.reason) ? as : ''}; ${e.phase === 'start' ? 'nothing was written' : committed}`
+        : e.phase === 'start'
         ? `cannot reach Kafka at ${o.kafka} within ${o.kafkaTimeout} s (${e.reason}); nothing was written`
         : `lost Kafka at ${o.kafka} for ${o.kafkaRetryTimeout} s (${e.reason}); ${committed}, the checkpoint is at ${fmtTime(ct)}: a restart resumes there`,
     )
