@@ -530,6 +530,55 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(nopw.stderr.split('\n')[0]).toBe('bson2json cdc: --kafka-sasl needs a password: --kafka-password-file FILE or BSON2JSON_KAFKA_PASSWORD')
   }, 120_000)
 
+  it.skipIf(!!URI)('two shards simulated by two servers: one cdc per shard (own --id) into one 2-partition topic; every event once, each key on one partition in its order', async () => {
+    const t = names()
+    const shard2 = await startTestServer({ port: 0 })
+    const c2 = await MongoClient.connect(shard2.uri)
+    try {
+      const db = `kd2${tag}`
+      const colls = [client.db(db).collection('c'), c2.db(db).collection('c')]
+      const procs = [uri, shard2.uri].map((u, k) => {
+        const p = spawn(process.execPath, [BIN, 'cdc', '--uri', u, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', `${t.id}_shard${k + 1}`, '--partitions', '2', '--max-await-ms', '100'], { stdio: ['ignore', 'ignore', 'pipe'] })
+        let err = ''
+        p.stderr.on('data', (d) => (err += d))
+        return { p, err: () => err, exit: new Promise<number | null>((r) => p.on('exit', (code) => r(code))) }
+      })
+      await until(async () => procs.every((p) => p.err().includes('streaming')), 60_000)
+      // Shard k owns the keys k, k+2, k+4, ...: each key gets an insert and 4 updates.
+      const writes: Promise<unknown>[] = []
+      for (let k = 0; k < 2; k++) {
+        writes.push(
+          (async () => {
+            for (let id = k; id < 40; id += 2) await colls[k].insertOne({ _id: id, v: 0 })
+            for (let v = 1; v <= 4; v++) for (let id = k; id < 40; id += 2) await colls[k].updateOne({ _id: id }, { $set: { v } })
+          })(),
+        )
+      }
+      await Promise.all(writes)
+      await until(async () => (await readAll(t.topic)).length >= 200, 60_000)
+      await sleep(300)
+      for (const p of procs) p.p.kill('SIGTERM')
+      for (const p of procs) expect(await p.exit).toBe(0)
+      const msgs = await readAll(t.topic)
+      expect(msgs).toHaveLength(200)
+      const partitionOf = new Map<string, number>()
+      const seen = new Map<string, number[]>()
+      for (const m of msgs) {
+        expect(partitionOf.get(m.key) ?? m.partition, `key ${m.key} on one partition`).toBe(m.partition)
+        partitionOf.set(m.key, m.partition)
+        const ev = JSON.parse(m.value)
+        const v = ev.operationType === 'insert' ? 0 : ev.updateDescription.updatedFields.v
+        seen.set(m.key, [...(seen.get(m.key) ?? []), v])
+      }
+      expect(new Set(partitionOf.values()).size).toBe(2)
+      for (const [k, vs] of seen) expect(vs, k).toEqual([0, 1, 2, 3, 4])
+      expect(seen.size).toBe(40)
+    } finally {
+      await c2.close()
+      await shard2.close()
+    }
+  }, 120_000)
+
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
