@@ -37,7 +37,7 @@ const FLAG_BITS = 8
 const PACK = 2 ** FLAG_BITS
 
 /**
- * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number }} Resolved
+ * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number, shaper?: any }} Resolved
  */
 
 /** @type {Resolved} */
@@ -63,6 +63,8 @@ const TRANSCODE_KEYS = [
   'promoteBuffers',
   'bsonRegExp',
   'validation',
+  'projection',
+  'redact',
 ]
 const BASE_KEYS = new Set(TRANSCODE_KEYS)
 /** Batch functions also take `threads`. */
@@ -255,8 +257,11 @@ function resolveOptions(options, known = BASE_KEYS) {
       )
     }
   }
+  // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
+  const shaper =
+    options.projection === undefined && options.redact === undefined ? undefined : require('./shape').compileShape(options.projection, options.redact)
   // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion }
+  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
 }
 
 function isEmptyObject(x) {

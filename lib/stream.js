@@ -53,10 +53,13 @@ const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 const EMPTY = Buffer.alloc(0)
 
+const SHAPE_CONCATENATED = require('./shape').ShapeInput.Concatenated
+
 let backend = null
 /** What `toNDJSON(buf, options)` does, from the backend directly (no require of index.js). */
 function ndjson(buf, o) {
   if (backend === null) backend = loadBackend().binding
+  if (o.shaper !== undefined) buf = o.shaper.shape(SHAPE_CONCATENATED, buf)
   return backend.transcodeBatch(buf, backend.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
 }
 
@@ -64,6 +67,7 @@ function ndjson(buf, o) {
 function ndjsonAsync(buf, o) {
   if (backend === null) backend = loadBackend().binding
   const b = backend
+  if (o.shaper !== undefined) buf = o.shaper.shape(SHAPE_CONCATENATED, buf)
   return b.transcodeBatchAsync(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false)
 }
 

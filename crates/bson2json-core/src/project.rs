@@ -707,10 +707,11 @@ impl Shape {
     }
 
     /// Rewrites a cursor document (`{ id, ns, firstBatch | nextBatch, ... }`): every document
-    /// of its batch array shaped, every other field copied.
+    /// of its batch array shaped (as a change event with `events`), every other field copied.
     pub fn cursor(
         &self,
         input: &[u8],
+        events: bool,
         out: &mut Vec<u8>,
         scratch: &mut Vec<u8>,
     ) -> Result<(), Error> {
@@ -724,7 +725,10 @@ impl Shape {
                 let q = begin_doc(out);
                 while let Some(d) = docs.next()? {
                     out.extend_from_slice(&input[d.at..d.value.0]);
-                    if d.t == DOCUMENT {
+                    if d.t == DOCUMENT && events {
+                        let ev = &input[d.value.0..d.value.1];
+                        self.change_event(ev, out, scratch)?;
+                    } else if d.t == DOCUMENT {
                         self.doc_at(input, d.value.0, d.value.1, out, scratch)?;
                     } else {
                         out.extend_from_slice(&input[d.value.0..d.value.1]);

@@ -1,0 +1,123 @@
+//! `Shaper`: a projection and/or redaction (core `project`) compiled once per call or stream,
+//! applied to each document as a BSON → BSON pass ahead of the unchanged transcoder.
+
+use std::borrow::Cow;
+
+use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::node_api::Value;
+use crate::{make_buffer, make_string, options, throw_transcode_error, with_output};
+
+/// What `Shaper.shape` reads: one document, concatenated documents, a cursor document, a
+/// change event.
+#[napi]
+pub enum ShapeInput {
+    /// One whole document.
+    Document = 0,
+    /// Documents back to back.
+    Concatenated = 1,
+    /// A cursor document (`{ id, ns, firstBatch | nextBatch }`): its batch's documents.
+    Cursor = 2,
+    /// A change event.
+    ChangeEvent = 3,
+    /// A cursor document whose batch holds change events.
+    ChangeCursor = 4,
+}
+
+/// A compiled projection and redaction.
+#[napi]
+pub struct Shaper {
+    shape: Shape,
+}
+
+#[napi]
+impl Shaper {
+    /// `fields[i]` with `include[i]` (the projection, in the spec's order), the redacted
+    /// `paths`, and the HMAC key (`null` redacts to `null`). A bad spec throws a TypeError
+    /// naming the path.
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        fields: Vec<String>,
+        include: Vec<bool>,
+        redact: Vec<String>,
+        key: Option<Buffer>,
+    ) -> Result<Self> {
+        if fields.len() != include.len() {
+            return Err(crate::type_error(
+                &env,
+                "bson2json: fields and include differ in length",
+            ));
+        }
+        let pairs: Vec<(&str, bool)> = fields
+            .iter()
+            .map(|s| s.as_str())
+            .zip(include.iter().copied())
+            .collect();
+        let projection = Projection::new(&pairs)
+            .map_err(|e| crate::type_error(&env, &format!("bson2json: options.projection: {e}")))?;
+        let paths: Vec<&str> = redact.iter().map(|s| s.as_str()).collect();
+        let with = match key {
+            None => RedactWith::Null,
+            Some(k) => RedactWith::HmacSha256(k.to_vec()),
+        };
+        let redaction = Redaction::new(&paths, with)
+            .map_err(|e| crate::type_error(&env, &format!("bson2json: options.redact: {e}")))?;
+        Ok(Shaper {
+            shape: Shape::new(projection, redaction),
+        })
+    }
+
+    /// The shaped BSON of `input` (read as `kind` says).
+    #[napi]
+    pub fn shape(&self, env: Env, kind: ShapeInput, input: Uint8Array) -> Result<Buffer> {
+        let mut out = Vec::with_capacity(input.len());
+        let mut scratch = Vec::new();
+        let r = match kind {
+            ShapeInput::Document => self.shape.document(&input, &mut out, &mut scratch),
+            ShapeInput::Concatenated => self.shape.concatenated(&input, &mut out, &mut scratch),
+            ShapeInput::Cursor => self.shape.cursor(&input, false, &mut out, &mut scratch),
+            ShapeInput::ChangeCursor => self.shape.cursor(&input, true, &mut out, &mut scratch),
+            ShapeInput::ChangeEvent => self.shape.change_event(&input, &mut out, &mut scratch),
+        };
+        match r {
+            Ok(()) => Ok(out.into()),
+            Err(e) => Err(throw_transcode_error(&env, &e, None)),
+        }
+    }
+
+    /// One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as
+    /// `transcode` takes them; a `Buffer` when `buffer` is true, else a string.
+    #[napi(ts_return_type = "string | Buffer")]
+    pub fn transcode<'env>(
+        &self,
+        env: &'env Env,
+        input: Uint8Array,
+        packed: f64,
+        max_output_bytes: f64,
+        buffer: bool,
+    ) -> Result<Unknown<'env>> {
+        let mut shaped = Vec::with_capacity(input.len());
+        let mut scratch = Vec::new();
+        if let Err(e) = self.shape.document(&input, &mut shaped, &mut scratch) {
+            return Err(throw_transcode_error(env, &e, None));
+        }
+        drop(input);
+        let packed = packed as u64;
+        let opts = options(
+            (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
+            (packed >> crate::FLAG_BITS) as u32,
+            max_output_bytes,
+        );
+        let v = with_output(env, Cow::Owned(shaped), &opts, |out, wide| {
+            if buffer {
+                make_buffer(env, out)
+            } else {
+                make_string(env, out, wide)
+            }
+        })?;
+        Ok(Value::into_unknown(v, env))
+    }
+}
