@@ -57,7 +57,7 @@ export declare class Shaper {
    * naming the path.
    */
   constructor(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null)
-  /** The shaped BSON of `input` (read as `kind` says). */
+  /** The shaped BSON of `input` (read as `kind` says), in a new `Buffer`. */
   shape(kind: ShapeInput, input: Uint8Array): Buffer
   /**
    * One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as

@@ -258,10 +258,16 @@ function resolveOptions(options, known = BASE_KEYS) {
     }
   }
   // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
-  const shaper =
-    options.projection === undefined && options.redact === undefined ? undefined : require('./shape').compileShape(options.projection, options.redact)
+  const shaper = options.projection === undefined && options.redact === undefined ? undefined : compileShape(options.projection, options.redact)
   // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
   return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+}
+
+let shapeModule = null
+/** lib/shape.js, loaded on first use (it requires this module). */
+function compileShape(projection, redact) {
+  if (shapeModule === null) shapeModule = require('./shape')
+  return shapeModule.compileShape(projection, redact)
 }
 
 function isEmptyObject(x) {

@@ -11,6 +11,8 @@ const { describe } = require('./options')
 /** Which input `Shaper.shape` reads (the addon's `ShapeInput` enum). */
 const ShapeInput = Object.freeze({ Document: 0, Concatenated: 1, Cursor: 2, ChangeEvent: 3, ChangeCursor: 4 })
 
+let binding = null
+
 const REDACT_KEYS = new Set(['paths', 'with', 'key'])
 
 /**
@@ -75,6 +77,9 @@ function redactSpec(redact) {
 
 /** (projection, redact) pairs already compiled, by the identity of the two objects. */
 const cache = new WeakMap()
+/** Compiled shapes by their validated content, for fresh option objects per call (bounded). */
+const byContent = new Map()
+const BY_CONTENT_MAX = 256
 
 /**
  * The compiled shape of `projection` and `redact` (either may be undefined), or undefined when
@@ -93,17 +98,24 @@ function compileShape(projection, redact, projectionName = 'projection') {
   }
   const [paths, include] = projection === undefined ? [[], []] : projectionFields(projection, projectionName)
   const [redactPaths, key] = redact === undefined ? [[], null] : redactSpec(redact)
-  const binding = require('./backend').loadBackend().binding
+  const content = JSON.stringify([paths, include, redactPaths, key === null ? null : key.toString('hex')])
+  let shaper = byContent.get(content)
+  if (shaper !== undefined) {
+    if (keyObj !== null) cache.set(keyObj, { projection, redact, shaper })
+    return shaper
+  }
+  if (binding === null) binding = require('./backend').loadBackend().binding
   if (typeof binding.Shaper !== 'function') {
     throw new TypeError('bson2json: options.projection and options.redact need the native addon (not available in the JavaScript fallback)')
   }
-  let shaper
   try {
     shaper = new binding.Shaper(paths, include, redactPaths, key)
   } catch (e) {
     if (e instanceof TypeError && projectionName !== 'projection') e.message = e.message.replace('options.projection', `options.${projectionName}`)
     throw e
   }
+  if (byContent.size >= BY_CONTENT_MAX) byContent.delete(byContent.keys().next().value)
+  byContent.set(content, shaper)
   if (keyObj !== null) cache.set(keyObj, { projection, redact, shaper })
   return shaper
 }

@@ -70,9 +70,14 @@ impl Shaper {
         })
     }
 
-    /// The shaped BSON of `input` (read as `kind` says).
-    #[napi]
-    pub fn shape(&self, env: Env, kind: ShapeInput, input: Uint8Array) -> Result<Buffer> {
+    /// The shaped BSON of `input` (read as `kind` says), in a new `Buffer`.
+    #[napi(ts_args_type = "kind: ShapeInput, input: Uint8Array", ts_return_type = "Buffer")]
+    pub fn shape<'env>(
+        &self,
+        env: &'env Env,
+        kind: ShapeInput,
+        input: Uint8ArraySlice<'_>,
+    ) -> Result<Unknown<'env>> {
         let mut out = Vec::with_capacity(input.len());
         let mut scratch = Vec::new();
         let r = match kind {
@@ -83,18 +88,21 @@ impl Shaper {
             ShapeInput::ChangeEvent => self.shape.change_event(&input, &mut out, &mut scratch),
         };
         match r {
-            Ok(()) => Ok(out.into()),
-            Err(e) => Err(throw_transcode_error(&env, &e, None)),
+            Ok(()) => Ok(Value::into_unknown(make_buffer(env, &out)?, env)),
+            Err(e) => Err(throw_transcode_error(env, &e, None)),
         }
     }
 
     /// One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as
     /// `transcode` takes them; a `Buffer` when `buffer` is true, else a string.
-    #[napi(ts_return_type = "string | Buffer")]
+    #[napi(
+        ts_args_type = "input: Uint8Array, packed: number, maxOutputBytes: number, buffer: boolean",
+        ts_return_type = "string | Buffer"
+    )]
     pub fn transcode<'env>(
         &self,
         env: &'env Env,
-        input: Uint8Array,
+        input: Uint8ArraySlice<'_>,
         packed: f64,
         max_output_bytes: f64,
         buffer: bool,
