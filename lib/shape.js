@@ -126,12 +126,12 @@ function compileShape(projection, redact, projectionName = 'projection') {
  */
 function shapeDocs(shaper, docs) {
   if (!Array.isArray(docs)) return ArrayBuffer.isView(docs) ? shaper.shape(ShapeInput.Concatenated, docs) : docs
-  const out = new Array(docs.length)
+  const out = []
   for (let i = 0; i < docs.length; i++) {
     const d = docs[i]
     if (!ArrayBuffer.isView(d)) return docs // the batch call reports the bad element
     try {
-      out[i] = shaper.shape(ShapeInput.Document, d)
+      out.push(shaper.shape(ShapeInput.Document, d))
     } catch (e) {
       if (e && typeof e === 'object' && typeof e.code === 'string') {
         e.index = i
