@@ -762,13 +762,13 @@ impl Shape {
             out.extend_from_slice(&input[e.at..e.value.0]);
             match key {
                 b"fullDocument" | b"fullDocumentBeforeChange" if e.t == DOCUMENT => {
-                    self.doc_at(input, e.value.0, e.value.1, out, scratch)?
+                    self.doc_at(input, e.value.0, e.value.1, out, scratch)?;
                 }
                 b"documentKey" if e.t == DOCUMENT => {
-                    self.document_key(input, e.value, out, scratch)?
+                    self.document_key(input, e.value, out, scratch)?;
                 }
                 b"updateDescription" if e.t == DOCUMENT => {
-                    self.update_description(input, e.value, out)?
+                    self.update_description(input, e.value, out)?;
                 }
                 _ => out.extend_from_slice(&input[e.value.0..e.value.1]),
             }

@@ -53,12 +53,12 @@ impl Shaper {
         }
         let pairs: Vec<(&str, bool)> = fields
             .iter()
-            .map(|s| s.as_str())
+            .map(String::as_str)
             .zip(include.iter().copied())
             .collect();
         let projection = Projection::new(&pairs)
             .map_err(|e| crate::type_error(&env, &format!("bson2json: options.projection: {e}")))?;
-        let paths: Vec<&str> = redact.iter().map(|s| s.as_str()).collect();
+        let paths: Vec<&str> = redact.iter().map(String::as_str).collect();
         let with = match key {
             None => RedactWith::Null,
             Some(k) => RedactWith::HmacSha256(k.to_vec()),
@@ -71,7 +71,10 @@ impl Shaper {
     }
 
     /// The shaped BSON of `input` (read as `kind` says), in a new `Buffer`.
-    #[napi(ts_args_type = "kind: ShapeInput, input: Uint8Array", ts_return_type = "Buffer")]
+    #[napi(
+        ts_args_type = "kind: ShapeInput, input: Uint8Array",
+        ts_return_type = "Buffer"
+    )]
     pub fn shape<'env>(
         &self,
         env: &'env Env,
@@ -112,7 +115,6 @@ impl Shaper {
         if let Err(e) = self.shape.document(&input, &mut shaped, &mut scratch) {
             return Err(throw_transcode_error(env, &e, None));
         }
-        drop(input);
         let packed = packed as u64;
         let opts = options(
             (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
