@@ -1,0 +1,140 @@
+/**
+ * `projection` and `redact` on change events (issue 32), against the in-repo test server (or a
+ * real replica set with MONGODB_URI): the paths apply to fullDocument, documentKey (whose `_id`
+ * is never dropped), the matching keys of updateDescription.updatedFields (an updated field
+ * `card` holding a document, `card.number` itself, `cards.0.number` through an array) and
+ * removedFields, so a redacted value never leaks through an update.
+ */
+import { createHmac } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BSON, MongoClient, Timestamp } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
+import { startTestServer } from '../test-server'
+import type { TestServer } from '../test-server'
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const b2j = require('..')
+
+const URI = process.env.MONGODB_URI
+let server: TestServer | undefined
+let client: MongoClient
+let db: Db
+let counter = 0
+const dbName = `b2j_proj_${process.pid}_${Date.now() % 100000}`
+const KEY = Buffer.from('cdc pseudonym key')
+const CARD = '4111111111111111'
+const CARD2 = '5500000000000004'
+const EMAIL = 'ada@example.com'
+
+/** HMAC-SHA256 of a value's canonical bytes: its BSON type byte and value bytes. */
+function pseudonym(value: unknown): string {
+  const el = BSON.serialize({ v: value })
+  return createHmac('sha256', KEY).update(Buffer.concat([el.subarray(4, 5), el.subarray(7, el.length - 1)])).digest('hex')
+}
+
+async function now(): Promise<Timestamp> {
+  const s = client.startSession()
+  try {
+    await db.command({ ping: 1 }, { session: s })
+    return s.operationTime as Timestamp
+  } finally {
+    await s.endSession()
+  }
+}
+
+async function take(cs: any, n: number): Promise<any[]> {
+  const out: any[] = []
+  while (out.length < n) {
+    const r = await cs.next()
+    if (r.done) break
+    out.push(r.value)
+  }
+  return out
+}
+
+beforeAll(async () => {
+  if (!URI) server = await startTestServer({ port: 0 })
+  client = new MongoClient(URI ?? server!.uri)
+  await client.connect()
+  db = client.db(dbName)
+})
+
+afterAll(async () => {
+  if (URI) await db.dropDatabase().catch(() => {})
+  await client?.close()
+  await server?.close()
+})
+
+async function writeCardEvents(coll: Collection): Promise<number> {
+  await coll.insertOne({ _id: 1 as any, name: 'Ada', email: EMAIL, ssn: '078-05-1120', card: { number: CARD, exp: '12/30' }, cards: [{ number: CARD, exp: '01/29' }, 'gift'] })
+  await coll.updateOne({ _id: 1 as any }, { $set: { card: { number: CARD2, exp: '11/31' } } })
+  await coll.updateOne({ _id: 1 as any }, { $set: { 'card.number': CARD } })
+  await coll.updateOne({ _id: 1 as any }, { $set: { 'cards.0.number': CARD2, name: 'Ada L.' } })
+  await coll.updateOne({ _id: 1 as any }, { $unset: { email: '', ssn: '' } })
+  await coll.deleteOne({ _id: 1 as any })
+  return 6
+}
+
+const parse = (s: string | null | undefined) => (s == null ? s : JSON.parse(s))
+
+describe('projection and redact on change events', () => {
+  it('redact (HMAC) reaches fullDocument and every updated field that holds a redacted path; exclusion drops removed fields', async () => {
+    const coll = db.collection(`c${++counter}`)
+    const T0 = await now()
+    const n = await writeCardEvents(coll)
+    const options = {
+      startAtOperationTime: T0,
+      maxAwaitTimeMS: 100,
+      projection: { ssn: 0, _id: 0 },
+      redact: { paths: ['email', 'card.number', 'cards.number'], key: KEY },
+    }
+    for (const whole of [false, true]) {
+      const cs = b2j.watch(coll, [], { ...options, whole })
+      const evs = await take(cs, n)
+      await cs.close()
+      expect(evs.length).toBe(n)
+      const texts = evs.map((e: any) => (whole ? e.json : JSON.stringify([e.fullDocument, e.documentKey, e.updateDescription])))
+      for (const t of texts) {
+        expect(t).not.toContain(CARD)
+        expect(t).not.toContain(CARD2)
+        expect(t).not.toContain(EMAIL)
+        expect(t).not.toContain('078-05-1120')
+      }
+      const part = (e: any, k: string) => (whole ? JSON.parse(e.json)[k] : parse(e[k]))
+      // insert: fullDocument without ssn and _id, values pseudonymised; documentKey keeps _id
+      expect(part(evs[0], 'fullDocument')).toEqual({
+        name: 'Ada',
+        email: pseudonym(EMAIL),
+        card: { number: pseudonym(CARD), exp: '12/30' },
+        cards: [{ number: pseudonym(CARD), exp: '01/29' }, 'gift'],
+      })
+      expect(part(evs[0], 'documentKey')).toEqual({ _id: 1 })
+      // $set card (a document holding the path), $set card.number, $set cards.0.number
+      expect(part(evs[1], 'updateDescription').updatedFields).toEqual({ card: { number: pseudonym(CARD2), exp: '11/31' } })
+      expect(part(evs[2], 'updateDescription').updatedFields).toEqual({ 'card.number': pseudonym(CARD) })
+      expect(part(evs[3], 'updateDescription').updatedFields).toEqual({ 'cards.0.number': pseudonym(CARD2), name: 'Ada L.' })
+      // $unset email, ssn: the excluded ssn leaves removedFields, the redacted email stays a name
+      expect(part(evs[4], 'updateDescription').removedFields).toEqual(['email'])
+      expect(part(evs[5], 'documentKey')).toEqual({ _id: 1 })
+    }
+  })
+
+  it('inclusion: only the included paths of fullDocument and updatedFields, _id kept in documentKey', async () => {
+    const coll = db.collection(`c${++counter}`)
+    const T0 = await now()
+    const n = await writeCardEvents(coll)
+    const cs = b2j.watch(coll, [], { startAtOperationTime: T0, maxAwaitTimeMS: 100, projection: { name: 1, 'card.exp': 1, _id: 0 } })
+    const evs = await take(cs, n)
+    await cs.close()
+    expect(parse(evs[0].fullDocument)).toEqual({ name: 'Ada', card: { exp: '12/30' } })
+    expect(parse(evs[0].documentKey)).toEqual({ _id: 1 })
+    expect(parse(evs[1].updateDescription).updatedFields).toEqual({ card: { exp: '11/31' } })
+    expect(parse(evs[2].updateDescription).updatedFields).toEqual({})
+    expect(parse(evs[3].updateDescription).updatedFields).toEqual({ name: 'Ada L.' })
+    expect(parse(evs[4].updateDescription).removedFields).toEqual([])
+  })
+
+  it('a bad projection is a TypeError at watch() time', () => {
+    expect(() => b2j.watch(db.collection('x'), [], { projection: { a: 1, b: 0 } })).toThrow(/'b'/)
+    expect(() => b2j.watch(db.collection('x'), [], { redact: { paths: ['a'], with: 'hmac-sha256' } })).toThrow(/redact.key/)
+  })
+})
