@@ -4,6 +4,7 @@
  * paths through embedded documents and arrays of documents; an inclusion path through an array
  * keeps the matching fields of each embedded document and drops every other element, an
  * exclusion path removes the field from each embedded document and keeps every other element;
+ * arrays nested in such an array are followed the same way, as `find` does;
  * a path through a scalar drops the field under inclusion and keeps it under exclusion; `_id`
  * kept unless `_id: 0`) and applied to js-bson's deserialized document:
  *
@@ -137,9 +138,8 @@ function refProject(obj: Record<string, unknown>, spec: Record<string, number | 
   const root = trie(paths)
   const value = (v: unknown, n: Trie): unknown => {
     if (isDoc(v)) return docOf(v, n, false)
-    if (Array.isArray(v)) {
-      return inclusion ? v.filter(isDoc).map((d) => docOf(d, n, false)) : v.map((e) => (isDoc(e) ? docOf(e, n, false) : e))
-    }
+    // Arrays in arrays are followed the same way (find's rule; aggregation's $project does not).
+    if (Array.isArray(v)) return v.map((e) => (isDoc(e) || Array.isArray(e) ? value(e, n) : inclusion ? MISSING : e)).filter((e) => e !== MISSING)
     return inclusion ? MISSING : v
   }
   const docOf = (o: Record<string, unknown>, n: Trie, top: boolean): Record<string, unknown> => {
@@ -164,7 +164,7 @@ function refProject(obj: Record<string, unknown>, spec: Record<string, number | 
 function refRedact(obj: Record<string, unknown>, paths: string[], replace: () => unknown, isDoc = isJsDoc): Record<string, unknown> {
   const value = (v: unknown, n: Trie): unknown => {
     if (isDoc(v)) return docOf(v, n)
-    if (Array.isArray(v)) return v.map((e) => (isDoc(e) ? docOf(e, n) : e))
+    if (Array.isArray(v)) return v.map((e) => value(e, n))
     return v
   }
   const docOf = (o: Record<string, unknown>, n: Trie): Record<string, unknown> => {
@@ -225,12 +225,16 @@ function refHmac(obj: Record<string, unknown>, buf: Uint8Array, paths: string[],
       if (c === undefined) out[k] = o[k]
       else if (c.leaf) out[k] = mac(r)
       else if (r.type === 0x03) out[k] = docOf(o[k] as Record<string, unknown>, r.vs, c)
-      else if (r.type === 0x04) {
-        const items = rawElems(buf, r.vs)
-        out[k] = (o[k] as unknown[]).map((e, i) => (items[i].type === 0x03 ? docOf(e as Record<string, unknown>, items[i].vs, c) : e))
-      } else out[k] = o[k]
+      else if (r.type === 0x04) out[k] = arrayOf(o[k] as unknown[], r.vs, c)
+      else out[k] = o[k]
     }
     return out
+  }
+  const arrayOf = (a: unknown[], at: number, n: Trie): unknown[] => {
+    const items = rawElems(buf, at)
+    return a.map((e, i) =>
+      items[i].type === 0x03 ? docOf(e as Record<string, unknown>, items[i].vs, n) : items[i].type === 0x04 ? arrayOf(e as unknown[], items[i].vs, n) : e,
+    )
   }
   return docOf(obj, 0, trie(paths))
 }

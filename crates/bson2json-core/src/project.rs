@@ -6,8 +6,9 @@
 //! (`{a: 1, 'b.c': 1}`, `_id` kept unless `_id: 0`) or exclusion (`{secret: 0, 'card.number':
 //! 0}`). Paths go through embedded documents and through arrays of documents with the rules of
 //! a `find` projection: an inclusion path through an array keeps the matching fields of each
-//! embedded document and drops every other element (scalars, nested arrays); an exclusion path
-//! removes the field from each embedded document and keeps every other element unchanged. A
+//! embedded document and drops every other element; an exclusion path removes the field from
+//! each embedded document and keeps every other element unchanged; arrays nested in the array
+//! are followed the same way (as `find` does, unlike aggregation's `$project`). A
 //! path through a scalar drops the field under inclusion and keeps it under exclusion. Fields
 //! keep the document's order.
 //!
@@ -17,13 +18,14 @@
 //! string `"ab"`: `02 03 00 00 00 61 62 00`; for an int32 `1`: `10 01 00 00 00`; for an embedded
 //! document: `03` followed by the whole document, length prefix included). The same value
 //! gives the same pseudonym in every run and process. Redaction paths follow the same rules
-//! through documents and arrays of documents; elements that are not documents are kept.
+//! through documents and arrays of documents (nested arrays too); other elements are kept.
 //! Projection runs first, redaction on its result.
 //!
 //! The pass checks every length it steps over against the enclosing document and every
 //! terminator it reaches, but does not validate the values it copies or skips (the transcoder
 //! that follows validates what is kept). The recursion depth is bounded by the number of
-//! components of the longest path ([`MAX_PATH_DEPTH`]), never by the input's nesting.
+//! components of the longest path ([`MAX_PATH_DEPTH`]) and by [`MAX_ARRAY_NESTING`] arrays in
+//! arrays, never by the input's nesting otherwise.
 
 use std::fmt;
 
@@ -271,6 +273,18 @@ pub struct Shape {
     pub redaction: Option<Redaction>,
 }
 
+/// Arrays nested in arrays that a path goes through: deeper is an error (`BSON_TOO_DEEP`),
+/// so the pass's recursion stays bounded whatever the input.
+pub const MAX_ARRAY_NESTING: usize = 1000;
+
+fn too_deep(at: usize) -> Error {
+    Error::new(
+        ErrorKind::TooDeep,
+        at,
+        "arrays nested deeper than a projection or redaction follows",
+    )
+}
+
 fn truncated(at: usize) -> Error {
     Error::new(ErrorKind::Truncated, at, "document runs past its end")
 }
@@ -460,20 +474,27 @@ impl Projection {
     ) -> Result<bool, Error> {
         match t {
             DOCUMENT => self.doc(input, v.0, v.1, node, false, out)?,
-            ARRAY => self.array(input, v, node, out)?,
+            ARRAY => self.array(input, v, node, out, 0)?,
             _ if self.inclusion => return Ok(false),
             _ => out.extend_from_slice(&input[v.0..v.1]),
         }
         Ok(true)
     }
 
+    /// An array at `node`: each document projected, each nested array likewise (`depth`
+    /// counts the arrays around it), every other element dropped under inclusion and kept
+    /// under exclusion.
     fn array(
         &self,
         input: &[u8],
         v: (usize, usize),
         node: &Node,
         out: &mut Vec<u8>,
+        depth: usize,
     ) -> Result<(), Error> {
+        if depth > MAX_ARRAY_NESTING {
+            return Err(too_deep(v.0));
+        }
         let mut it = Elems::new(input, v.0, v.1)?;
         let p = begin_doc(out);
         let mut i = 0;
@@ -482,6 +503,10 @@ impl Projection {
                 out.push(DOCUMENT);
                 push_index_key(out, i);
                 self.doc(input, e.value.0, e.value.1, node, false, out)?;
+            } else if e.t == ARRAY {
+                out.push(ARRAY);
+                push_index_key(out, i);
+                self.array(input, e.value, node, out, depth + 1)?;
             } else if self.inclusion {
                 continue;
             } else {
@@ -560,26 +585,43 @@ impl Redaction {
     ) -> Result<(), Error> {
         match t {
             DOCUMENT => self.doc(input, v.0, v.1, node, out),
-            ARRAY => {
-                let mut it = Elems::new(input, v.0, v.1)?;
-                let p = begin_doc(out);
-                let mut run = it.pos;
-                while let Some(e) = it.next()? {
-                    if e.t == DOCUMENT {
-                        out.extend_from_slice(&input[run..e.value.0]);
-                        run = e.value.1;
-                        self.doc(input, e.value.0, e.value.1, node, out)?;
-                    }
-                }
-                out.extend_from_slice(&input[run..it.last]);
-                end_doc(out, p);
-                Ok(())
-            }
+            ARRAY => self.array(input, v, node, out, 0),
             _ => {
                 out.extend_from_slice(&input[v.0..v.1]);
                 Ok(())
             }
         }
+    }
+
+    /// An array at `node`: documents redacted, nested arrays likewise, the rest kept.
+    fn array(
+        &self,
+        input: &[u8],
+        v: (usize, usize),
+        node: &Node,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<(), Error> {
+        if depth > MAX_ARRAY_NESTING {
+            return Err(too_deep(v.0));
+        }
+        let mut it = Elems::new(input, v.0, v.1)?;
+        let p = begin_doc(out);
+        let mut run = it.pos;
+        while let Some(e) = it.next()? {
+            if e.t == DOCUMENT {
+                out.extend_from_slice(&input[run..e.value.0]);
+                run = e.value.1;
+                self.doc(input, e.value.0, e.value.1, node, out)?;
+            } else if e.t == ARRAY {
+                out.extend_from_slice(&input[run..e.value.0]);
+                run = e.value.1;
+                self.array(input, e.value, node, out, depth + 1)?;
+            }
+        }
+        out.extend_from_slice(&input[run..it.last]);
+        end_doc(out, p);
+        Ok(())
     }
 
     fn doc(
