@@ -99,6 +99,8 @@ const OPTION_NAMES = new Set([
   'maxAwaitTimeMS',
   'prefetch',
   'splitLargeEvents',
+  'projection',
+  'redact',
   'createTopics',
   'partitions',
   'idleCheckpointMS',
@@ -132,6 +134,8 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
+  // projection / redact: checked (and compiled) now, applied by watch() to every event.
+  if (o.projection !== undefined || o.redact !== undefined) require('./shape').compileShape(o.projection, o.redact)
   for (const k of ['partitions', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
@@ -544,6 +548,8 @@ function changeStreamToKafka(options) {
         fullDocumentBeforeChange: o.fullDocumentBeforeChange,
         showExpandedEvents: o.showExpandedEvents,
         splitLargeEvents: o.splitLargeEvents,
+        projection: o.projection,
+        redact: o.redact,
       }
       for (const k of Object.keys(wopts)) if (wopts[k] === undefined) delete wopts[k]
       if (ck) {
