@@ -64,6 +64,12 @@ export declare class Shaper {
    * `transcode` takes them; a `Buffer` when `buffer` is true, else a string.
    */
   transcode(input: Uint8Array, packed: number, maxOutputBytes: number, buffer: boolean): string | Buffer
+  /**
+   * Concatenated documents shaped then transcoded as `transcodeBatch` does on one thread:
+   * `layout`, `flags`, `maxDepth` and `maxOutputBytes` as it takes them. An error's `index`
+   * is the document's; its `offset` is one in the shaped documents.
+   */
+  transcodeConcatenated(input: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): BatchValue
 }
 
 /**

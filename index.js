@@ -92,7 +92,10 @@ function batch(docs, layout, options) {
   let cursor = cursorOf(docs)
   if (o.shaper !== undefined) {
     if (cursor !== undefined) cursor = o.shaper.shape(ShapeInput.Cursor, cursor)
-    else docs = shapeDocs(o.shaper, docs)
+    else if (threads === 1 && ArrayBuffer.isView(docs)) {
+      // concatenated documents: shaped and transcoded in one native call, no Buffer between
+      return o.shaper.transcodeConcatenated(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes)
+    } else docs = shapeDocs(o.shaper, docs)
   }
   if (cursor !== undefined) {
     return native.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes).docs

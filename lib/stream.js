@@ -61,10 +61,14 @@ function ndjson(buf, o) {
   if (backend === null) backend = loadBackend().binding
   const b = backend
   if (o.shaper === undefined) return b.transcodeBatch(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
-  const shaped = shapeBatch(buf, o)
+  let shaped = null
+  if (o.threads !== 1) shaped = shapeBatch(buf, o)
   try {
+    if (shaped === null) return o.shaper.transcodeConcatenated(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes)
     return b.transcodeBatch(shaped, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
   } catch (e) {
+    // the pass could not read the input (no index): transcoding it as it is reports it exactly
+    if (shaped === null && (e === null || typeof e !== 'object' || typeof e.index !== 'number')) shapeBatch(buf, o)
     throw atDocumentStart(e, buf)
   }
 }

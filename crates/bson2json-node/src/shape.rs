@@ -10,6 +10,14 @@ use napi_derive::napi;
 use crate::node_api::Value;
 use crate::{make_buffer, make_string, options, throw_transcode_error, with_output};
 
+/// `Shaper.shape` results above this size become external buffers (no copy).
+const EXTERNAL_ABOVE: usize = 64 * 1024;
+
+thread_local! {
+    /// The shaped document and the projection's scratch of `Shaper.transcode`, kept per thread.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 /// What `Shaper.shape` reads: one document, concatenated documents, a cursor document, a
 /// change event.
 #[napi]
@@ -91,6 +99,9 @@ impl Shaper {
             ShapeInput::ChangeEvent => self.shape.change_event(&input, &mut out, &mut scratch),
         };
         match r {
+            // Large results (batches) are handed over without a copy; small ones are copied
+            // into a V8 buffer, which is cheaper than an external one with a finalizer.
+            Ok(()) if out.len() > EXTERNAL_ABOVE => Buffer::from(out).into_unknown(env),
             Ok(()) => Ok(Value::into_unknown(make_buffer(env, &out)?, env)),
             Err(e) => Err(throw_transcode_error(env, &e, None)),
         }
@@ -110,8 +121,10 @@ impl Shaper {
         max_output_bytes: f64,
         buffer: bool,
     ) -> Result<Unknown<'env>> {
-        let mut shaped = Vec::with_capacity(input.len());
-        let mut scratch = Vec::new();
+        // The thread's buffers, taken out while in use (JavaScript that re-enters meanwhile
+        // finds empty ones of its own) and kept for the next call unless large.
+        let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        shaped.clear();
         if let Err(e) = self.shape.document(&input, &mut shaped, &mut scratch) {
             return Err(throw_transcode_error(env, &e, None));
         }
@@ -121,13 +134,45 @@ impl Shaper {
             (packed >> crate::FLAG_BITS) as u32,
             max_output_bytes,
         );
-        let v = with_output(env, Cow::Owned(shaped), &opts, |out, wide| {
+        let v = with_output(env, Cow::Borrowed(&shaped), &opts, |out, wide| {
             if buffer {
                 make_buffer(env, out)
             } else {
                 make_string(env, out, wide)
             }
-        })?;
-        Ok(Value::into_unknown(v, env))
+        });
+        if shaped.capacity() + scratch.capacity() <= crate::KEEP_CAPACITY {
+            SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
+        }
+        Ok(Value::into_unknown(v?, env))
+    }
+
+    /// Concatenated documents shaped then transcoded as `transcodeBatch` does on one thread:
+    /// `layout`, `flags`, `maxDepth` and `maxOutputBytes` as it takes them. An error's `index`
+    /// is the document's; its `offset` is one in the shaped documents.
+    #[napi(
+        ts_args_type = "input: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number",
+        ts_return_type = "BatchValue"
+    )]
+    pub fn transcode_concatenated<'env>(
+        &self,
+        env: &'env Env,
+        input: Uint8ArraySlice<'_>,
+        layout: u32,
+        flags: u32,
+        max_depth: u32,
+        max_output_bytes: f64,
+    ) -> Result<Unknown<'env>> {
+        let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        shaped.clear();
+        if let Err(e) = self.shape.concatenated(&input, &mut shaped, &mut scratch) {
+            return Err(throw_transcode_error(env, &e, None));
+        }
+        let opts = options(flags, max_depth, max_output_bytes);
+        let v = crate::batch::transcode_concatenated_bytes(env, &shaped, layout, &opts);
+        if shaped.capacity() + scratch.capacity() <= crate::KEEP_CAPACITY {
+            SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
+        }
+        v
     }
 }
