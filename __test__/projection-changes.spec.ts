@@ -138,3 +138,54 @@ describe('projection and redact on change events', () => {
     expect(() => b2j.watch(db.collection('x'), [], { redact: { paths: ['a'], with: 'hmac-sha256' } })).toThrow(/redact.key/)
   })
 })
+
+describe('projection and redact in find/aggregate, the stream and the async calls', () => {
+  const docs = [
+    { _id: 1, a: { b: 1, c: 2 }, arr: [{ b: 3, c: 4 }, 5, [{ b: 6 }]], s: 'x' },
+    { _id: 2, a: 7, arr: [], s: 'y', t: true },
+  ]
+  const strings = async (it: AsyncIterable<string>) => {
+    const out: string[] = []
+    for await (const s of it) out.push(s)
+    return out
+  }
+
+  it('find: the server projection (projection) and the client one (clientProjection) compose; aggregate takes clientProjection', async () => {
+    const coll = db.collection(`c${++counter}`)
+    await coll.insertMany(docs as any[])
+    const got = await strings(b2j.find(coll, {}, { sort: { _id: 1 }, projection: { t: 0 }, clientProjection: { 'arr.c': 0, 'a.b': 0 }, redact: { paths: ['s'] } }))
+    expect(got.map((s) => JSON.parse(s))).toEqual([
+      { _id: 1, a: { c: 2 }, arr: [{ b: 3 }, 5, [{ b: 6 }]], s: null },
+      { _id: 2, a: 7, arr: [], s: null },
+    ])
+    const agg = await strings(b2j.aggregate(coll, [{ $sort: { _id: 1 } }], { clientProjection: { 'arr.b': 1, _id: 0 } }))
+    expect(agg.map((s) => JSON.parse(s))).toEqual([{ arr: [{ b: 3 }, [{ b: 6 }]] }, { arr: [] }])
+    expect(() => b2j.aggregate(coll, [], { projection: { a: 1 } })).toThrow(/clientProjection/)
+    expect(() => b2j.find(coll, {}, { clientProjection: { a: 1, b: 0 } })).toThrow(TypeError)
+  })
+
+  it('createTranscodeStream, toNDJSONAsync and toJSONListAsync shape every document as toJSON does', async () => {
+    const { Readable } = await import('node:stream')
+    const bufs = docs.map((d) => BSON.serialize(d))
+    const all = Buffer.concat([...bufs, ...bufs, ...bufs])
+    const options = { projection: { 'arr.b': 0, t: 0 }, redact: { paths: ['a.c'], key: Buffer.from('k') } }
+    const want = [...bufs, ...bufs, ...bufs].map((d) => b2j.toJSON(d, options) + '\n').join('')
+    for (const concurrency of [1, 2]) {
+      const chunks: Buffer[] = []
+      const pieces = Array.from({ length: Math.ceil(all.length / 7) }, (_, i) => all.subarray(i * 7, i * 7 + 7))
+      await new Promise<void>((resolve, reject) =>
+        Readable.from(pieces)
+          .pipe(b2j.createTranscodeStream({ ...options, concurrency, batchBytes: 64 }))
+          .on('data', (c: Buffer) => chunks.push(c))
+          .on('end', resolve)
+          .on('error', reject),
+      )
+      expect(Buffer.concat(chunks).toString()).toBe(want)
+    }
+    expect((await b2j.toNDJSONAsync(all, options)).toString()).toBe(want)
+    expect((await b2j.toNDJSONAsync(all, { ...options, threads: 2 })).toString()).toBe(want)
+    expect(await b2j.toJSONListAsync([...bufs], options)).toEqual(bufs.map((d) => b2j.toJSON(d, options)))
+    expect(b2j.toJSONArray(all, options)).toBe(`[${want.trimEnd().split('\n').join(',')}]`)
+    expect(b2j.toJSONBuffer(bufs[0], options).toString()).toBe(b2j.toJSON(bufs[0], options))
+  })
+})
