@@ -263,11 +263,17 @@ function resolveOptions(options, known = BASE_KEYS) {
   return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
 }
 
-let shapeModule = null
-/** lib/shape.js, loaded on first use (it requires this module). */
+/**
+ * lib/shape.js's `compileShape`, which that module registers when it loads (it uses this
+ * module, so this one cannot require it: no require cycles). Every entry point loads it.
+ */
+let shapeCompiler = null
+function setShapeCompiler(fn) {
+  shapeCompiler = fn
+}
 function compileShape(projection, redact) {
-  if (shapeModule === null) shapeModule = require('./shape')
-  return shapeModule.compileShape(projection, redact)
+  if (shapeCompiler === null) throw new Error('bson2json: lib/shape.js is not loaded')
+  return shapeCompiler(projection, redact)
 }
 
 function isEmptyObject(x) {
@@ -372,6 +378,7 @@ module.exports = {
   DEFAULT_MAX_OUTPUT_BYTES,
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
+  setShapeCompiler,
   isTranscodeError,
   describe,
   unknownOptionError,

@@ -6,7 +6,9 @@
  * project.rs), a BSON → BSON pass that runs ahead of the unchanged transcoder.
  */
 
-const { describe } = require('./options')
+const options = require('./options')
+
+const { describe } = options
 
 /** Which input `Shaper.shape` reads (the addon's `ShapeInput` enum). */
 const ShapeInput = Object.freeze({ Document: 0, Concatenated: 1, Cursor: 2, ChangeEvent: 3, ChangeCursor: 4 })
@@ -142,5 +144,7 @@ function shapeDocs(shaper, docs) {
   }
   return out
 }
+
+options.setShapeCompiler(compileShape)
 
 module.exports = { compileShape, shapeDocs, ShapeInput }
