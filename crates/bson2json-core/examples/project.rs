@@ -53,7 +53,10 @@ fn main() {
     let mut tc = Transcoder::new();
     let (mut out, mut shaped, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
     // SKEW=n: the shaped document starts n bytes into its buffer (address effects).
-    let skew: usize = std::env::var("SKEW").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let skew: usize = std::env::var("SKEW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let time = |f: &mut dyn FnMut()| {
         let mut best = f64::INFINITY;
         for _ in 0..15 {
