@@ -267,10 +267,11 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// documents of a cursor reply and to change events.
 #[derive(Clone, Debug, Default)]
 pub struct Shape {
-    /// The projection, if any.
-    pub projection: Option<Projection>,
-    /// The redaction, if any.
-    pub redaction: Option<Redaction>,
+    projection: Option<Projection>,
+    redaction: Option<Redaction>,
+    /// What a change event's `documentKey` gets: the projection without what it says about
+    /// `_id` (never dropped there), built once.
+    document_key: Option<Box<Shape>>,
 }
 
 /// Arrays nested in arrays that a path goes through: deeper is an error (`BSON_TOO_DEEP`),
@@ -678,10 +679,36 @@ fn match_dotted<'n>(root: &'n Node, name: &[u8]) -> Step<'n> {
 impl Shape {
     /// A shape from its parts.
     pub fn new(projection: Option<Projection>, redaction: Option<Redaction>) -> Shape {
+        let document_key = projection.as_ref().map(|proj| {
+            let mut keep_id = proj.clone();
+            keep_id.drop_id = false;
+            keep_id.root.children.retain(|(k, _)| &**k != b"_id");
+            let p = if !keep_id.inclusion && keep_id.root.children.is_empty() {
+                None
+            } else {
+                Some(keep_id)
+            };
+            Box::new(Shape {
+                projection: p,
+                redaction: redaction.clone(),
+                document_key: None,
+            })
+        });
         Shape {
             projection,
             redaction,
+            document_key,
         }
+    }
+
+    /// The projection, if any.
+    pub fn projection(&self) -> Option<&Projection> {
+        self.projection.as_ref()
+    }
+
+    /// The redaction, if any.
+    pub fn redaction(&self) -> Option<&Redaction> {
+        self.redaction.as_ref()
     }
 
     /// True when the shape changes nothing.
@@ -826,19 +853,10 @@ impl Shape {
         out: &mut Vec<u8>,
         scratch: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        let Some(proj) = &self.projection else {
-            return self.doc_at(input, v.0, v.1, out, scratch);
-        };
-        // `_id` is never dropped: the projection without whatever it says about `_id`.
-        let mut keep_id = proj.clone();
-        keep_id.drop_id = false;
-        keep_id.root.children.retain(|(k, _)| &**k != b"_id");
-        if !keep_id.inclusion && keep_id.root.children.is_empty() {
-            let copy = Shape::new(None, self.redaction.clone());
-            return copy.doc_at(input, v.0, v.1, out, scratch);
+        match &self.document_key {
+            None => self.doc_at(input, v.0, v.1, out, scratch),
+            Some(s) => s.doc_at(input, v.0, v.1, out, scratch),
         }
-        let s = Shape::new(Some(keep_id), self.redaction.clone());
-        s.doc_at(input, v.0, v.1, out, scratch)
     }
 
     fn update_description(
