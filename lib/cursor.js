@@ -64,7 +64,13 @@ class JsonCursor extends RawCursor {
     delete rest.projection
     delete rest.clientProjection
     if (options.clientProjection !== undefined) rest.projection = options.clientProjection
-    const o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
+    let o
+    try {
+      o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
+    } catch (e) {
+      if (e instanceof TypeError && options.clientProjection !== undefined) e.message = e.message.replace('options.projection', 'options.clientProjection')
+      throw e
+    }
     super({
       client: c.client,
       db: c.db,
