@@ -161,7 +161,7 @@ function parseArgs(argv) {
     try {
       require('../shape').compileShape(o.projection, o.redact)
     } catch (e) {
-      usage(e.message.replace(/^bson2json: options\.(projection|redact)/, (_, w) => `--${w}`))
+      usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => `--${w}`).replace(/^bson2json: /, ''))
     }
   }
   if (o.startAt !== undefined) {

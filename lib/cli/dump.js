@@ -175,7 +175,7 @@ function shapeOptions(r, fields) {
     try {
       compileShape(out.projection, out.redact)
     } catch (e) {
-      usage(e.message.replace(/^bson2json: options\.(projection|redact)/, (_, w) => (w === 'redact' ? '--redact' : r.exclude !== undefined ? '--exclude' : '--fields')))
+      usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => (w === 'redact' ? '--redact' : r.exclude !== undefined ? '--exclude' : '--fields')).replace(/^bson2json: /, ''))
     }
   }
   return out

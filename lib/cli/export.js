@@ -426,7 +426,7 @@ function checkShape(projection, redact, flag) {
   try {
     compileShape(projection, redact)
   } catch (e) {
-    usage(e.message.replace(/^bson2json: options\.(projection|redact)/, flag))
+    usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, flag).replace(/^bson2json: /, ''))
   }
 }
 
