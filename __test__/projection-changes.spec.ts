@@ -189,3 +189,22 @@ describe.skipIf(b2j.backend === 'fallback')('projection and redact in find/aggre
     expect(b2j.toJSONBuffer(bufs[0], options).toString()).toBe(b2j.toJSON(bufs[0], options))
   })
 })
+
+describe.skipIf(b2j.backend === 'fallback')('projection and redact in the snapshot (the copy cdc --snapshot makes)', () => {
+  it('each record gets what a change event gets: fullDocument shaped, documentKey keeps _id', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { snapshot } = require('../lib/change-stream')
+    const coll = db.collection(`c${++counter}`)
+    await coll.insertMany([
+      { _id: 1 as any, email: EMAIL, ssn: '1', card: { number: CARD, exp: '1' } },
+      { _id: 2 as any, email: 'b@example.com', ssn: '2', card: 'none' },
+    ])
+    const cur = snapshot(coll, { projection: { ssn: 0, _id: 0 }, redact: { paths: ['email', 'card.number'], key: KEY } })
+    const events: any[] = []
+    for await (const b of cur.batches()) events.push(...b.events)
+    expect(events.map((e) => [parse(e.documentKey), parse(e.fullDocument)])).toEqual([
+      [{ _id: 1 }, { email: pseudonym(EMAIL), card: { number: pseudonym(CARD), exp: '1' } }],
+      [{ _id: 2 }, { email: pseudonym('b@example.com'), card: 'none' }],
+    ])
+  })
+})
