@@ -49,6 +49,29 @@ export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOu
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A compiled projection and redaction. */
+export declare class Shaper {
+  /**
+   * `fields[i]` with `include[i]` (the projection, in the spec's order), the redacted
+   * `paths`, and the HMAC key (`null` redacts to `null`). A bad spec throws a TypeError
+   * naming the path.
+   */
+  constructor(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null)
+  /** The shaped BSON of `input` (read as `kind` says), in a new `Buffer`. */
+  shape(kind: ShapeInput, input: Uint8Array): Buffer
+  /**
+   * One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as
+   * `transcode` takes them; a `Buffer` when `buffer` is true, else a string.
+   */
+  transcode(input: Uint8Array, packed: number, maxOutputBytes: number, buffer: boolean): string | Buffer
+  /**
+   * Concatenated documents shaped then transcoded as `transcodeBatch` does on one thread:
+   * `layout`, `flags`, `maxDepth` and `maxOutputBytes` as it takes them. An error's `index`
+   * is the document's; its `offset` is one in the shaped documents.
+   */
+  transcodeConcatenated(input: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): BatchValue
+}
+
 /**
  * Test-only hook (used by the test suite to prove that a panic inside the addon becomes a
  * JS exception instead of aborting the process).
@@ -94,6 +117,23 @@ export declare const enum OptionFlag {
   BsonRegExp = 64,
   /** `promoteValues: false`. */
   NoPromote = 128,
+}
+
+/**
+ * What `Shaper.shape` reads: one document, concatenated documents, a cursor document, a
+ * change event.
+ */
+export declare const enum ShapeInput {
+  /** One whole document. */
+  Document = 0,
+  /** Documents back to back. */
+  Concatenated = 1,
+  /** A cursor document (`{ id, ns, firstBatch | nextBatch }`): its batch's documents. */
+  Cursor = 2,
+  /** A change event. */
+  ChangeEvent = 3,
+  /** A cursor document whose batch holds change events. */
+  ChangeCursor = 4,
 }
 
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */

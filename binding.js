@@ -835,9 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Shaper = nativeBinding.Shaper
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.BatchLayout = nativeBinding.BatchLayout
 module.exports.OptionFlag = nativeBinding.OptionFlag
+module.exports.ShapeInput = nativeBinding.ShapeInput
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
 module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch

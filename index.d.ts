@@ -54,6 +54,33 @@ export interface TranscodeOptions {
   useBigInt64?: false
   /** Accepted only as js-bson's default (`false`). */
   raw?: false
+  /**
+   * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
+   * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
+   * through embedded documents and arrays of documents (README: Projection and redaction).
+   * Operators, expressions, mixed inclusion/exclusion and colliding paths are a TypeError.
+   * Native addon only. In `find`, this name is the server's projection: use `clientProjection`.
+   */
+  projection?: Projection
+  /** Values to mask: the key stays, the value becomes `null` or an HMAC-SHA256 pseudonym. */
+  redact?: RedactOptions
+}
+
+/** A MongoDB projection document: each path `1`/`true` (include) or `0`/`false` (exclude). */
+export type Projection = Record<string, number | boolean>
+
+/** What `redact` takes. */
+export interface RedactOptions {
+  /** Dotted paths, with the projection's rules through documents and arrays of documents. */
+  paths: string[]
+  /**
+   * `'null'` (the default without `key`) or `'hmac-sha256'` (the default with `key`): the
+   * lowercase hex HMAC-SHA256 under `key` of the value's canonical bytes (the BSON type byte
+   * followed by the value's bytes), the same in every run and process.
+   */
+  with?: 'null' | 'hmac-sha256'
+  /** The HMAC key (required for `'hmac-sha256'`). */
+  key?: Uint8Array
 }
 
 /** The stable codes of {@link TranscodeError}. */
@@ -384,7 +411,13 @@ export interface CursorOptions extends TranscodeOptions {
   signal?: AbortSignalLike
   /** Every form the driver's `find` accepts: `{ n: -1 }`, `'n'`, `['n', -1]`, `['a', 'b']`, `[['a', 1], ['b', -1]]`, a Map. */
   sort?: SortSpec
+  /** `find` only: the server's projection (sent with the command). */
   projection?: object
+  /**
+   * The client-side projection of the results (the `projection` option of the other calls),
+   * applied while transcoding on top of whatever the server returned; `find` and `aggregate`.
+   */
+  clientProjection?: Projection
   limit?: number
   skip?: number
   hint?: object | string

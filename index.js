@@ -11,6 +11,8 @@
 const { resolveOptions, isTranscodeError, describe, BATCH_KEYS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/options')
 const { loadBackend } = require('./lib/backend')
 
+const { shapeDocs, ShapeInput } = require('./lib/shape')
+
 const backend = loadBackend()
 const native = backend.binding
 
@@ -23,6 +25,7 @@ const native = backend.binding
 function toJSON(bson, options) {
   if (options === undefined) return native.transcode(bson)
   const o = resolveOptions(options)
+  if (o.shaper !== undefined) return o.shaper.transcode(bson, o.packed, o.maxOutputBytes, false)
   return o.maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES
     ? native.transcode(bson, o.packed)
     : native.transcode(bson, o.packed, o.maxOutputBytes)
@@ -37,6 +40,7 @@ function toJSON(bson, options) {
 function toJSONBuffer(bson, options) {
   if (options === undefined) return native.transcodeBuffer(bson)
   const o = resolveOptions(options)
+  if (o.shaper !== undefined) return o.shaper.transcode(bson, o.packed, o.maxOutputBytes, true)
   return native.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
 }
 
@@ -85,7 +89,14 @@ function cursorOf(docs) {
 function batch(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
   const threads = threadsOf(options)
-  const cursor = cursorOf(docs)
+  let cursor = cursorOf(docs)
+  if (o.shaper !== undefined) {
+    if (cursor !== undefined) cursor = o.shaper.shape(ShapeInput.Cursor, cursor)
+    else if (threads === 1 && ArrayBuffer.isView(docs)) {
+      // concatenated documents: shaped and transcoded in one native call, no Buffer between
+      return o.shaper.transcodeConcatenated(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes)
+    } else docs = shapeDocs(o.shaper, docs)
+  }
   if (cursor !== undefined) {
     return native.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes).docs
   }
@@ -100,8 +111,13 @@ function batch(docs, layout, options) {
 function batchAsync(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
   const threads = threadsOf(options)
-  const cursor = cursorOf(docs)
+  let cursor = cursorOf(docs)
   try {
+    // Shaping (projection, redact) runs here, on the calling thread; transcoding on the pool.
+    if (o.shaper !== undefined) {
+      if (cursor !== undefined) cursor = o.shaper.shape(ShapeInput.Cursor, cursor)
+      else docs = shapeDocs(o.shaper, docs)
+    }
     return native.transcodeBatchAsync(
       cursor === undefined ? docs : cursor,
       layout,
@@ -156,10 +172,11 @@ function toNDJSON(docs, options) {
  */
 function cursorBatch(reply, options) {
   const o = resolveOptions(options)
-  const cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
+  let cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
   if (!ArrayBuffer.isView(cursor)) {
     throw new TypeError('bson2json: cursorBatch expects a raw command reply ({ cursor: Buffer }) or its cursor Buffer')
   }
+  if (o.shaper !== undefined) cursor = o.shaper.shape(ShapeInput.Cursor, cursor)
   const parts = native.transcodeCursor(cursor, LIST_LAYOUT, o.flags, o.maxDepth, o.maxOutputBytes)
   parts.docs = split(parts.docs)
   return parts

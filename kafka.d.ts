@@ -1,6 +1,6 @@
 /** `require('bson2json/kafka')`: a MongoDB change stream into Kafka, exactly once (docs/kafka.md). */
 
-import type { AbortSignalLike } from './index'
+import type { AbortSignalLike, Projection, RedactOptions } from './index'
 
 export interface KafkaRunStats {
   /** events committed by this run */
@@ -70,6 +70,13 @@ export interface ChangeStreamToKafkaOptions {
   maxAwaitTimeMS?: number
   prefetch?: number
   splitLargeEvents?: boolean
+  /**
+   * A MongoDB projection applied to every event before it reaches Kafka: fullDocument,
+   * fullDocumentBeforeChange, documentKey (its `_id` is kept), updatedFields, removedFields.
+   */
+  projection?: Projection
+  /** Values masked in every event part (an updated field holding a redacted path included). */
+  redact?: RedactOptions
   /** create missing topics (default true) */
   createTopics?: boolean
   /** partitions of a newly created events topic (default 1) */

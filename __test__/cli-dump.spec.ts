@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { createRequire } from 'node:module'
 import { spawn } from 'node:child_process'
+import { createHmac } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -10,9 +11,9 @@ import { BSON } from 'bson'
 // `bson2json [dump] --pretty / --fields / --fieldFile` and the subcommand dispatcher.
 
 const require = createRequire(import.meta.url)
-const { toNDJSON } = require('../index.js')
+const { toJSON, toNDJSON, backend } = require('../index.js')
 const { Indenter, prettyJSON } = require('../lib/cli/pretty.js')
-const { pathTree, projectRaw } = require('../lib/cli/fields.js')
+const { serverProjection } = require('../lib/cli/fields.js')
 const { readArchive } = require('../lib/cli/archive.js')
 const BIN = resolve(__dirname, '../bin/bson2json.js')
 
@@ -117,7 +118,8 @@ describe('bson2json dump --pretty', () => {
   })
 })
 
-describe('bson2json dump --fields', () => {
+// --fields, --exclude and --redact are the addon's projection (the fallback refuses them)
+describe.skipIf(backend === 'fallback')('bson2json dump --fields', () => {
   const cases = ['a.b', 's', 'a.b,s', 'a', 'a.c.b', 't.u.v', 't.u', 'nested.deep.er,arr', 'missing', 'a.b,a', 'a,a.b']
   it.each(cases)('--fields %s equals the server projection of each document', async (fields) => {
     const r = await cli(['--fields', fields, file])
@@ -128,11 +130,11 @@ describe('bson2json dump --fields', () => {
   })
 
   it('keeps field order, nested arrays and BSON types exactly (hand-checked)', () => {
-    const p = projectRaw(docs[0], pathTree(['a.c.b', 's']))
-    expect(BSON.deserialize(p)).toEqual({ _id: 1, a: { c: [{ b: 2 }, [{ b: 4 }]] }, s: objects[0].s })
+    const p = toJSON(docs[0], { projection: serverProjection(['a.c.b', 's']) })
+    expect(JSON.parse(p)).toEqual(JSON.parse(JSON.stringify({ _id: 1, a: { c: [{ b: 2 }, [{ b: 4 }]] }, s: objects[0].s })))
     const typed = BSON.serialize({ x: new BSON.Int32(1), y: { z: BSON.Long.fromString('9007199254740993'), w: new BSON.Double(1) }, _id: 'k' })
-    const q = projectRaw(typed, pathTree(['y.z']))
-    expect(Buffer.from(toNDJSON(q, { dialect: 'canonical' })).toString()).toBe('{"y":{"z":{"$numberLong":"9007199254740993"}},"_id":"k"}\n')
+    const q = toNDJSON(typed, { projection: serverProjection(['y.z']), dialect: 'canonical' })
+    expect(Buffer.from(q).toString()).toBe('{"y":{"z":{"$numberLong":"9007199254740993"}},"_id":"k"}\n')
   })
 
   it('--fieldFile, -f, and usage errors', async () => {
@@ -323,6 +325,50 @@ describe('bson2json dump --threads', () => {
         const untimed = (x: Result) => ({ ...x, stderr: x.stderr.replace(/[\d.]+ s\b/g, 'T s').replace(/[\d.]+ MB\/s/g, 'R MB/s') })
         expect({ name, t, ...untimed(r) }).toEqual({ name, t, ...untimed(one) })
       }
+    }
+  })
+})
+
+describe.skipIf(backend === 'fallback')('bson2json dump --exclude / --redact (the addon projection)', () => {
+  it('--exclude drops the paths, through arrays of documents; --redact writes null or an HMAC pseudonym', async () => {
+    const list = [
+      { _id: 1, name: 'a', card: { number: '4111', exp: '12/30' }, cards: [{ number: '5500', exp: '1' }, 'x'], ssn: '123' },
+      { _id: 2, name: 'b', card: 'none', ssn: 7 },
+    ]
+    const f = join(dir, 'pii.bson')
+    writeFileSync(f, Buffer.concat(list.map((d) => BSON.serialize(d))))
+    const ex = await cli(['--exclude', 'ssn,card.number,cards.number', f])
+    expect(ex.code).toBe(0)
+    expect(ex.stdout.trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual([
+      { _id: 1, name: 'a', card: { exp: '12/30' }, cards: [{ exp: '1' }, 'x'] },
+      { _id: 2, name: 'b', card: 'none' },
+    ])
+    const nul = await cli(['--redact', 'ssn,cards.number', '--fields', 'ssn,cards', f])
+    expect(nul.stdout.trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual([
+      { _id: 1, cards: [{ number: null, exp: '1' }, 'x'], ssn: null },
+      { _id: 2, ssn: null },
+    ])
+    const keyFile = join(dir, 'key.txt')
+    writeFileSync(keyFile, 'secret key\n')
+    const h = await cli(['--redact', 'ssn', '--redact-key-file', keyFile, f])
+    const mac = (v: unknown) => {
+      const el = BSON.serialize({ v })
+      return createHmac('sha256', 'secret key').update(Buffer.concat([el.subarray(4, 5), el.subarray(7, el.length - 1)])).digest('hex')
+    }
+    expect(h.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).ssn)).toEqual([mac('123'), mac(7)])
+  })
+
+  it('usage errors: --exclude with --fields, a collision, --redact-key-file alone or missing', async () => {
+    for (const args of [
+      ['--exclude', 'a', '--fields', 'b', file],
+      ['--exclude', 'a,a.b', file],
+      ['--redact-key-file', join(dir, 'key.txt'), file],
+      ['--redact', 'a', '--redact-key-file', join(dir, 'none.txt'), file],
+      ['--redact', 'a..b', file],
+    ]) {
+      const u = await cli(args)
+      expect(u.code, args.join(' ')).toBe(2)
+      expect(u.stderr).toMatch(/^bson2json: /)
     }
   })
 })

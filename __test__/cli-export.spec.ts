@@ -17,11 +17,11 @@ import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 
 const require = createRequire(import.meta.url)
-const { toNDJSON } = require('../index.js')
+const { toNDJSON, backend } = require('../index.js')
 const { startTestServer } = require('../test-server')
 const fixtures = require('./fixtures/export-types.js')
 const { csvRow, compilePaths, decimal128, quote } = require('../lib/cli/csv.js')
-const { pathTree, projectRaw } = require('../lib/cli/fields.js')
+const { serverProjection } = require('../lib/cli/fields.js')
 
 const BIN = resolve(__dirname, '../bin/bson2json.js')
 const GOLDEN = resolve(__dirname, 'fixtures')
@@ -132,12 +132,32 @@ describe('bson2json export: JSON', () => {
     expect((await cli(['-c', 'many', '--queryFile', qf])).stdout).toBe(await reference('many', { i: 5 }, {}, 'relaxed'))
   })
 
-  it('--fields on the server equals --fields on a dump of the same documents', async () => {
+  it.skipIf(backend === 'fallback')('--exclude (the server) and --redact (this side) equal the addon on the same documents; CSV --redact', async () => {
+    const raw = (await coll('types').find({}, { raw: true }).toArray()) as unknown as Buffer[]
+    const keyFile = join(dir, 'redact.key')
+    writeFileSync(keyFile, 'export key\n')
+    const r = await cli(['-c', 'types', '--exclude', 'doc.b,empty', '--redact', 's,doc.when', '--redact-key-file', keyFile])
+    expect(r.code, r.stderr).toBe(0)
+    const redact = { paths: ['s', 'doc.when'], key: Buffer.from('export key') }
+    expect(r.stdout).toBe(Buffer.from(toNDJSON(raw, { dialect: 'relaxed', projection: { 'doc.b': 0, empty: 0 }, redact })).toString())
+    const plain = await cli(['-c', 'types', '--type', 'csv', '--fields', '_id,s'])
+    const masked = await cli(['-c', 'types', '--type', 'csv', '--fields', '_id,s', '--redact', 's'])
+    const rows = (t: string) => t.trimEnd().split('\n').slice(1).map((l) => l.split(','))
+    expect(rows(masked.stdout).map((c) => c[0])).toEqual(rows(plain.stdout).map((c) => c[0]))
+    expect(rows(masked.stdout).every((c) => c[1] === '')).toBe(true)
+    expect(rows(plain.stdout).some((c) => c[1] !== '')).toBe(true)
+    for (const args of [['--exclude', 'a', '--fields', 'b'], ['--exclude', 'a,a.b'], ['--redact-key-file', keyFile], ['--type', 'csv', '--fields', 'a', '--exclude', 'b']]) {
+      const u = await cli(['-c', 'types', ...args])
+      expect(u.code, args.join(' ')).toBe(2)
+    }
+  })
+
+  it.skipIf(backend === 'fallback')('--fields on the server equals the addon projection of the same documents', async () => {
     const raw = (await coll('types').find({}, { raw: true }).toArray()) as unknown as Buffer[]
     for (const fields of ['doc.b.c.d,arr', 'doc.when,s', 'arr.k', 'doc,doc.b.c', 'doc.b.c,doc.b,s,s']) {
       const r = await cli(['-c', 'types', '--fields', fields])
-      const local = raw.map((d) => projectRaw(d, pathTree(fields.split(','))))
-      expect(r.stdout, fields).toBe(Buffer.from(toNDJSON(local, { dialect: 'relaxed' })).toString())
+      // the server's find projection against the addon's projection of the same documents
+      expect(r.stdout, fields).toBe(Buffer.from(toNDJSON(raw, { dialect: 'relaxed', projection: serverProjection(fields.split(',')) })).toString())
     }
   })
 

@@ -7,6 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../test-server'
 import type { TestServer } from '../test-server'
@@ -14,6 +17,8 @@ import type { TestServer } from '../test-server'
 const kafka = require('../lib/kafka')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseArgs, tokenClusterTime } = require('../lib/cli/cdc')
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const FALLBACK = require('..').backend === 'fallback' // projection/redact need the native addon
 
 const ROOT = path.join(__dirname, '..')
 const BIN = path.join(ROOT, 'bin/bson2json.js')
@@ -62,6 +67,34 @@ describe('options and arguments (no broker)', () => {
       expect(r.stderr.split('\n')[0]).toMatch(/^bson2json cdc: --resume-after/)
     }
     expect(() => kafka.changeStreamToKafka({ source: {}, brokers: 'h:1', topic: 't', checkpointTopic: 'c', id: 'i', resumeAfter: 'x' })).toThrow(/options.resumeAfter/)
+  })
+
+  it.skipIf(FALLBACK)('cdc: --projection and --redact (with --redact-key-file) become the stream options; bad ones exit 2', () => {
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', ...a], { encoding: 'utf8' })
+    const ok = ['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i']
+    const dir = mkdtempSync(join(tmpdir(), 'bson2json-cdc-'))
+    const keyFile = join(dir, 'key')
+    writeFileSync(keyFile, 'k3y\n')
+    const o = parseArgs([...ok, '--projection', '{"ssn":0,"card.cvv":0}', '--redact', 'email,card.number', '--redact-key-file', keyFile])
+    expect(o.projection).toEqual({ ssn: 0, 'card.cvv': 0 })
+    expect(o.redact).toEqual({ paths: ['email', 'card.number'], with: 'hmac-sha256', key: Buffer.from('k3y') })
+    expect(parseArgs([...ok, '--redact', 'email']).redact).toEqual({ paths: ['email'] })
+    for (const args of [
+      [...ok, '--projection', '{"a":1,"b":0}'],
+      [...ok, '--projection', '{"a":{"$slice":1}}'],
+      [...ok, '--projection', 'nope'],
+      [...ok, '--redact', 'a,,b'],
+      [...ok, '--redact-key-file', keyFile],
+      [...ok, '--redact', 'a', '--redact-key-file', join(dir, 'missing')],
+    ]) {
+      const r = run(...args)
+      expect(r.status, args.join(' ')).toBe(2)
+      expect(r.stderr.split('\n')[0]).toMatch(/^bson2json cdc: /)
+    }
+    rmSync(dir, { recursive: true, force: true })
+    const base = { source: {}, brokers: 'h:1', topic: 't', checkpointTopic: 'c', id: 'i' }
+    expect(() => kafka.changeStreamToKafka({ ...base, projection: { a: 1, 'a.b': 1 } })).toThrow(/collision/)
+    expect(() => kafka.changeStreamToKafka({ ...base, redact: { paths: ['a'], with: 'hmac-sha256' } })).toThrow(/redact.key/)
   })
 
   it('Kafka unreachable at start: the library rejects within connectTimeoutMS naming the brokers and the cause; cdc exits 3 with one line', async () => {
@@ -214,6 +247,27 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id })
     expect(ck.events).toBe(3)
     expect(ck.resumeToken).toEqual(run.stats.resumeToken)
+  })
+
+  it.skipIf(FALLBACK)('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {
+    const t = names()
+    const coll = client.db(`kdb${tag}`).collection('pii')
+    const key = Buffer.from('pseudonym key')
+    const run = kafka.changeStreamToKafka({ source: coll, brokers, ...t, maxAwaitTimeMS: 100, projection: { ssn: 0 }, redact: { paths: ['email', 'card.number'], key } })
+    await until(async () => run.stats.transactions > 0)
+    await coll.insertOne({ _id: 'p1', email: 'ada@example.com', ssn: '078-05-1120', card: { number: '4111111111111111', exp: '12/30' } })
+    await coll.updateOne({ _id: 'p1' }, { $set: { card: { number: '5500000000000004', exp: '11/31' } } })
+    await coll.updateOne({ _id: 'p1' }, { $set: { 'card.number': '4111111111111111', email: 'ada@example.org' } })
+    await until(async () => run.stats.events >= 3)
+    await run.stop()
+    await run.done
+    const msgs = await readAll(t.topic)
+    expect(msgs).toHaveLength(3)
+    for (const m of msgs) {
+      for (const secret of ['ada@example', '078-05-1120', '4111111111111111', '5500000000000004']) expect(m.value).not.toContain(secret)
+      expect(m.key).toBe('{"_id":"p1"}')
+    }
+    expect(JSON.parse(msgs[0].value).fullDocument.card.number).toMatch(/^[0-9a-f]{64}$/)
   })
 
   it('value fullDocument: deletes become tombstones; a restart resumes after the checkpoint (no duplicates)', async () => {

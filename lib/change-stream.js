@@ -38,6 +38,7 @@ const WATCH_KEYS = new Set([
   'enableUtf8Validation',
 ])
 const { loadBackend } = require('./backend')
+const SHAPE_CHANGE_CURSOR = require('./shape').ShapeInput.ChangeCursor
 const { RawCursor, checkPipeline } = require('./raw-cursor')
 
 let native = null
@@ -326,7 +327,9 @@ class ChangeStream extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const b = binding().transcodeChangeBatch(reply.cursor, this._whole, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    // projection / redact: each event's document parts shaped first (lib/shape.js).
+    const cursor = this._o.shaper === undefined ? reply.cursor : this._o.shaper.shape(SHAPE_CHANGE_CURSOR, reply.cursor)
+    const b = binding().transcodeChangeBatch(cursor, this._whole, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime
     }
@@ -605,7 +608,9 @@ class SnapshotCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const b = binding().transcodeChangeBatch(reply.cursor, false, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    // projection / redact: the snapshot's records get what the change stream's events get
+    const cursor = this._o.shaper === undefined ? reply.cursor : this._o.shaper.shape(SHAPE_CHANGE_CURSOR, reply.cursor)
+    const b = binding().transcodeChangeBatch(cursor, false, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events
     if (events.length > 0) {

@@ -13,6 +13,7 @@ const { resolveDriverOptions, BASE_KEYS, describe } = require('./options')
 const { loadBackend } = require('./backend')
 const { pipeline } = require('node:stream')
 const { RawCursor, checkPipeline } = require('./raw-cursor')
+const SHAPE_CURSOR = require('./shape').ShapeInput.Cursor
 
 // Batch layouts of the backend's `transcodeCursor` (the addon's `BatchLayout` enum).
 const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = loadBackend().binding.BatchLayout
@@ -37,7 +38,7 @@ const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS'
 const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
 
 /** The option names find / aggregate accept (anything else is a TypeError). */
-const CURSOR_KEYS = [...BASE_KEYS, 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation']
+const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation']
 const FIND_KEYS = new Set([...CURSOR_KEYS, ...FIND_OPTIONS])
 const AGG_KEYS = new Set([...CURSOR_KEYS, ...AGG_OPTIONS])
 
@@ -54,7 +55,22 @@ class JsonCursor extends RawCursor {
     const p = options.prefetch === undefined ? 1 : options.prefetch
     if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${describe(p, 'number')}`)
     // The driver's BSON options for this collection and its js-bson major, under the call's.
-    const o = resolveDriverOptions(collection, options, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
+    // find's `projection` goes to the server (the command); the client-side projection of the
+    // results is `clientProjection` in both find and aggregate (lib/shape.js).
+    if (command.find === undefined && options.projection !== undefined) {
+      throw new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
+    }
+    const rest = { ...options }
+    delete rest.projection
+    delete rest.clientProjection
+    if (options.clientProjection !== undefined) rest.projection = options.clientProjection
+    let o
+    try {
+      o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
+    } catch (e) {
+      if (e instanceof TypeError && options.clientProjection !== undefined) e.message = e.message.replace('options.projection', 'options.clientProjection')
+      throw e
+    }
     super({
       client: c.client,
       db: c.db,
@@ -89,7 +105,8 @@ class JsonCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const b = binding().transcodeCursor(reply.cursor, this._layout, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    const cursor = this._o.shaper === undefined ? reply.cursor : this._o.shaper.shape(SHAPE_CURSOR, reply.cursor)
+    const b = binding().transcodeCursor(cursor, this._layout, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
     this._setCursor(b.id, b.ns, isGetMore)
     if (b.count > 0) this._push({ docs: b.docs, count: b.count })
     return null

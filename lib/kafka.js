@@ -165,6 +165,8 @@ const OPTION_NAMES = new Set([
   'maxAwaitTimeMS',
   'prefetch',
   'splitLargeEvents',
+  'projection',
+  'redact',
   'createTopics',
   'partitions',
   'idleCheckpointMS',
@@ -200,6 +202,8 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
+  // projection / redact: checked (and compiled) now, applied by watch() to every event.
+  if (o.projection !== undefined || o.redact !== undefined) require('./shape').compileShape(o.projection, o.redact)
   for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
@@ -693,6 +697,8 @@ function changeStreamToKafka(options) {
       if (o.onProgress) o.onProgress(stats, { events: [], resumeToken: token })
       const cursor = snapshot(o.source, {
         dialect: o.dialect,
+        projection: o.projection,
+        redact: o.redact,
         batchSize: o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize,
         after: snap.after === null ? undefined : ejson().parse(snap.after, { relaxed: false }),
       })
@@ -800,6 +806,8 @@ function changeStreamToKafka(options) {
         fullDocumentBeforeChange: o.fullDocumentBeforeChange,
         showExpandedEvents: o.showExpandedEvents,
         splitLargeEvents: o.splitLargeEvents,
+        projection: o.projection,
+        redact: o.redact,
       }
       for (const k of Object.keys(wopts)) if (wopts[k] === undefined) delete wopts[k]
       const override = o.overrideCheckpoint === true && (!ck || ck.origin !== requested)

@@ -37,7 +37,7 @@ const FLAG_BITS = 8
 const PACK = 2 ** FLAG_BITS
 
 /**
- * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number }} Resolved
+ * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number, shaper?: any }} Resolved
  */
 
 /** @type {Resolved} */
@@ -63,6 +63,8 @@ const TRANSCODE_KEYS = [
   'promoteBuffers',
   'bsonRegExp',
   'validation',
+  'projection',
+  'redact',
 ]
 const BASE_KEYS = new Set(TRANSCODE_KEYS)
 /** Batch functions also take `threads`. */
@@ -255,8 +257,23 @@ function resolveOptions(options, known = BASE_KEYS) {
       )
     }
   }
+  // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
+  const shaper = options.projection === undefined && options.redact === undefined ? undefined : compileShape(options.projection, options.redact)
   // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion }
+  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+}
+
+/**
+ * lib/shape.js's `compileShape`, which that module registers when it loads (it uses this
+ * module, so this one cannot require it: no require cycles). Every entry point loads it.
+ */
+let shapeCompiler = null
+function setShapeCompiler(fn) {
+  shapeCompiler = fn
+}
+function compileShape(projection, redact) {
+  if (shapeCompiler === null) throw new Error('bson2json: lib/shape.js is not loaded')
+  return shapeCompiler(projection, redact)
 }
 
 function isEmptyObject(x) {
@@ -361,6 +378,7 @@ module.exports = {
   DEFAULT_MAX_OUTPUT_BYTES,
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
+  setShapeCompiler,
   isTranscodeError,
   describe,
   unknownOptionError,

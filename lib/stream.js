@@ -53,18 +53,74 @@ const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 const EMPTY = Buffer.alloc(0)
 
+const { Concatenated: SHAPE_CONCATENATED, Document: SHAPE_DOCUMENT } = require('./shape').ShapeInput
+
 let backend = null
 /** What `toNDJSON(buf, options)` does, from the backend directly (no require of index.js). */
 function ndjson(buf, o) {
   if (backend === null) backend = loadBackend().binding
-  return backend.transcodeBatch(buf, backend.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+  const b = backend
+  if (o.shaper === undefined) return b.transcodeBatch(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+  let shaped = null
+  if (o.threads !== 1) shaped = shapeBatch(buf, o)
+  try {
+    if (shaped === null) return o.shaper.transcodeConcatenated(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes)
+    return b.transcodeBatch(shaped, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+  } catch (e) {
+    // the pass could not read the input (no index): transcoding it as it is reports it exactly
+    if (shaped === null && (e === null || typeof e !== 'object' || typeof e.index !== 'number')) shapeBatch(buf, o)
+    throw atDocumentStart(e, buf)
+  }
 }
 
 /** `toNDJSONAsync(buf, options)` from the backend: a Promise, transcoded on the libuv pool. */
 function ndjsonAsync(buf, o) {
   if (backend === null) backend = loadBackend().binding
   const b = backend
-  return b.transcodeBatchAsync(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false)
+  if (o.shaper === undefined) return b.transcodeBatchAsync(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false)
+  const shaped = shapeBatch(buf, o)
+  return b.transcodeBatchAsync(shaped, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false).catch((e) => {
+    throw atDocumentStart(e, buf)
+  })
+}
+
+/**
+ * The projected and redacted documents of `buf` (projection, redact). Input the pass cannot
+ * read is reported by transcoding `buf` as it is, which finds the same fault with its exact
+ * document index and offset; its output is never used.
+ */
+function shapeBatch(buf, o) {
+  try {
+    return o.shaper.shape(SHAPE_CONCATENATED, buf)
+  } catch (e) {
+    backend.transcodeBatch(buf, backend.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, 1)
+    // The transcoder accepts what the pass could not read (not expected): locate the document.
+    for (let i = 0, at = 0; at + 4 <= buf.length; i++) {
+      const len = buf.readInt32LE(at)
+      try {
+        o.shaper.shape(SHAPE_DOCUMENT, buf.subarray(at, at + len))
+      } catch (inner) {
+        inner.index = i
+        inner.offset += at
+        throw inner
+      }
+      at += len
+    }
+    throw e
+  }
+}
+
+/**
+ * An error found in a projected document: its offset is the document's first byte in `buf`
+ * (the fault's own offset is one in the projected document, not in the input).
+ */
+function atDocumentStart(e, buf) {
+  if (e === null || typeof e !== 'object' || typeof e.index !== 'number') return e
+  let at = 0
+  for (let i = 0; i < e.index && at + 4 <= buf.length; i++) at += buf.readInt32LE(at)
+  e.offset = at
+  e.message = `${e.message.replace(/ \(document \d+.*\)$/s, '')} (in the projected document)`
+  return e
 }
 
 function threadsOf(t) {

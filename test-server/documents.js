@@ -428,7 +428,7 @@ function project(doc, projection) {
   const entries = Object.entries(projection).map(([k, v]) => [k, Boolean(toNumber(v))])
   const id = entries.find(([k]) => k === '_id')
   // Inclusion when any field but _id is included, or the projection is just {_id: 1}.
-  const inclusive = entries.some(([k, v]) => v && k !== '_id') || (entries.length === 1 && id[1])
+  const inclusive = entries.some(([k, v]) => v && k !== '_id') || (entries.length === 1 && id !== undefined && id[1])
   if (inclusive) {
     // Like the server: the result keeps the document's field order; `a.b` keeps `a` as a
     // document holding only `b` (`{}` without it), applies to every document of an array `a`

@@ -26,6 +26,13 @@ Options:
                                (deletes become tombstones: a key with no value)
       --full-document MODE     the change stream's fullDocument: updateLookup | whenAvailable | required
       --pipeline JSON          stages after $changeStream, an Extended JSON array
+      --projection JSON        a MongoDB projection applied to every event on this side:
+                               fullDocument, fullDocumentBeforeChange, documentKey (its _id is
+                               kept), updateDescription's updatedFields and removedFields
+      --redact a,b.c           these paths' values become null, or with --redact-key-file a stable
+                               pseudonym (hex HMAC-SHA256), wherever they appear in an event (an
+                               update of 'card' holding 'card.number' included)
+      --redact-key-file FILE   the HMAC key: the file's bytes (less one trailing newline)
       --start-at-operation-time T[.I]  first start (no checkpoint yet): from this cluster time
                                (seconds since the epoch[.increment]); default: now
       --resume-after TOKEN     first start: after this resume token (Extended JSON such as
@@ -94,6 +101,9 @@ const VALUE_FLAGS = {
   '--value': 'value',
   '--full-document': 'fullDocument',
   '--pipeline': 'pipeline',
+  '--projection': 'projection',
+  '--redact': 'redact',
+  '--redact-key-file': 'redactKeyFile',
   '--start-at-operation-time': 'startAt',
   '--resume-after': 'resumeAfterText',
   '--snapshot-batch-size': 'snapshotBatchSize',
@@ -187,6 +197,40 @@ function parseArgs(argv) {
     if (!Array.isArray(p) || !p.every((s) => s !== null && typeof s === 'object' && !Array.isArray(s))) usage('--pipeline must be a JSON array of stages')
     o.pipeline = p
   }
+  if (o.projection !== undefined) {
+    let p
+    try {
+      p = JSON.parse(o.projection)
+    } catch (e) {
+      usage(`--projection is not valid JSON: ${e.message}`)
+    }
+    o.projection = p
+  }
+  if (o.redactKeyFile !== undefined && o.redact === undefined) usage('--redact-key-file needs --redact')
+  if (o.redact !== undefined) {
+    const paths = o.redact.split(',').map((f) => f.trim())
+    if (paths.some((f) => f === '')) usage(`empty field name in --redact '${o.redact}'`)
+    o.redact = { paths }
+    if (o.redactKeyFile !== undefined) {
+      let key
+      try {
+        key = require('node:fs').readFileSync(o.redactKeyFile)
+      } catch (e) {
+        usage(`--redact-key-file ${o.redactKeyFile}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
+      }
+      if (key.length > 0 && key[key.length - 1] === 0x0a) key = key.subarray(0, key.length - (key.length > 1 && key[key.length - 2] === 0x0d ? 2 : 1))
+      if (key.length === 0) usage(`--redact-key-file ${o.redactKeyFile}: the file is empty`)
+      o.redact = { paths, with: 'hmac-sha256', key }
+    }
+    delete o.redactKeyFile
+  }
+  if (o.projection !== undefined || o.redact !== undefined) {
+    try {
+      require('../shape').compileShape(o.projection, o.redact)
+    } catch (e) {
+      usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => `--${w}`).replace(/^bson2json: /, ''))
+    }
+  }
   if (o.startAt !== undefined) {
     const m = /^(\d+)(?:\.(\d+))?$/.exec(o.startAt)
     if (!m || Number(m[1]) > 0xffffffff || (m[2] !== undefined && Number(m[2]) > 0xffffffff)) {
@@ -277,6 +321,8 @@ async function main(argv) {
   const run = kafka.changeStreamToKafka({
     source,
     pipeline: o.pipeline,
+    projection: o.projection,
+    redact: o.redact,
     brokers: o.brokers,
     topic: o.topic,
     checkpointTopic: o.checkpointTopic,

@@ -7,6 +7,7 @@
 const { RawCursor } = require('../raw-cursor')
 const { T, forEachElement } = require('./bson')
 const { csvRow } = require('./csv')
+const { compileShape, ShapeInput } = require('../shape')
 
 const KEY = { id: Buffer.from('id'), ns: Buffer.from('ns'), first: Buffer.from('firstBatch'), next: Buffer.from('nextBatch') }
 const is = (buf, ks, ke, key) => ke - ks === key.length && buf.compare(key, 0, key.length, ks, ke) === 0
@@ -47,6 +48,8 @@ class CsvCursor extends RawCursor {
     this._cmd = command
     this._paths = paths
     this._getMoreColl = collection.collectionName
+    // --redact: each batch's documents are redacted (the addon's pass) before the rows are cut
+    this._shaper = options.redact === undefined ? undefined : compileShape(undefined, options.redact)
   }
 
   _initialCommand() {
@@ -54,7 +57,8 @@ class CsvCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const cursor = Buffer.isBuffer(reply.cursor) ? reply.cursor : Buffer.from(reply.cursor.buffer, reply.cursor.byteOffset, reply.cursor.byteLength)
+    let cursor = Buffer.isBuffer(reply.cursor) ? reply.cursor : Buffer.from(reply.cursor.buffer, reply.cursor.byteOffset, reply.cursor.byteLength)
+    if (this._shaper !== undefined) cursor = this._shaper.shape(ShapeInput.Cursor, cursor)
     const c = readCursor(cursor)
     this._setCursor(c.id, c.ns, isGetMore)
     if (c.docs.length > 0) {
@@ -83,7 +87,7 @@ class CsvCursor extends RawCursor {
   }
 }
 
-/** CSV batches of `find` on `coll` (options: projection, sort, skip, limit, batchSize). */
+/** CSV batches of `find` on `coll` (options: projection, sort, skip, limit, batchSize, redact). */
 function csvFind(coll, filter, paths, options) {
   const cmd = { find: coll.collectionName, filter }
   for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize']) if (options[k] !== undefined) cmd[k] = options[k]

@@ -6,9 +6,9 @@
 const fs = require('fs')
 const os = require('os')
 const zlib = require('zlib')
-const { parseFieldList, pathTree } = require('./fields')
+const { parseFieldList, serverProjection } = require('./fields')
+const { compileShape } = require('../shape')
 const { Indenter } = require('./pretty')
-const { projectChunks } = require('./project-stream')
 const { readArchive, isArchive } = require('./archive')
 const { CliError, usage, parseOptions, answer, describeIoError } = require('./usage')
 const { Output } = require('./output')
@@ -39,8 +39,13 @@ Options:
                          a bad length, continue at the next plausible document (bytes skipped
                          are reported)
       --pretty           indent the JSON (a tab per level, like bsondump --pretty)
-  -f, --fields a,b.c     keep only these fields (dotted paths; _id is always kept, as in mongoexport)
+  -f, --fields a,b.c     keep only these fields (dotted paths through documents and arrays of
+                         documents; _id is always kept, as in mongoexport)
       --fieldFile FILE   the same, one field per line
+      --exclude a,b.c    drop these fields (dotted paths, like --fields; not with --fields)
+      --redact a,b.c     keep these fields' keys but write null for their values, or with
+                         --redact-key-file a stable pseudonym: the hex HMAC-SHA256 of the value
+      --redact-key-file FILE  the HMAC key: the file's bytes (less one trailing newline)
       --nsInclude NS     from a mongodump --archive: the collections DB.COLL to convert (repeatable;
                          '*' matches any run of characters); needed when the archive holds several
   -q, --quiet            no progress bar, no per-document reports, no summary (errors still print)
@@ -77,6 +82,9 @@ const SPEC = {
     '-f': 'fields',
     '--fields': 'fields',
     '--fieldFile': 'fieldFile',
+    '--exclude': 'exclude',
+    '--redact': 'redact',
+    '--redact-key-file': 'redactKeyFile',
     '--nsInclude': 'nsInclude',
   },
   flags: {
@@ -117,6 +125,8 @@ function parseArgs(argv) {
     stats: r.stats === true,
     pretty: r.pretty === true,
     fields: null,
+    projection: undefined,
+    redact: undefined,
     nsInclude: r.nsInclude ?? [],
   }
   if (!['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage(`--dialect must be compat, relaxed or canonical, got '${o.dialect}'`)
@@ -125,17 +135,57 @@ function parseArgs(argv) {
   if (r.fields !== undefined && r.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
   if (r.fields !== undefined) o.fields = fieldList(r.fields, false)
   if (r.fieldFile !== undefined) o.fields = fieldFile(r.fieldFile)
+  Object.assign(o, shapeOptions(r, o.fields))
   const files = parsed.args
   if (files.length > 1) usage('at most one input file (or - for stdin)')
   o.file = files.length === 1 && files[0] !== '-' ? files[0] : null
   return o
 }
 
-function fieldList(text, lines) {
+/**
+ * --fields / --exclude / --redact / --redact-key-file → the `projection` and `redact` options of
+ * the transcode stream (the addon's projection: lib/shape.js), checked here (exit 2).
+ * @param {Record<string, string>} r the parsed flags
+ * @param {string[] | null} fields --fields or --fieldFile
+ */
+function shapeOptions(r, fields) {
+  const out = { projection: undefined, redact: undefined }
+  if (fields !== null && fields !== undefined) out.projection = serverProjection(fields)
+  if (r.exclude !== undefined) {
+    if (out.projection !== undefined) usage('--exclude and --fields are exclusive')
+    out.projection = Object.fromEntries(fieldList(r.exclude, false, '--exclude').map((f) => [f, 0]))
+  }
+  if (r.redactKeyFile !== undefined && r.redact === undefined) usage('--redact-key-file needs --redact')
+  if (r.redact !== undefined) {
+    const paths = fieldList(r.redact, false, '--redact')
+    out.redact = { paths }
+    if (r.redactKeyFile !== undefined) {
+      let key
+      try {
+        key = fs.readFileSync(r.redactKeyFile)
+      } catch (e) {
+        return usage(`--redact-key-file ${r.redactKeyFile}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
+      }
+      if (key.length > 0 && key[key.length - 1] === 0x0a) key = key.subarray(0, key.length - (key.length > 1 && key[key.length - 2] === 0x0d ? 2 : 1))
+      if (key.length === 0) usage(`--redact-key-file ${r.redactKeyFile}: the file is empty`)
+      out.redact = { paths, with: 'hmac-sha256', key }
+    }
+  }
+  if (out.projection !== undefined || out.redact !== undefined) {
+    try {
+      compileShape(out.projection, out.redact)
+    } catch (e) {
+      usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => (w === 'redact' ? '--redact' : r.exclude !== undefined ? '--exclude' : '--fields')).replace(/^bson2json: /, ''))
+    }
+  }
+  return out
+}
+
+function fieldList(text, lines, flag) {
   try {
     return parseFieldList(text, { lines })
   } catch (e) {
-    return usage(e.message)
+    return usage(flag === undefined ? e.message : e.message.replace('--fields', flag))
   }
 }
 
@@ -278,6 +328,9 @@ async function main(argv, context = {}) {
     maxDepth: opts.maxDepth,
     concurrency: threads,
     skipInvalid: opts.skipInvalid,
+    // --fields / --exclude / --redact: the addon's projection, ahead of the transcoder
+    projection: opts.projection,
+    redact: opts.redact,
   })
   const fail = (e) => transcoder.destroy(e)
   // Listened to from the start: a failure may come while the input is still being sniffed.
@@ -290,12 +343,11 @@ async function main(argv, context = {}) {
   let bsonIn = 0
   let gzip = false
   // A mongodump --archive (after gzip, if any) is unpacked to the documents of the selected
-  // namespaces; --fields projects documents before the transcoder. `archive.origin` and
-  // `projection.origin` map a document index back to the input's bytes for error messages.
+  // namespaces. `archive.origin` maps a document index back to the input's bytes for error
+  // messages.
   let archive = null
-  let projection = null
   let source = input
-  const plain = totalIn !== null && opts.fields === null && opts.nsInclude.length === 0 && isPlainBson(head)
+  const plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
   if (plain) {
     // A regular file of plain BSON goes straight from the file into the transcoder, without
     // the generators that unpack the other inputs (they cost a fifth of the throughput).
@@ -347,9 +399,7 @@ async function main(argv, context = {}) {
       }
     }
     if (!transcoder.destroyed) {
-      const docs = documents()
-      projection = opts.fields === null ? null : projectChunks(docs, pathTree(opts.fields))
-      source = Readable.from(projection === null ? docs : projection.chunks, { objectMode: false })
+      source = Readable.from(documents(), { objectMode: false })
       source.on('error', fail)
       source.pipe(transcoder)
     }
@@ -358,12 +408,11 @@ async function main(argv, context = {}) {
   const indenter = opts.pretty ? new Indenter() : null
   let skipped = 0
   let bytesSkipped = 0
-  // Error positions are the transcoder's; with --fields or an archive they are mapped back.
+  // Error positions are the transcoder's (with a projection: the document's first byte when the
+  // fault is inside its projection); from an archive they are mapped back.
   const inputOffset = (index, offset) => {
-    let o = offset
-    if (projection !== null) o = projection.origin(index, o)
-    if (o !== null && archive !== null) o = archive.origin(index, o)
-    return o === null ? `${offset} (of the ${archive !== null ? 'archive documents' : 'projected stream'})` : o
+    const o = archive === null ? offset : archive.origin(index, offset)
+    return o === null ? `${offset} (of the archive documents)` : o
   }
   transcoder.on('skip', ({ index, offset: at, error, bytesSkipped: bytes }) => {
     skipped++

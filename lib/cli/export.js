@@ -9,6 +9,7 @@
 
 const fs = require('fs')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
+const { compileShape } = require('../shape')
 const { Indenter } = require('./pretty')
 const { compilePaths, csvHeader } = require('./csv')
 const { csvFind } = require('./csv-cursor')
@@ -42,6 +43,10 @@ What (names as in mongoexport):
   -f, --fields a,b.c     only these fields (dotted paths; _id is kept in JSON, as in mongoexport)
       --fieldFile FILE   the same, one field per line
       --projection JSON  a server projection (JSON output; instead of --fields)
+      --exclude a,b.c    a server exclusion projection of these paths (JSON output; instead of
+                         --fields/--projection)
+      --redact a,b.c     these fields' values become null on this side (JSON and CSV), or with
+      --redact-key-file FILE   the hex HMAC-SHA256 under the file's bytes (less one newline)
       --batchSize N      documents per server batch
 
 Output:
@@ -96,9 +101,9 @@ function shellHint(text) {
   return ''
 }
 
-function readFile(name, path) {
+function readFile(name, path, encoding = 'utf8') {
   try {
-    return fs.readFileSync(path, 'utf8')
+    return fs.readFileSync(path, encoding)
   } catch (e) {
     return usage(`${name} ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
   }
@@ -129,6 +134,9 @@ const VALUE_FLAGS = {
   '--fields': 'fields',
   '--fieldFile': 'fieldFile',
   '--projection': 'projection',
+  '--exclude': 'exclude',
+  '--redact': 'redact',
+  '--redact-key-file': 'redactKeyFile',
   '--batchSize': 'batchSize',
   '-o': 'out',
   '--out': 'out',
@@ -224,6 +232,19 @@ function parseArgs(argv) {
   } else if (o.fields !== undefined) {
     o.projection = o.type === 'csv' ? topLevelProjection(o.fields) : serverProjection(o.fields)
   }
+  if (raw.exclude !== undefined) {
+    if (raw.projection !== undefined || o.fields !== undefined) usage('--exclude is exclusive with --fields and --projection')
+    if (o.type === 'csv') usage('--type csv takes --fields, not --exclude')
+    let paths
+    try {
+      paths = parseFieldList(raw.exclude)
+    } catch (e) {
+      usage(e.message.replace('--fields', '--exclude'))
+    }
+    o.projection = Object.fromEntries(paths.map((f) => [f, 0]))
+    checkShape(o.projection, undefined, '--exclude')
+  }
+  o.redact = redactOption(raw)
   if (o.type === 'csv') {
     if (o.fields === undefined) usage('--type csv needs --fields or --fieldFile')
     if (o.array || o.pretty) usage('--jsonArray and --pretty apply to JSON output only')
@@ -400,6 +421,36 @@ function countLines(buf) {
   return n
 }
 
+/** A projection / redact checked with the addon (a usage error naming the flag). */
+function checkShape(projection, redact, flag) {
+  try {
+    compileShape(projection, redact)
+  } catch (e) {
+    usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, flag).replace(/^bson2json: /, ''))
+  }
+}
+
+/** --redact a,b.c [--redact-key-file FILE] → the `redact` option (undefined without --redact). */
+function redactOption(raw) {
+  if (raw.redactKeyFile !== undefined && raw.redact === undefined) usage('--redact-key-file needs --redact')
+  if (raw.redact === undefined) return undefined
+  let paths
+  try {
+    paths = parseFieldList(raw.redact)
+  } catch (e) {
+    usage(e.message.replace('--fields', '--redact'))
+  }
+  let redact = { paths }
+  if (raw.redactKeyFile !== undefined) {
+    let key = Buffer.from(readFile('--redact-key-file', raw.redactKeyFile, null))
+    if (key.length > 0 && key[key.length - 1] === 0x0a) key = key.subarray(0, key.length - (key.length > 1 && key[key.length - 2] === 0x0d ? 2 : 1))
+    if (key.length === 0) usage(`--redact-key-file ${raw.redactKeyFile}: the file is empty`)
+    redact = { paths, with: 'hmac-sha256', key }
+  }
+  checkShape(undefined, redact, '--redact')
+  return redact
+}
+
 /** NDJSON Buffers, one per server batch, from the project's raw cursor. */
 async function* jsonBatches(coll, filter, options) {
   const { find } = require('../..')
@@ -422,7 +473,7 @@ async function* jsonBatches(coll, filter, options) {
 async function runExport(coll, o, write, say) {
   const paths = o.type === 'csv' ? compilePaths(o.fields) : null
   const options = { dialect: o.dialect, prefetch: 2 }
-  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize']) if (o[k] !== undefined) options[k] = o[k]
+  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact']) if (o[k] !== undefined) options[k] = o[k]
   const source = (filter, extra) => (paths === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, paths, { ...options, ...extra }))
 
   const indenter = o.pretty ? new Indenter() : null

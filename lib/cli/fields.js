@@ -1,13 +1,8 @@
 'use strict'
 
-// --fields a,b.c: parsing the list (and --fieldFile), the server projection for `export`, and
-// the same projection applied to raw BSON for dumps, with the server's inclusion semantics:
-// `_id` is always kept, documents keep their field order, `b.c` keeps `b` as a document holding
-// only `c` (`{}` when `b` is a document without `c`), applies to every document in an array `b`
-// (arrays in arrays too; other array elements are dropped, the rest renumbered), and drops `b`
-// when it is neither a document nor an array.
-
-const { T, forEachElement } = require('./bson')
+// --fields a,b.c: parsing the list (and --fieldFile) and the inclusion projection it stands
+// for: sent to the server by `export`, applied by the addon's projection (lib/shape.js,
+// crates/bson2json-core/src/project.rs) while a dump is transcoded, with the server's rules.
 
 /** Splits `a,b.c` (or one name per line for --fieldFile); throws on empty names. */
 function parseFieldList(text, { lines = false } = {}) {
@@ -53,86 +48,4 @@ function topLevelProjection(fields) {
   return p
 }
 
-const WHOLE = true
-
-/**
- * Path tree keyed by each part's UTF-8 bytes read as latin1 (so keys read from raw BSON with
- * `latin1` compare byte for byte). A leaf is WHOLE; a shorter path wins over a longer one.
- */
-function pathTree(fields, keepId = true) {
-  const root = new Map()
-  const add = (parts) => {
-    let node = root
-    for (let i = 0; i < parts.length; i++) {
-      const k = Buffer.from(parts[i], 'utf8').toString('latin1')
-      const last = i === parts.length - 1
-      const cur = node.get(k)
-      if (cur === WHOLE) return
-      if (last) {
-        node.set(k, WHOLE)
-        return
-      }
-      if (cur === undefined) node.set(k, new Map())
-      node = node.get(k)
-    }
-  }
-  if (keepId) add(['_id'])
-  for (const f of fields) add(f.split('.'))
-  return root
-}
-
-class Writer {
-  constructor() {
-    this.parts = []
-    this.length = 0
-  }
-  push(b) {
-    this.parts.push(b)
-    this.length += b.length
-  }
-}
-
-/** The projected copy of the document (or array, renumbered) at `start`. */
-function projectDocument(buf, start, tree, isArray) {
-  const w = new Writer()
-  w.push(Buffer.alloc(4))
-  let index = 0
-  forEachElement(buf, start, (type, ks, ke, vs, ve) => {
-    let sub
-    if (isArray) {
-      sub = tree // the subtree applies to every element of an array
-      if (type === T.DOCUMENT) {
-        const v = projectDocument(buf, vs, sub, false)
-        w.push(Buffer.from([T.DOCUMENT]))
-        w.push(Buffer.from(`${index++}\0`, 'latin1'))
-        w.push(v)
-      } else if (type === T.ARRAY) {
-        const v = projectDocument(buf, vs, sub, true)
-        w.push(Buffer.from([T.ARRAY]))
-        w.push(Buffer.from(`${index++}\0`, 'latin1'))
-        w.push(v)
-      }
-      return true
-    }
-    sub = tree.get(buf.toString('latin1', ks, ke))
-    if (sub === undefined) return true
-    if (sub === WHOLE) {
-      w.push(buf.subarray(ks - 1, ve))
-    } else if (type === T.DOCUMENT || type === T.ARRAY) {
-      w.push(buf.subarray(ks - 1, vs))
-      w.push(projectDocument(buf, vs, sub, type === T.ARRAY))
-    }
-    return true
-  })
-  w.push(Buffer.from([0]))
-  const out = Buffer.concat(w.parts, w.length)
-  out.writeInt32LE(out.length, 0)
-  return out
-}
-
-/** Projects one raw document; throws a RangeError if it is malformed. */
-function projectRaw(doc, tree) {
-  return projectDocument(doc, 0, tree, false)
-}
-
-module.exports = { parseFieldList, serverProjection, topLevelProjection, pathTree, projectRaw }
+module.exports = { parseFieldList, serverProjection, topLevelProjection }

@@ -55,6 +55,8 @@ mod transcode;
 // 6. many documents per call, cursor replies and change-event framing
 pub mod batch;
 pub mod framing;
+// 7. projection and redaction: a BSON → BSON pass ahead of the transcoder
+pub mod project;
 
 pub use error::{Error, ErrorKind};
 pub use options::{

@@ -31,6 +31,8 @@ const ORDER: &[&str] = &[
     // many documents per call, cursor replies, change-event framing
     "batch",
     "framing",
+    // projection and redaction: BSON → BSON ahead of the walk
+    "project",
 ];
 
 /// The modules that may contain `unsafe` code.

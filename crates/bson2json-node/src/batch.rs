@@ -303,6 +303,28 @@ pub fn transcode_batch<'env>(
     value
 }
 
+/// `transcodeBatch` on concatenated documents already in Rust memory (the projected documents
+/// of `Shaper.transcodeConcatenated`), on this thread.
+pub(crate) fn transcode_concatenated_bytes<'env>(
+    env: &'env Env,
+    bytes: &[u8],
+    layout: u32,
+    opts: &Options,
+) -> Result<Unknown<'env>> {
+    let mut r = take_output(bytes.len());
+    let outcome = STATE.with(|s| {
+        let tc = &mut s.borrow_mut().transcoder;
+        transcode_concatenated(tc, bytes, opts, core_layout(layout), &mut r)
+    });
+    if let Err(e) = outcome {
+        keep_output(r);
+        return Err(throw_batch(env, &e));
+    }
+    let value = finish(env, &mut r, layout);
+    keep_output(r);
+    value
+}
+
 fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unknown<'env>> {
     if !r.regexes.is_empty() {
         check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))?;
