@@ -15,14 +15,31 @@ const ROOT = path.join(__dirname, '..')
 let warned = false
 
 /**
- * @returns {{ name: 'native' | 'fallback', binding: any, loadError?: Error }}
+ * The generated loader (`binding.js`) with `NAPI_RS_FORCE_WASI=1` read as napi-rs's strict
+ * `error` mode (WASI or nothing: no native fallback behind it). napi-rs itself accepts only
+ * `true` and `error`; `1` is this project's documented spelling.
+ */
+function requireBinding() {
+  const env = process.env
+  if (env.NAPI_RS_FORCE_WASI !== '1') return require('../binding.js')
+  env.NAPI_RS_FORCE_WASI = 'error'
+  try {
+    return require('../binding.js')
+  } finally {
+    env.NAPI_RS_FORCE_WASI = '1'
+  }
+}
+
+/**
+ * @returns {{ name: 'native' | 'wasi' | 'fallback', binding: any, loadError?: Error }}
  */
 function loadBackend() {
   if (process.env.BSON2JSON_FORCE_FALLBACK === '1') {
     return useFallback(undefined, 'BSON2JSON_FORCE_FALLBACK=1 is set')
   }
   try {
-    return { name: 'native', binding: require('../binding.js') }
+    const binding = requireBinding()
+    return { name: binding.__napiBindingTarget === 'wasm32-wasi' ? 'wasi' : 'native', binding }
   } catch (err) {
     return useFallback(err, diagnoseNativeLoad())
   }
