@@ -96,11 +96,31 @@ export declare const enum OptionFlag {
   NoPromote = 128,
 }
 
+/** The staged input region, grown to at least `min_bytes`; a `Buffer` view of all of it. */
+export declare function stagedInput(minBytes: number): Buffer
+
+/**
+ * A `Buffer` view of the staged output region (its whole capacity; the calls return how
+ * many bytes of it hold the result).
+ */
+export declare function stagedOutput(): Buffer
+
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
 export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): BatchValue
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
 export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<BatchValue>
+
+/**
+ * `transcodeBatch` on concatenated documents (the first `len` bytes of the staged input) into
+ * the staged output, for the layouts whose result is one text (`Array`, `NdjsonBuffer`,
+ * `NdjsonString`) or a list (`List`): for a list, the output holds the JSON of every
+ * document back to back, padded to 4 bytes, then `count + 1` little-endian `u32` byte
+ * offsets (where each document starts, and the end), then `count + 1`. Returns the output's length as
+ * [`transcode_staged`] does. Errors are thrown as `transcodeBatch` throws them for one
+ * concatenated `Uint8Array`.
+ */
+export declare function transcodeBatchStaged(len: number, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): number
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
@@ -115,3 +135,10 @@ export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean,
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
 export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
+
+/**
+ * `transcode` on the first `len` bytes of the staged input into the staged output:
+ * `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
+ * maxOutputBytes)`. Returns the output's length (see the module docs).
+ */
+export declare function transcodeStaged(len: number, packed: number, maxOutputBytes: number): number

@@ -13,6 +13,8 @@ const path = require('node:path')
 const ROOT = path.join(__dirname, '..')
 
 let warned = false
+/** The wrapped WASI binding, made once (lib/wasi.js keeps views of its staged regions). */
+let wasi
 
 /**
  * The generated loader (`binding.js`) with `NAPI_RS_FORCE_WASI=1` read as napi-rs's strict
@@ -39,7 +41,11 @@ function loadBackend() {
   }
   try {
     const binding = requireBinding()
-    return { name: binding.__napiBindingTarget === 'wasm32-wasi' ? 'wasi' : 'native', binding }
+    if (binding.__napiBindingTarget === 'wasm32-wasi') {
+      if (wasi === undefined) wasi = require('./wasi.js').wrapWasi(binding)
+      return { name: 'wasi', binding: wasi }
+    }
+    return { name: 'native', binding }
   } catch (err) {
     return useFallback(err, diagnoseNativeLoad())
   }

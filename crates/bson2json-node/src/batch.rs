@@ -38,7 +38,7 @@ pub enum BatchLayout {
 
 const ARRAY: u32 = 0;
 const NDJSON_BUFFER: u32 = 1;
-const LIST: u32 = 2;
+pub(crate) const LIST: u32 = 2;
 const NDJSON_STRING: u32 = 3;
 /// One string holding every document back to back, plus a `Uint32Array` of the UTF-16 offsets
 /// where each starts (and the last ends): `[text, offsets]`. The wrapper cuts it with `slice`,
@@ -46,7 +46,7 @@ const NDJSON_STRING: u32 = 3;
 /// document.
 const JOINED: u32 = 4;
 
-fn core_layout(layout: u32) -> Layout {
+pub(crate) fn core_layout(layout: u32) -> Layout {
     match layout {
         ARRAY => Layout::Array,
         NDJSON_BUFFER | NDJSON_STRING => Layout::Lines,
@@ -68,7 +68,7 @@ fn batch_message(e: &BatchError) -> (String, usize) {
     )
 }
 
-fn throw_batch(env: &Env, e: &BatchError) -> Error {
+pub(crate) fn throw_batch(env: &Env, e: &BatchError) -> Error {
     let (msg, offset) = batch_message(e);
     throw_coded(env, e.error.code(), &msg, offset, Some(e.index))
 }
@@ -219,7 +219,7 @@ fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
     }
 }
 
-fn run_batch(
+pub(crate) fn run_batch(
     docs: &[&[u8]],
     starts: Option<&[usize]>,
     opts: &Options,
@@ -320,7 +320,7 @@ fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unkn
 /// The thread's reusable batch output, emptied, with room for `input_bytes` of BSON turned
 /// into JSON (taken out of the thread state, so a re-entrant call from JavaScript, e.g. a
 /// patched `RegExp`, simply gets a fresh one).
-fn take_output(input_bytes: usize) -> BatchOutput {
+pub(crate) fn take_output(input_bytes: usize) -> BatchOutput {
     let mut r = STATE.with(|s| std::mem::take(&mut s.borrow_mut().batch));
     r.clear();
     r.out.reserve(input_bytes + input_bytes / 4 + 64);
@@ -328,7 +328,7 @@ fn take_output(input_bytes: usize) -> BatchOutput {
 }
 
 /// Gives a batch output back for the next call, unless it grew past the kept size.
-fn keep_output(r: BatchOutput) {
+pub(crate) fn keep_output(r: BatchOutput) {
     if r.out.capacity() <= crate::KEEP_CAPACITY {
         STATE.with(|s| s.borrow_mut().batch = r);
     }

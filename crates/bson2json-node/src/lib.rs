@@ -26,6 +26,7 @@ mod changes;
 mod fast;
 #[allow(unsafe_code)]
 mod node_api;
+mod staged;
 mod strings;
 
 pub(crate) use node_api::bytes_of;

@@ -517,3 +517,25 @@ unsafe extern "C" fn fast_trampoline<F: FastFn>(
     unsafe { JsError::from(e).throw_into(raw_env) };
     ptr::null_mut()
 }
+
+/// A `Buffer` that views `len` bytes of wasm memory at `ptr` (WASI build only: emnapi's
+/// `napi_create_external_buffer` makes a view of its memory, never a copy). The caller keeps
+/// the region allocated and treats every earlier view of it as stale once it reallocates it.
+#[cfg(target_family = "wasm")]
+pub(crate) fn wasm_view(env: &Env, ptr: *mut u8, len: usize) -> Result<Value> {
+    // SAFETY: `ptr..ptr + len` is a live Rust allocation (the caller's region); no finalizer,
+    // so Node-API never frees it; valid out-pointer. Runs no JavaScript.
+    make(|out| unsafe {
+        sys::napi_create_external_buffer(env.raw(), len, ptr.cast(), None, ptr::null_mut(), out)
+    })
+}
+
+/// Native builds have no staged regions: a `Buffer` over Rust memory that JavaScript could keep
+/// past a reallocation would be a dangling view.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn wasm_view(_env: &Env, _ptr: *mut u8, _len: usize) -> Result<Value> {
+    Err(Error::new(
+        Status::GenericFailure,
+        "bson2json: staged regions exist in the WASI build only".to_owned(),
+    ))
+}

@@ -1,0 +1,223 @@
+//! The WASI build's boundary: input and output in two thread-local regions of wasm memory
+//! that JavaScript sees as `Buffer` views (`lib/wasi.js`). Native builds export the same
+//! functions (so both builds generate the same `binding.d.ts`), but `stagedInput` and
+//! `stagedOutput` throw there and nothing calls them.
+//!
+//! Through emnapi (the Node-API of the WASI build) the regular exports pay for what a native
+//! addon gets free: `napi_get_typedarray_info` copies the input's whole `ArrayBuffer` (an 8 KiB
+//! pool slab for a 300-byte `Buffer`) into wasm memory on every call, and
+//! `napi_create_string_*` builds the result one `String.fromCharCode` at a time (profiled:
+//! 9 MB/s). Here JavaScript copies the input into the staged input region with one
+//! `TypedArray#set`, the call returns the output's length, and JavaScript decodes the staged
+//! output with `Buffer#utf8Slice` (V8's own UTF-8 decoder) or copies it into a `Buffer`.
+//!
+//! The views stay valid while their region is not reallocated (a shared wasm memory is never
+//! detached when it grows; the old `SharedArrayBuffer` keeps aliasing its first bytes). A call
+//! whose output region moved (it grew, was shrunk, or a re-entrant call replaced it) returns
+//! `-1 - length` instead of `length`, and the wrapper fetches a new view with
+//! `stagedOutput()` before reading.
+
+use std::cell::RefCell;
+
+use bson2json_core::batch::{split_concatenated, transcode_concatenated, BatchOutput};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::node_api::{self, Value};
+use crate::{check_regexes, options, throw_transcode_error, KEEP_CAPACITY, STATE};
+
+/// The smallest staged input region (most single documents fit; it is allocated once).
+const MIN_INPUT: usize = 64 * 1024;
+
+#[derive(Default)]
+struct Staged {
+    input: Vec<u8>,
+    output: Vec<u8>,
+    /// Start and capacity of the output region the last `stagedOutput()` view covers.
+    view: (usize, usize),
+}
+
+thread_local! {
+    static STAGED: RefCell<Staged> = RefCell::new(Staged::default());
+}
+
+/// A `Buffer` view of `len` bytes of wasm memory at `ptr` (emnapi makes
+/// `napi_create_external_buffer` a view of its memory, not a copy).
+fn view(env: &Env, ptr: *mut u8, len: usize) -> Result<Value> {
+    node_api::wasm_view(env, ptr, len)
+}
+
+/// The staged input region, grown to at least `min_bytes`; a `Buffer` view of all of it.
+#[napi(js_name = "stagedInput", catch_unwind, ts_return_type = "Buffer")]
+pub fn staged_input(env: &Env, min_bytes: u32) -> Result<Unknown<'_>> {
+    let (ptr, len) = STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        let need = (min_bytes as usize).max(MIN_INPUT);
+        if s.input.len() < need || (s.input.len() > KEEP_CAPACITY && need <= KEEP_CAPACITY) {
+            s.input = vec![0; need.next_power_of_two()];
+        }
+        (s.input.as_mut_ptr(), s.input.len())
+    });
+    Ok(view(env, ptr, len)?.into_unknown(env))
+}
+
+/// A `Buffer` view of the staged output region (its whole capacity; the calls return how
+/// many bytes of it hold the result).
+#[napi(js_name = "stagedOutput", catch_unwind, ts_return_type = "Buffer")]
+pub fn staged_output(env: &Env) -> Result<Unknown<'_>> {
+    let (ptr, cap) = STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.output.capacity() == 0 {
+            s.output.reserve(MIN_INPUT);
+        }
+        let v = (s.output.as_mut_ptr(), s.output.capacity());
+        s.view = (v.0 as usize, v.1);
+        v
+    });
+    Ok(view(env, ptr, cap)?.into_unknown(env))
+}
+
+/// Takes the output region out of the thread state (a re-entrant call gets an empty one),
+/// emptied, and a fresh one if the last result was larger than what is kept between calls.
+fn take_output() -> Vec<u8> {
+    STAGED.with(|s| {
+        let mut out = std::mem::take(&mut s.borrow_mut().output);
+        if out.capacity() > KEEP_CAPACITY {
+            out = Vec::new();
+        }
+        out.clear();
+        out
+    })
+}
+
+/// Puts the output region back and returns what the call returns: `len`, or `-1 - len` when
+/// the wrapper's view no longer covers the region.
+fn put_output(out: Vec<u8>) -> f64 {
+    let len = out.len();
+    STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        let same = s.view == (out.as_ptr() as usize, out.capacity());
+        s.output = out;
+        if same {
+            len as f64
+        } else {
+            -1.0 - len as f64
+        }
+    })
+}
+
+/// Runs `f` on the first `len` bytes of the staged input; `None` if `len` is out of range.
+fn with_input<R>(len: u32, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    STAGED.with(|s| {
+        let s = s.borrow();
+        s.input.get(..len as usize).map(f)
+    })
+}
+
+fn bad_length(env: &Env) -> Error {
+    crate::type_error(env, "bson2json: staged input length out of range")
+}
+
+/// `transcode` on the first `len` bytes of the staged input into the staged output:
+/// `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
+/// maxOutputBytes)`. Returns the output's length (see the module docs).
+#[napi(js_name = "transcodeStaged", catch_unwind)]
+pub fn transcode_staged(env: &Env, len: u32, packed: f64, max_output_bytes: f64) -> Result<f64> {
+    let opts = crate::fast::unpack(packed, max_output_bytes)
+        .ok_or_else(|| Error::new(Status::InvalidArg, "invalid resolved options".to_owned()))?;
+    let mut out = take_output();
+    // No JavaScript runs while the input is read: the transcoder neither calls nor allocates JS.
+    let outcome = with_input(len, |input| {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            let tc = &mut s.transcoder;
+            tc.transcode(input, &opts, &mut out)
+                .map(|()| tc.regexes().to_vec())
+        })
+    });
+    let checked = match outcome {
+        None => Err(bad_length(env)),
+        Some(Err(e)) => Err(throw_transcode_error(env, &e, None)),
+        Some(Ok(regexes)) if regexes.is_empty() => Ok(()),
+        // May run JavaScript (a patched `RegExp` that re-enters): the output is ours, taken.
+        Some(Ok(regexes)) => check_regexes(env, regexes.into_iter().map(|r| (None, r))),
+    };
+    if let Err(e) = checked {
+        out.clear();
+        put_output(out);
+        return Err(e);
+    }
+    Ok(put_output(out))
+}
+
+/// `transcodeBatch` on concatenated documents (the first `len` bytes of the staged input) into
+/// the staged output, for the layouts whose result is one text (`Array`, `NdjsonBuffer`,
+/// `NdjsonString`) or a list (`List`): for a list, the output holds the JSON of every
+/// document back to back, padded to 4 bytes, then `count + 1` little-endian `u32` byte
+/// offsets (where each document starts, and the end), then `count + 1`. Returns the output's length as
+/// [`transcode_staged`] does. Errors are thrown as `transcodeBatch` throws them for one
+/// concatenated `Uint8Array`.
+#[napi(js_name = "transcodeBatchStaged", catch_unwind)]
+pub fn transcode_batch_staged(
+    env: &Env,
+    len: u32,
+    layout: u32,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+    threads: u32,
+) -> Result<f64> {
+    let opts = options(flags, max_depth, max_output_bytes);
+    let mut r = crate::batch::take_output(len as usize);
+    let outcome = with_input(len, |input| {
+        if threads <= 1 {
+            STATE.with(|s| {
+                let tc = &mut s.borrow_mut().transcoder;
+                transcode_concatenated(tc, input, &opts, crate::batch::core_layout(layout), &mut r)
+            })
+        } else {
+            let mut ranges = Vec::new();
+            split_concatenated(input, &mut ranges)?;
+            let docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &input[s..e]).collect();
+            let starts: Vec<usize> = ranges.iter().map(|r| r.0).collect();
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                crate::batch::run_batch(
+                    &docs,
+                    Some(&starts),
+                    &opts,
+                    layout,
+                    threads,
+                    &mut s.transcoder,
+                    &mut r,
+                )
+            })
+        }
+    });
+    let result = match outcome {
+        None => Err(bad_length(env)),
+        Some(Err(e)) => Err(crate::batch::throw_batch(env, &e)),
+        Some(Ok(())) if r.regexes.is_empty() => Ok(()),
+        Some(Ok(())) => check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x))),
+    }
+    .map(|()| {
+        let mut out = take_output();
+        write_batch(&r, layout, &mut out);
+        put_output(out)
+    });
+    crate::batch::keep_output(r);
+    result
+}
+
+/// The staged output of a batch: the JSON, and for a list, after padding to 4 bytes, the
+/// `count + 1` offsets and then their number (the wrapper reads them from the end).
+fn write_batch(r: &BatchOutput, layout: u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(&r.out);
+    if layout == crate::batch::LIST {
+        out.resize(out.len().next_multiple_of(4), 0);
+        for &o in &r.offsets {
+            out.extend_from_slice(&(o as u32).to_le_bytes());
+        }
+        out.extend_from_slice(&(r.offsets.len() as u32).to_le_bytes());
+    }
+}

@@ -1,0 +1,157 @@
+'use strict'
+
+/**
+ * The WASI build's boundary, on the JavaScript side: wraps the binding that the generated
+ * loader returned for `wasm32-wasi` so that it has the native addon's interface, with the
+ * per-document and batch calls going through the staged regions of wasm memory
+ * (crates/bson2json-node/src/staged.rs says why: through emnapi, taking a `Uint8Array`
+ * argument copies its whole `ArrayBuffer` into wasm memory, and making a string builds it one
+ * character at a time).
+ *
+ * Here the input is copied into the staged input region with one `TypedArray#set`, the call
+ * returns the output's length, and the output is decoded by `Buffer#utf8Slice` (V8's UTF-8
+ * decoder) or copied into a new `Buffer`. Anything the staged calls do not cover (not a
+ * `Uint8Array`, larger than {@link MAX_STAGED}, a batch whose documents do not frame
+ * themselves, the async, cursor and change-stream calls) goes to the binding unchanged, so
+ * errors and edge cases are the binding's own.
+ */
+
+const { types } = require('node:util')
+const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./options')
+
+/** Inputs above this many bytes are passed to the binding as they are (not staged). */
+const MAX_STAGED = 32 * 1024 * 1024
+
+const DEFAULT_PACKED = DEFAULT_MAX_DEPTH * 2 ** FLAG_BITS
+
+/**
+ * @param {any} b the WASI binding (`binding.js` with `__napiBindingTarget === 'wasm32-wasi'`)
+ * @returns {any} an object with the native binding's interface
+ */
+function wrapWasi(b) {
+  const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER, List: LIST, NdjsonString: NDJSON_STRING } = b.BatchLayout
+  let input = b.stagedInput(0)
+  let output = b.stagedOutput()
+
+  /** The staged output's length after a call (a fresh view first if the region moved). */
+  function outLength(r) {
+    if (r >= 0) return r
+    output = b.stagedOutput()
+    return -1 - r
+  }
+
+  function ensureInput(n) {
+    if (n > input.length) input = b.stagedInput(n)
+  }
+
+  function copyOut(len) {
+    const buf = Buffer.allocUnsafeSlow(len)
+    output.copy(buf, 0, 0, len)
+    return buf
+  }
+
+  function transcodeStaged(bson, packed, maxOutputBytes) {
+    const n = bson.length
+    ensureInput(n)
+    input.set(bson)
+    return outLength(b.transcodeStaged(n, packed, maxOutputBytes))
+  }
+
+  function transcode(bson, packed, maxOutputBytes) {
+    if (!(bson instanceof Uint8Array) || bson.length > MAX_STAGED) return b.transcode(...arguments)
+    const len = transcodeStaged(
+      bson,
+      packed === undefined ? DEFAULT_PACKED : packed,
+      maxOutputBytes === undefined ? DEFAULT_MAX_OUTPUT_BYTES : maxOutputBytes,
+    )
+    return output.utf8Slice(0, len)
+  }
+
+  function transcodeBuffer(bson, packed, maxOutputBytes) {
+    if (!(bson instanceof Uint8Array) || bson.length > MAX_STAGED) return b.transcodeBuffer(...arguments)
+    const len = transcodeStaged(
+      bson,
+      packed === undefined ? DEFAULT_PACKED : packed,
+      maxOutputBytes === undefined ? DEFAULT_MAX_OUTPUT_BYTES : maxOutputBytes,
+    )
+    return copyOut(len)
+  }
+
+  /**
+   * The documents of an array argument as plain `Uint8Array`s whose first four bytes give their
+   * own length (so that concatenated, they frame exactly as they do one by one), or undefined.
+   */
+  function selfFramed(docs) {
+    const n = docs.length
+    if (n === 0) return undefined
+    const list = new Array(n)
+    let total = 0
+    for (let i = 0; i < n; i++) {
+      const d = docs[i]
+      list[i] = d
+      if (!(d instanceof Uint8Array)) return { list, total: -1 }
+      const len = d.length
+      if (len < 5 || (d[0] | (d[1] << 8) | (d[2] << 16) | (d[3] << 24)) !== len) return { list, total: -1 }
+      total += len
+    }
+    return { list, total }
+  }
+
+  function transcodeBatch(docs, layout, flags, maxDepth, maxOutputBytes, threads) {
+    if (layout !== ARRAY && layout !== NDJSON_BUFFER && layout !== LIST && layout !== NDJSON_STRING) {
+      return b.transcodeBatch(...arguments)
+    }
+    let n
+    let list
+    if (docs instanceof Uint8Array) {
+      n = docs.length
+      if (n > MAX_STAGED) return b.transcodeBatch(...arguments)
+      ensureInput(n)
+      input.set(docs)
+    } else {
+      if (!Array.isArray(docs) || types.isProxy(docs)) return b.transcodeBatch(...arguments)
+      const framed = selfFramed(docs)
+      if (framed === undefined) return b.transcodeBatch(...arguments)
+      list = framed.list
+      // Each element was read once, above; the binding gets the same values.
+      if (framed.total < 0 || framed.total > MAX_STAGED) {
+        return b.transcodeBatch(list, layout, flags, maxDepth, maxOutputBytes, threads)
+      }
+      n = framed.total
+      ensureInput(n)
+      let at = 0
+      for (let i = 0; i < list.length; i++) {
+        input.set(list[i], at)
+        at += list[i].length
+      }
+    }
+    let len
+    try {
+      len = outLength(b.transcodeBatchStaged(n, layout, flags, maxDepth, maxOutputBytes, threads))
+    } catch (e) {
+      // Offsets of an array's documents count from the document's start, not the batch's.
+      if (list !== undefined && e && typeof e.index === 'number' && typeof e.offset === 'number') {
+        let start = 0
+        for (let i = 0; i < e.index; i++) start += list[i].length
+        e.offset -= start
+      }
+      throw e
+    }
+    if (layout === NDJSON_BUFFER) return copyOut(len)
+    if (layout !== LIST) return output.utf8Slice(0, len)
+    const k = output.readUInt32LE(len - 4)
+    const base = len - 4 - 4 * k
+    const strings = new Array(k - 1)
+    let from = output.readUInt32LE(base)
+    for (let i = 1; i < k; i++) {
+      const to = output.readUInt32LE(base + 4 * i)
+      strings[i - 1] = output.utf8Slice(from, to)
+      from = to
+    }
+    return strings
+  }
+
+  return Object.assign(Object.create(b), { transcode, transcodeBuffer, transcodeBatch })
+}
+
+module.exports = { wrapWasi, MAX_STAGED }
