@@ -23,12 +23,43 @@ let wasi
  */
 function requireBinding() {
   const env = process.env
-  if (env.NAPI_RS_FORCE_WASI !== '1') return require('../binding.js')
+  if (env.NAPI_RS_FORCE_WASI !== '1') return quietWasi(() => require('../binding.js'))
   env.NAPI_RS_FORCE_WASI = 'error'
   try {
-    return require('../binding.js')
+    return quietWasi(() => require('../binding.js'))
   } finally {
     env.NAPI_RS_FORCE_WASI = '1'
+  }
+}
+
+/**
+ * Runs `load` without Node's "WASI is an experimental feature" warning, which the WASI loader
+ * would print once on this thread and once per wasm worker thread. On this thread the warning
+ * is dropped as it is emitted during the load; the generated loader takes `Worker` from
+ * `node:worker_threads` while it loads, and gets a subclass that adds
+ * `--disable-warning=ExperimentalWarning` to each worker's `execArgv` (the workers run only the
+ * wasm threads; nested ones inherit it). Both are put back right after the load.
+ */
+function quietWasi(load) {
+  const threads = require('node:worker_threads')
+  const { Worker } = threads
+  const emitWarning = process.emitWarning
+  process.emitWarning = function (warning, ...rest) {
+    const type = typeof rest[0] === 'string' ? rest[0] : rest[0] && rest[0].type
+    if (type === 'ExperimentalWarning' && String(warning).startsWith('WASI')) return
+    return emitWarning.call(this, warning, ...rest)
+  }
+  threads.Worker = class extends Worker {
+    constructor(filename, options = {}) {
+      const execArgv = [...(options.execArgv || process.execArgv), '--disable-warning=ExperimentalWarning']
+      super(filename, { ...options, execArgv })
+    }
+  }
+  try {
+    return load()
+  } finally {
+    process.emitWarning = emitWarning
+    threads.Worker = Worker
   }
 }
 
