@@ -320,7 +320,11 @@ describe('bson2json dump --threads', () => {
       expect(one.stdout.length).toBeGreaterThan(100000)
       for (const t of [undefined, '2', '5']) {
         const r = await cli([...flags, ...(t === undefined ? [] : ['--threads', t]), f])
-        const untimed = (x: Result) => ({ ...x, stderr: x.stderr.replace(/[\d.]+ s\b/g, 'T s').replace(/[\d.]+ MB\/s/g, 'R MB/s') })
+        // Under WASI, a parallel batch first starts its wasm threads (a worker each, tens of ms),
+        // and meanwhile the reader runs ahead: how many MB were read when the error surfaced is
+        // timing there, not output (the documents, messages and exit code are still compared).
+        const readIn = (e: string) => (process.env.NAPI_RS_FORCE_WASI === '1' ? e.replace(/[\d.]+ MB BSON in/, 'N MB BSON in') : e)
+        const untimed = (x: Result) => ({ ...x, stderr: readIn(x.stderr.replace(/[\d.]+ s\b/g, 'T s').replace(/[\d.]+ MB\/s/g, 'R MB/s')) })
         expect({ name, t, ...untimed(r) }).toEqual({ name, t, ...untimed(one) })
       }
     }

@@ -28,6 +28,26 @@ const DEFAULT_PACKED = DEFAULT_MAX_DEPTH * 2 ** FLAG_BITS
  * @param {any} b the WASI binding (`binding.js` with `__napiBindingTarget === 'wasm32-wasi'`)
  * @returns {any} an object with the native binding's interface
  */
+/**
+ * The WASI build's async tasks resolve with the error they fail with (napi-rs's wasm build would
+ * reject with a copy that has only the message: no `code`, `offset`, `index` or `name`).
+ */
+function rejectErrors(value) {
+  if (value instanceof Error) throw value
+  return value
+}
+
+/**
+ * What the binding gets in place of a `Proxy` of an array. A native addon's `napi_is_array` is
+ * false for a Proxy (so the documents argument is refused with a TypeError), emnapi's is
+ * true; the WASI build refuses it too, with the binding's own TypeError for a non-array.
+ */
+const NOT_AN_ARRAY = Object.freeze({})
+
+function notProxy(docs) {
+  return Array.isArray(docs) && types.isProxy(docs) ? NOT_AN_ARRAY : docs
+}
+
 function wrapWasi(b) {
   const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER, List: LIST, NdjsonString: NDJSON_STRING } = b.BatchLayout
   let input = b.stagedInput(0)
@@ -57,8 +77,13 @@ function wrapWasi(b) {
     return outLength(b.transcodeStaged(n, packed, maxOutputBytes))
   }
 
+  /** Whether `bson` goes to the binding as it is: not a `Uint8Array`, empty (detached, say), too large. */
+  function unstaged(bson) {
+    return !(bson instanceof Uint8Array) || bson.length === 0 || bson.length > MAX_STAGED
+  }
+
   function transcode(bson, packed, maxOutputBytes) {
-    if (!(bson instanceof Uint8Array) || bson.length > MAX_STAGED) return b.transcode(...arguments)
+    if (unstaged(bson)) return b.transcode(...arguments)
     const len = transcodeStaged(
       bson,
       packed === undefined ? DEFAULT_PACKED : packed,
@@ -68,7 +93,7 @@ function wrapWasi(b) {
   }
 
   function transcodeBuffer(bson, packed, maxOutputBytes) {
-    if (!(bson instanceof Uint8Array) || bson.length > MAX_STAGED) return b.transcodeBuffer(...arguments)
+    if (unstaged(bson)) return b.transcodeBuffer(...arguments)
     const len = transcodeStaged(
       bson,
       packed === undefined ? DEFAULT_PACKED : packed,
@@ -84,11 +109,13 @@ function wrapWasi(b) {
   function selfFramed(docs) {
     const n = docs.length
     if (n === 0) return undefined
+    // Every element is read before any is looked at, as the binding does: a getter on a later
+    // element may detach or shrink an earlier one.
     const list = new Array(n)
+    for (let i = 0; i < n; i++) list[i] = docs[i]
     let total = 0
     for (let i = 0; i < n; i++) {
-      const d = docs[i]
-      list[i] = d
+      const d = list[i]
       if (!(d instanceof Uint8Array)) return { list, total: -1 }
       const len = d.length
       if (len < 5 || (d[0] | (d[1] << 8) | (d[2] << 16) | (d[3] << 24)) !== len) return { list, total: -1 }
@@ -105,11 +132,12 @@ function wrapWasi(b) {
     let list
     if (docs instanceof Uint8Array) {
       n = docs.length
-      if (n > MAX_STAGED) return b.transcodeBatch(...arguments)
+      if (unstaged(docs)) return b.transcodeBatch(...arguments)
       ensureInput(n)
       input.set(docs)
     } else {
-      if (!Array.isArray(docs) || types.isProxy(docs)) return b.transcodeBatch(...arguments)
+      if (!Array.isArray(docs)) return b.transcodeBatch(...arguments)
+      if (types.isProxy(docs)) return b.transcodeBatch(NOT_AN_ARRAY, layout, flags, maxDepth, maxOutputBytes, threads)
       const framed = selfFramed(docs)
       if (framed === undefined) return b.transcodeBatch(...arguments)
       list = framed.list
@@ -151,7 +179,12 @@ function wrapWasi(b) {
     return strings
   }
 
-  return Object.assign(Object.create(b), { transcode, transcodeBuffer, transcodeBatch })
+  /** The binding's async batch; its task resolves with the TranscodeError it rejects with. */
+  function transcodeBatchAsync(docs, ...rest) {
+    return b.transcodeBatchAsync(notProxy(docs), ...rest).then(rejectErrors)
+  }
+
+  return Object.assign(Object.create(b), { transcode, transcodeBuffer, transcodeBatch, transcodeBatchAsync })
 }
 
 module.exports = { wrapWasi, MAX_STAGED }

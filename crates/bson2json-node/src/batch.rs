@@ -500,6 +500,15 @@ impl Task for BatchTask {
             Ok(mut r) => {
                 let v = finish(&env, &mut r, self.layout);
                 spare_put(&SPARE_OUTPUTS, std::mem::take(&mut r.out));
+                #[cfg(target_family = "wasm")]
+                if let Err(e) = &v {
+                    // As below: the thrown error (an invalid regex) is resolved, not rejected.
+                    if e.status == Status::PendingException {
+                        if let Some(exc) = node_api::take_exception(&env) {
+                            return Ok(exc.into_task_result(&env));
+                        }
+                    }
+                }
                 let v = v?;
                 // Re-bound to the resolve callback's `env`, whose scope napi-rs uses it in.
                 Ok(Value::of_unknown(&v).into_task_result(&env))
@@ -507,6 +516,12 @@ impl Task for BatchTask {
             Err(e) => {
                 let (msg, offset) = batch_message(&e);
                 let obj = error_object(&env, e.error.code(), &msg, offset, Some(e.index))?;
+                // napi-rs's wasm build keeps only the message of an error value (no `code`,
+                // `offset`, `index`, `name`), so there the error is resolved and lib/wasi.js
+                // rejects with it (no batch result is an `Error`).
+                #[cfg(target_family = "wasm")]
+                return Ok(obj.into_task_result(&env));
+                #[cfg(not(target_family = "wasm"))]
                 Err(Error::from(obj.into_unknown(&env)))
             }
         }
