@@ -5,6 +5,7 @@
 //! the allocation and which bytes it initialises before `set_len` exposes them. Each writer is
 //! held equal to `extend_from_slice` of the same bytes by the unit tests below.
 
+#[cfg(target_arch = "x86_64")]
 use crate::bytes::load_u32;
 
 /// Copies `src[from..to]` to the end of `out`, whose spare capacity must hold `to - from + 16`
