@@ -40,6 +40,14 @@ export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBy
 /** `transcode`, returning the UTF-8 JSON bytes (a Buffer). */
 export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
 
+/**
+ * The WASI build's staged calls (staged.rs, lib/wasi.js): `transcode` / `transcodeBatch` on the
+ * staged input, their arguments and result in the `stagedArgs()` region. Native builds export
+ * them too, but have no staged regions.
+ */
+export declare function transcodeStaged(): void
+export declare function transcodeBatchStaged(): void
+
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -96,6 +104,12 @@ export declare const enum OptionFlag {
   NoPromote = 128,
 }
 
+/**
+ * A `Buffer` view of the arguments region (64 bytes, 8-aligned: `new Float64Array(v.buffer,
+ * v.byteOffset, 8)`).
+ */
+export declare function stagedArgs(): Buffer
+
 /** The staged input region, grown to at least `min_bytes`; a `Buffer` view of all of it. */
 export declare function stagedInput(minBytes: number): Buffer
 
@@ -110,17 +124,6 @@ export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout:
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
 export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<BatchValue>
-
-/**
- * `transcodeBatch` on concatenated documents (the first `len` bytes of the staged input) into
- * the staged output, for the layouts whose result is one text (`Array`, `NdjsonBuffer`,
- * `NdjsonString`) or a list (`List`): for a list, the output holds the JSON of every
- * document back to back, padded to 4 bytes, then `count + 1` little-endian `u32` byte
- * offsets (where each document starts, and the end), then `count + 1`. Returns the output's length as
- * [`transcode_staged`] does. Errors are thrown as `transcodeBatch` throws them for one
- * concatenated `Uint8Array`.
- */
-export declare function transcodeBatchStaged(len: number, layout: number, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): number
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
@@ -141,4 +144,4 @@ export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout,
  * `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
  * maxOutputBytes)`. Returns the output's length (see the module docs).
  */
-export declare function transcodeStaged(len: number, packed: number, maxOutputBytes: number): number
+export declare function transcodeStaged(len: number, packed: number, maxOutputBytes: number, text: boolean): [number, number]

@@ -1443,11 +1443,11 @@ export default __napiModule.exports
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
 export const OptionFlag = __napiModule.exports.OptionFlag
+export const stagedArgs = __napiModule.exports.stagedArgs
 export const stagedInput = __napiModule.exports.stagedInput
 export const stagedOutput = __napiModule.exports.stagedOutput
 export const transcodeBatch = __napiModule.exports.transcodeBatch
 export const transcodeBatchAsync = __napiModule.exports.transcodeBatchAsync
-export const transcodeBatchStaged = __napiModule.exports.transcodeBatchStaged
 export const transcodeChangeBatch = __napiModule.exports.transcodeChangeBatch
 export const transcodeCursor = __napiModule.exports.transcodeCursor
 export const transcodeStaged = __napiModule.exports.transcodeStaged

@@ -78,6 +78,13 @@ function loadBackend() {
     }
     return { name: 'native', binding }
   } catch (err) {
+    // A forced WASI build that does not load is an error, never a silent fallback (npm run
+    // test:wasi must test the WASI build or fail).
+    if (process.env.NAPI_RS_FORCE_WASI === '1') {
+      const e = new Error(`bson2json: NAPI_RS_FORCE_WASI=1 is set, but the WASI build did not load: ${firstLine(err)}`)
+      e.cause = err
+      throw e
+    }
     return useFallback(err, diagnoseNativeLoad())
   }
 }

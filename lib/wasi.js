@@ -52,9 +52,15 @@ function wrapWasi(b) {
   const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER, List: LIST, NdjsonString: NDJSON_STRING } = b.BatchLayout
   let input = b.stagedInput(0)
   let output = b.stagedOutput()
+  // The staged calls' arguments and result (staged.rs `ARGS`): [len, packed | layout, ...,
+  // result]. They take no JS arguments and return nothing: each Node-API call through emnapi
+  // costs a JavaScript function and a DataView.
+  const argsView = b.stagedArgs()
+  const args = new Float64Array(argsView.buffer, argsView.byteOffset, 8)
 
   /** The staged output's length after a call (a fresh view first if the region moved). */
-  function outLength(r) {
+  function outLength() {
+    const r = args[7]
     if (r >= 0) return r
     output = b.stagedOutput()
     return -1 - r
@@ -70,11 +76,24 @@ function wrapWasi(b) {
     return buf
   }
 
-  function transcodeStaged(bson, packed, maxOutputBytes) {
+  function transcodeStaged(bson, packed, maxOutputBytes, text) {
     const n = bson.length
     ensureInput(n)
     input.set(bson)
-    return outLength(b.transcodeStaged(n, packed, maxOutputBytes))
+    args[0] = n
+    args[1] = packed
+    args[2] = maxOutputBytes
+    args[3] = text
+    b.transcodeStaged()
+    return outLength()
+  }
+
+  /** The staged output as a string, in the encoding the call chose (staged.rs `encode_text`). */
+  function outText(len) {
+    const encoding = args[6]
+    if (encoding === 1) return output.latin1Slice(0, len)
+    if (encoding === 2) return output.ucs2Slice(0, len)
+    return output.utf8Slice(0, len)
   }
 
   /** Whether `bson` goes to the binding as it is: not a `Uint8Array`, empty (detached, say), too large. */
@@ -88,8 +107,9 @@ function wrapWasi(b) {
       bson,
       packed === undefined ? DEFAULT_PACKED : packed,
       maxOutputBytes === undefined ? DEFAULT_MAX_OUTPUT_BYTES : maxOutputBytes,
+      1,
     )
-    return output.utf8Slice(0, len)
+    return outText(len)
   }
 
   function transcodeBuffer(bson, packed, maxOutputBytes) {
@@ -98,6 +118,7 @@ function wrapWasi(b) {
       bson,
       packed === undefined ? DEFAULT_PACKED : packed,
       maxOutputBytes === undefined ? DEFAULT_MAX_OUTPUT_BYTES : maxOutputBytes,
+      0,
     )
     return copyOut(len)
   }
@@ -155,7 +176,14 @@ function wrapWasi(b) {
     }
     let len
     try {
-      len = outLength(b.transcodeBatchStaged(n, layout, flags, maxDepth, maxOutputBytes, threads))
+      args[0] = n
+      args[1] = layout
+      args[2] = flags
+      args[3] = maxDepth
+      args[4] = maxOutputBytes
+      args[5] = threads
+      b.transcodeBatchStaged()
+      len = outLength()
     } catch (e) {
       // Offsets of an array's documents count from the document's start, not the batch's.
       if (list !== undefined && e && typeof e.index === 'number' && typeof e.offset === 'number') {
@@ -166,7 +194,7 @@ function wrapWasi(b) {
       throw e
     }
     if (layout === NDJSON_BUFFER) return copyOut(len)
-    if (layout !== LIST) return output.utf8Slice(0, len)
+    if (layout !== LIST) return outText(len)
     const k = output.readUInt32LE(len - 4)
     const base = len - 4 - 4 * k
     const strings = new Array(k - 1)

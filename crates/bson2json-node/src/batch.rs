@@ -36,10 +36,10 @@ pub enum BatchLayout {
     Joined = 4,
 }
 
-const ARRAY: u32 = 0;
+pub(crate) const ARRAY: u32 = 0;
 const NDJSON_BUFFER: u32 = 1;
 pub(crate) const LIST: u32 = 2;
-const NDJSON_STRING: u32 = 3;
+pub(crate) const NDJSON_STRING: u32 = 3;
 /// One string holding every document back to back, plus a `Uint32Array` of the UTF-16 offsets
 /// where each starts (and the last ends): `[text, offsets]`. The wrapper cuts it with `slice`,
 /// which V8 does without copying, so a list costs one string creation instead of one per

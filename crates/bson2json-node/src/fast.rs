@@ -86,5 +86,6 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
 #[napi(module_exports)]
 pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     node_api::export_fast::<Transcode>(&env, &mut exports, c"transcode")?;
-    node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")
+    node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")?;
+    crate::staged::register(&env, &mut exports)
 }

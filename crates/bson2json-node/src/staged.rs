@@ -35,6 +35,45 @@ struct Staged {
     output: Vec<u8>,
     /// Start and capacity of the output region the last `stagedOutput()` view covers.
     view: (usize, usize),
+    /// The calls' arguments and result ([`ARGS`]), written and read by JavaScript through a
+    /// `Float64Array` view (`stagedArgs()`): the calls take no JS arguments and return none,
+    /// so they make no Node-API call at all on success (each one costs a JS function that
+    /// builds a `DataView` of the wasm memory in emnapi; profiled: ~35 % of a small document).
+    args: Box<[f64; ARGS]>,
+}
+
+/// Doubles in the arguments region: `transcodeStaged` reads `[len, packed, maxOutputBytes,
+/// text]`, `transcodeBatchStaged` `[len, layout, flags, maxDepth, maxOutputBytes, threads]`;
+/// both write the output's encoding into [`ENCODING`] and its length into [`RESULT`].
+const ARGS: usize = 8;
+const ENCODING: usize = ARGS - 2;
+const RESULT: usize = ARGS - 1;
+
+/// The staged output's encoding ([`ENCODING`]): UTF-8 (a `Buffer` result, or a list), ASCII
+/// (`latin1Slice`: no decoding), UTF-16LE (`ucs2Slice`: V8 copies it; V8's UTF-8 decoder is
+/// several times slower as soon as one character is not ASCII, see strings.rs).
+const UTF8: f64 = 0.0;
+const ASCII: f64 = 1.0;
+const UTF16: f64 = 2.0;
+
+/// Re-encodes a text result in place for the cheapest string creation; returns its encoding.
+fn encode_text(out: &mut Vec<u8>) -> f64 {
+    if out.is_ascii() {
+        return ASCII;
+    }
+    let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
+    let dst = crate::strings::utf16_scratch(&mut wide, out.len());
+    // `out` is transcoder output, always well-formed UTF-8 (the converter does not validate).
+    let n = bson2json_core::to_utf16(out, dst);
+    out.clear();
+    out.resize(2 * n, 0);
+    for (b, u) in out.chunks_exact_mut(2).zip(&wide[..n]) {
+        b.copy_from_slice(&u.to_le_bytes());
+    }
+    if wide.capacity() * 2 <= KEEP_CAPACITY {
+        STATE.with(|s| s.borrow_mut().wide = wide);
+    }
+    UTF16
 }
 
 thread_local! {
@@ -59,6 +98,14 @@ pub fn staged_input(env: &Env, min_bytes: u32) -> Result<Unknown<'_>> {
         (s.input.as_mut_ptr(), s.input.len())
     });
     Ok(view(env, ptr, len)?.into_unknown(env))
+}
+
+/// A `Buffer` view of the arguments region (64 bytes, 8-aligned: `new Float64Array(v.buffer,
+/// v.byteOffset, 8)`).
+#[napi(js_name = "stagedArgs", catch_unwind, ts_return_type = "Buffer")]
+pub fn staged_args(env: &Env) -> Result<Unknown<'_>> {
+    let ptr = STAGED.with(|s| s.borrow_mut().args.as_mut_ptr().cast::<u8>());
+    Ok(view(env, ptr, ARGS * 8)?.into_unknown(env))
 }
 
 /// A `Buffer` view of the staged output region (its whole capacity; the calls return how
@@ -118,11 +165,85 @@ fn bad_length(env: &Env) -> Error {
     crate::type_error(env, "bson2json: staged input length out of range")
 }
 
+fn bad_options() -> Error {
+    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
+}
+
+/// The arguments region's doubles.
+fn args() -> [f64; ARGS] {
+    STAGED.with(|s| *s.borrow().args)
+}
+
+/// Writes a call's result (the output's length and encoding) into the arguments region.
+fn set_result((len, encoding): (f64, f64)) {
+    STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        s.args[RESULT] = len;
+        s.args[ENCODING] = encoding;
+    });
+}
+
+/// An argument that must be a whole number in `0..=u32::MAX`.
+fn whole(x: f64) -> Result<u32> {
+    if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
+        Ok(x as u32)
+    } else {
+        Err(bad_options())
+    }
+}
+
+/// `transcodeStaged()`: [`transcode_staged`] with its arguments from the arguments region.
+struct TranscodeStaged;
+
+impl node_api::FastFn for TranscodeStaged {
+    const ARGS: bool = false;
+    fn call(env: &Env, _args: &node_api::Args) -> Result<Value> {
+        let a = args();
+        let r = transcode_staged(env, whole(a[0])?, a[1], a[2], a[3] != 0.0)?;
+        set_result(r);
+        Ok(node_api::no_value())
+    }
+}
+
+/// `transcodeBatchStaged()`: [`transcode_batch_staged`] with its arguments from the region.
+struct TranscodeBatchStaged;
+
+impl node_api::FastFn for TranscodeBatchStaged {
+    const ARGS: bool = false;
+    fn call(env: &Env, _args: &node_api::Args) -> Result<Value> {
+        let a = args();
+        let r = transcode_batch_staged(
+            env,
+            whole(a[0])?,
+            whole(a[1])?,
+            whole(a[2])?,
+            whole(a[3])?,
+            a[4],
+            whole(a[5])?,
+        )?;
+        set_result(r);
+        Ok(node_api::no_value())
+    }
+}
+
+/// Adds `transcodeStaged()` and `transcodeBatchStaged()` to the module's exports (plain
+/// Node-API functions without arguments or result: see [`Staged::args`]).
+pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
+    node_api::export_fast::<TranscodeStaged>(env, exports, c"transcodeStaged")?;
+    node_api::export_fast::<TranscodeBatchStaged>(env, exports, c"transcodeBatchStaged")
+}
+
 /// `transcode` on the first `len` bytes of the staged input into the staged output:
 /// `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
 /// maxOutputBytes)`. Returns the output's length (see the module docs).
 #[napi(js_name = "transcodeStaged", catch_unwind)]
-pub fn transcode_staged(env: &Env, len: u32, packed: f64, max_output_bytes: f64) -> Result<f64> {
+pub fn transcode_staged(
+    env: &Env,
+    len: u32,
+    packed: f64,
+    max_output_bytes: f64,
+    text: bool,
+) -> Result<(f64, f64)> {
     let opts = crate::fast::unpack(packed, max_output_bytes)
         .ok_or_else(|| Error::new(Status::InvalidArg, "invalid resolved options".to_owned()))?;
     let mut out = take_output();
@@ -147,7 +268,8 @@ pub fn transcode_staged(env: &Env, len: u32, packed: f64, max_output_bytes: f64)
         put_output(out);
         return Err(e);
     }
-    Ok(put_output(out))
+    let encoding = if text { encode_text(&mut out) } else { UTF8 };
+    Ok((put_output(out), encoding))
 }
 
 /// `transcodeBatch` on concatenated documents (the first `len` bytes of the staged input) into
@@ -157,8 +279,7 @@ pub fn transcode_staged(env: &Env, len: u32, packed: f64, max_output_bytes: f64)
 /// offsets (where each document starts, and the end), then `count + 1`. Returns the output's length as
 /// [`transcode_staged`] does. Errors are thrown as `transcodeBatch` throws them for one
 /// concatenated `Uint8Array`.
-#[napi(js_name = "transcodeBatchStaged", catch_unwind)]
-pub fn transcode_batch_staged(
+fn transcode_batch_staged(
     env: &Env,
     len: u32,
     layout: u32,
@@ -166,7 +287,7 @@ pub fn transcode_batch_staged(
     max_depth: u32,
     max_output_bytes: f64,
     threads: u32,
-) -> Result<f64> {
+) -> Result<(f64, f64)> {
     let opts = options(flags, max_depth, max_output_bytes);
     let mut r = crate::batch::take_output(len as usize);
     let outcome = with_input(len, |input| {
@@ -203,7 +324,11 @@ pub fn transcode_batch_staged(
     .map(|()| {
         let mut out = take_output();
         write_batch(&r, layout, &mut out);
-        put_output(out)
+        let encoding = match layout {
+            crate::batch::ARRAY | crate::batch::NDJSON_STRING => encode_text(&mut out),
+            _ => UTF8,
+        };
+        (put_output(out), encoding)
     });
     crate::batch::keep_output(r);
     result
