@@ -132,8 +132,8 @@ function wrapWasi(b) {
     if (n === 0) return undefined
     // Every element is read before any is looked at, as the binding does: a getter on a later
     // element may detach or shrink an earlier one.
-    const list = new Array(n)
-    for (let i = 0; i < n; i++) list[i] = docs[i]
+    const list = []
+    for (let i = 0; i < n; i++) list.push(docs[i])
     let total = 0
     for (let i = 0; i < n; i++) {
       const d = list[i]
@@ -197,11 +197,11 @@ function wrapWasi(b) {
     if (layout !== LIST) return outText(len)
     const k = output.readUInt32LE(len - 4)
     const base = len - 4 - 4 * k
-    const strings = new Array(k - 1)
+    const strings = []
     let from = output.readUInt32LE(base)
     for (let i = 1; i < k; i++) {
       const to = output.readUInt32LE(base + 4 * i)
-      strings[i - 1] = output.utf8Slice(from, to)
+      strings.push(output.utf8Slice(from, to))
       from = to
     }
     return strings
