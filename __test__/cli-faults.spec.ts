@@ -18,7 +18,7 @@ import { createRequire } from 'node:module'
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { BSON } from 'bson'
 import { MongoClient } from 'mongodb'
@@ -467,6 +467,12 @@ describe('export: output, server and signal faults', () => {
     for (const f of ['bin', 'lib', 'package.json', 'index.js', 'binding.js']) cpSync(join(repo, f), join(global, f), { recursive: true })
     for (const f of readdirSync(repo)) if (f.endsWith('.node')) cpSync(join(repo, f), join(global, f))
     symlinkSync(realpathSync(join(repo, 'node_modules', 'bson')), join(global, 'node_modules', 'bson'))
+    // The WASI build too (npm run test:wasi), with the runtime its loader requires.
+    for (const f of readdirSync(repo)) if (f.endsWith('.wasm') || f === 'bson2json.wasi.cjs' || f === 'wasi-worker.mjs') cpSync(join(repo, f), join(global, f))
+    for (const m of ['@napi-rs/wasm-runtime', '@emnapi', '@tybys', 'tslib']) {
+      mkdirSync(dirname(join(global, 'node_modules', m)), { recursive: true })
+      symlinkSync(realpathSync(join(repo, 'node_modules', m)), join(global, 'node_modules', m))
+    }
     const bin = join(global, 'bin', 'bson2json.js')
     const args = [bin, 'export', '--uri', uri, '--db', DB, '-c', 'orders', '--limit', '2']
     // Asynchronously: the test server answers from this process.

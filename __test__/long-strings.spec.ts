@@ -103,7 +103,7 @@ describe('long outputs', () => {
     }
   })
 
-  it.runIf(backend === 'native')('in worker threads, each with its own join function, before and after others exit', async () => {
+  it.runIf(backend !== 'fallback')('in worker threads, each with its own join function, before and after others exit', async () => {
     const { Worker } = await import('node:worker_threads')
     const entry = require.resolve('../index.js')
     const code = `const { parentPort } = require('worker_threads')

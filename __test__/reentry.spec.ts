@@ -24,7 +24,7 @@ const binding = require('../lib/backend').loadBackend().binding
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
 const ROUNDS = Number(process.env.REENTRY_ROUNDS || 12)
-const native = b2j.backend === 'native'
+const native = b2j.backend !== 'fallback' // the addon, native or WASI
 
 /** A fresh copy of `bytes` in its own (optionally resizable) ArrayBuffer. */
 function own(bytes: Uint8Array, resizable = false): Uint8Array {

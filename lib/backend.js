@@ -81,7 +81,9 @@ function loadBackend() {
     // A forced WASI build that does not load is an error, never a silent fallback (npm run
     // test:wasi must test the WASI build or fail).
     if (process.env.NAPI_RS_FORCE_WASI === '1') {
-      const e = new Error(`bson2json: NAPI_RS_FORCE_WASI=1 is set, but the WASI build did not load: ${firstLine(err)}`)
+      const why = []
+      for (let c = err; c && why.length < 4; c = c.cause) why.push(firstLine(c))
+      const e = new Error(`bson2json: NAPI_RS_FORCE_WASI=1 is set, but the WASI build did not load: ${why.join(': ')}`)
       e.cause = err
       throw e
     }

@@ -256,7 +256,7 @@ import * as kafkaJs from 'bson2json/kafka.js';
 export const start: typeof changeStreamToKafka = changeStreamToKafka;
 export const sameKafka: typeof changeStreamToKafka = kafkaJs.changeStreamToKafka;
 export const txid: string = transactionalIdOf('orders');
-export const which: 'native' | 'fallback' = backend;
+export const which: 'native' | 'wasi' | 'fallback' = backend;
 
 const bytes = new Uint8Array([${BSON_BYTES}]);
 export const text: string = toJSON(bytes);
