@@ -178,10 +178,10 @@ export declare const DEFAULT_MAX_DEPTH: number
 /** Default of {@link TranscodeOptions.maxOutputBytes}. */
 export declare const DEFAULT_MAX_OUTPUT_BYTES: number
 /**
- * Which implementation is in use: the native addon, the WASI build (the same core as
- * WebAssembly, where no native binary matches), or the JavaScript fallback (where neither loads).
+ * Which build of the core is in use: the native addon, or the WASI build (the same core as
+ * WebAssembly, where no native binary matches or loads).
  */
-export declare const backend: 'native' | 'wasi' | 'fallback'
+export declare const backend: 'native' | 'wasi'
 
 /** Options of {@link createTranscodeStream}. */
 export interface TranscodeStreamOptions extends BatchOptions {

@@ -422,7 +422,7 @@ describe('the read-ahead follows backpressure', () => {
     mon.stop()
   })
 
-  it("a waiting cursor does not keep its last raw reply alive through the driver's \$clusterTime", async () => {
+  it("a waiting cursor does not keep its last raw reply alive through the driver's $clusterTime", async () => {
     // The driver keeps each reply's $clusterTime in the session and the topology; its signature
     // hash is a view into the whole reply message unless copied.
     const cursor = b2j.find(coll, {}, { batchSize: 100 })
