@@ -8,9 +8,11 @@
  * argument copies its whole `ArrayBuffer` into wasm memory, and making a string builds it one
  * character at a time).
  *
- * Here the input is copied into the staged input region with one `TypedArray#set`, the call
- * returns the output's length, and the output is decoded by `Buffer#utf8Slice` (V8's UTF-8
- * decoder) or copied into a new `Buffer`. Anything the staged calls do not cover (not a
+ * Here the input is copied into the staged input region with one `TypedArray#set`, the
+ * arguments are written into the staged arguments region (a `Float64Array`), the call (no JS
+ * arguments, no result: no Node-API call on success) writes the output's length and encoding
+ * there, and the output is read as a string by `Buffer#latin1Slice` (ASCII), `ucs2Slice`
+ * (UTF-16 converted in wasm) or `utf8Slice`, or copied into a new `Buffer`. Anything the staged calls do not cover (not a
  * `Uint8Array`, larger than {@link MAX_STAGED}, a batch whose documents do not frame
  * themselves, the async, cursor and change-stream calls) goes to the binding unchanged, so
  * errors and edge cases are the binding's own.
