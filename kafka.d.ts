@@ -14,8 +14,12 @@ export interface KafkaRunStats {
   resumeToken: unknown
   /** cluster time of the last committed event */
   clusterTime: { t: number; i: number } | null
-  /** where the current cycle started: the stored checkpoint, startAtOperationTime, or now */
-  startedFrom: 'checkpoint' | 'startAtOperationTime' | 'now' | null
+  /** where the current cycle started: the stored checkpoint, resumeAfter, startAtOperationTime, or now */
+  startedFrom: 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now' | null
+  /** while or after a snapshot ran in this process: why, the records copied (all runs), whether it finished */
+  snapshot: { reason: 'initial' | 'override' | 'history-lost'; records: number; done: boolean } | null
+  /** with `overrideCheckpoint`: the checkpoint this run started over instead of resuming from */
+  overridden?: { resumeToken: unknown; clusterTime: { t: number; i: number } | null }
   /** the cause of the last Kafka failure, one line */
   lastError?: string
   /** during an outage: milliseconds left before the run gives up (KafkaUnavailableError) */
@@ -41,8 +45,27 @@ export interface ChangeStreamToKafkaOptions {
   fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
   fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required'
   showExpandedEvents?: boolean
-  /** first start only (no checkpoint yet); default: now */
+  /** first start only (no checkpoint yet, or `overrideCheckpoint`); default: now */
   startAtOperationTime?: unknown
+  /** first start only (no checkpoint yet, or `overrideCheckpoint`): after this resume token; exclusive with startAtOperationTime */
+  resumeAfter?: object
+  /**
+   * Start from `resumeAfter`, `startAtOperationTime` or now even though a checkpoint exists (after
+   * ChangeStreamHistoryLostError, or to skip ahead: the events in between are not delivered).
+   * Once: the checkpoints written record the override, and a restart with the same one resumes
+   * from the checkpoint.
+   */
+  overrideCheckpoint?: boolean
+  /**
+   * First start (or with `overrideCheckpoint`): copy the collection (`source` a Collection) into
+   * `topic` first, as `operationType: 'snapshot'` records, then stream from the position taken
+   * before the copy. Excludes `resumeAfter` and `startAtOperationTime`.
+   */
+  snapshot?: boolean
+  /** documents per snapshot batch and transaction (default 1000) */
+  snapshotBatchSize?: number
+  /** lost history: reject with ChangeStreamHistoryLostError (`'fail'`, default) or copy the collection again */
+  onHistoryLost?: 'fail' | 'snapshot'
   batchSize?: number
   maxAwaitTimeMS?: number
   prefetch?: number
@@ -53,6 +76,10 @@ export interface ChangeStreamToKafkaOptions {
   partitions?: number
   /** checkpoint an idle stream at most this often (default 5000) */
   idleCheckpointMS?: number
+  /** commit the open transaction (whole server batches and one checkpoint) once it is this old (default 100; 0: every batch) */
+  commitIntervalMS?: number
+  /** commit the open transaction once its records reach this many bytes (default 8 MiB) */
+  maxTransactionBytes?: number
   /** bytes per produce request inside a transaction (default 512 KiB) */
   maxRequestBytes?: number
   /** first back-off after a Kafka error (default 500, doubling up to 10 s) */
@@ -61,7 +88,10 @@ export interface ChangeStreamToKafkaOptions {
   connectTimeoutMS?: number
   /** once running, reject with KafkaUnavailableError when Kafka stays unreachable this long (default 120000) */
   retryTimeoutMS?: number
-  /** extra @platformatic/kafka client options (tls, sasl, timeout, ...) */
+  /**
+   * extra @platformatic/kafka client options, e.g. `tls: { ca, cert, key }` (Node's tls.connect
+   * options) and `sasl: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username, password }`
+   */
   kafka?: Record<string, unknown>
   onProgress?: (stats: KafkaRunStats, batch: { events: unknown[]; resumeToken: unknown }) => void
   onRestart?: (error: Error, stats: KafkaRunStats) => void
@@ -88,9 +118,22 @@ export function transactionalIdOf(id: string): string
 export class KafkaFencedError extends Error {
   code: 'ERR_BSON2JSON_KAFKA_FENCED'
 }
+/** The server no longer has the history at the checkpoint (MongoDB error 286); not retried. */
+export class ChangeStreamHistoryLostError extends Error {
+  code: 'ERR_BSON2JSON_HISTORY_LOST'
+  /** the stream id */
+  id: string
+  /** cluster time of the checkpoint the run could not resume from */
+  checkpointClusterTime: { t: number; i: number } | null
+  /** the oldest entry of `local.oplog.rs`, or null where it cannot be read */
+  oldestClusterTime: { t: number; i: number } | null
+  cause: unknown
+}
 /** Kafka unreachable: at start within `connectTimeoutMS`, or for `retryTimeoutMS` once running. */
 export class KafkaUnavailableError extends Error {
   code: 'ERR_BSON2JSON_KAFKA_UNAVAILABLE'
+  /** authentication failed or the broker's certificate is not trusted: ended at once, not retried */
+  refused: boolean
   /** the bootstrap brokers */
   brokers: string[]
   phase: 'start' | 'running'

@@ -53,6 +53,15 @@ describe('options and arguments (no broker)', () => {
     expect(o.startAtOperationTime.high).toBe(1700000000)
     expect(o.startAtOperationTime.low).toBe(5)
     expect(o.pipeline).toHaveLength(1)
+    expect(parseArgs([...ok, '--resume-after', '8263AB']).resumeAfter).toEqual({ _data: '8263AB' })
+    expect(parseArgs([...ok, '--resume-after', '{"_data":"8263AB"}', '--override-checkpoint']).resumeAfter).toEqual({ _data: '8263AB' })
+    expect(parseArgs([...ok, '--override-checkpoint']).overrideCheckpoint).toBe(true)
+    for (const bad of [['--resume-after', '[1]'], ['--resume-after', '{x'], ['--resume-after', '826B', '--start-at-operation-time', '5']]) {
+      const r = run(...ok, ...bad)
+      expect(r.status, bad.join(' ')).toBe(2)
+      expect(r.stderr.split('\n')[0]).toMatch(/^bson2json cdc: --resume-after/)
+    }
+    expect(() => kafka.changeStreamToKafka({ source: {}, brokers: 'h:1', topic: 't', checkpointTopic: 'c', id: 'i', resumeAfter: 'x' })).toThrow(/options.resumeAfter/)
   })
 
   it('Kafka unreachable at start: the library rejects within connectTimeoutMS naming the brokers and the cause; cdc exits 3 with one line', async () => {
@@ -311,6 +320,264 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const msgs = await readAll(t.topic)
     expect(msgs.map((m) => JSON.parse(m.value).fullDocument.i)).toEqual(Array.from({ length: 25 }, (_, i) => i))
   }, 180_000)
+
+  it.skipIf(!!URI)('cdc: lost history exits 6 naming the checkpoint; --override-checkpoint starts again once, and a restart with the same override resumes from the checkpoint', async () => {
+    const t = names()
+    const db = `kdh${tag}`
+    const coll = client.db(db).collection('c')
+    const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
+    const start = (...extra: string[]) => {
+      const p = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    const values = async () => (await readAll(t.topic)).map((m) => JSON.parse(m.value).fullDocument.i)
+    const a = start()
+    await until(async () => a.err().includes('streaming'), 60_000)
+    for (let i = 0; i < 3; i++) await coll.insertOne({ i })
+    await until(async () => (await values()).length >= 3, 60_000)
+    a.p.kill('SIGTERM')
+    expect(await a.exit).toBe(0)
+    await coll.insertOne({ i: 3 })
+    await coll.insertOne({ i: 4 })
+    server!.truncateOplog()
+    const lost = start()
+    expect(await lost.exit).toBe(6)
+    const line = lost.err().trim().split('\n').at(-1)
+    expect(line).toMatch(new RegExp(`^bson2json cdc: the change stream's history is lost: the checkpoint of ${t.id} is at \\d{4}-.*Z \\(\\d+\\.\\d+\\), the oldest entry the server still has is at unknown .*; 0 events committed by this run\\. To go on without the lost events: restart with --override-checkpoint`))
+    // The operator's override: from now, once.
+    const b = start('--override-checkpoint')
+    await until(async () => b.err().includes('streaming'), 60_000)
+    expect(b.err()).toMatch(/started from now, overriding the checkpoint at \d{4}-/)
+    await coll.insertOne({ i: 5 })
+    await until(async () => (await values()).length >= 4, 60_000)
+    b.p.kill('SIGTERM')
+    expect(await b.exit).toBe(0)
+    // Written while it is down: the same command line resumes from the checkpoint, so it is delivered.
+    await coll.insertOne({ i: 6 })
+    const c = start('--override-checkpoint')
+    await until(async () => c.err().includes('streaming'), 60_000)
+    expect(c.err()).toMatch(/started from checkpoint\)/)
+    await coll.insertOne({ i: 7 })
+    await until(async () => (await values()).length >= 6, 60_000)
+    await sleep(300)
+    c.p.kill('SIGTERM')
+    expect(await c.exit).toBe(0)
+    expect(await values()).toEqual([0, 1, 2, 5, 6, 7])
+  }, 180_000)
+
+  it.skipIf(!!URI)('cdc --on-history-lost snapshot: lost history copies the collection again (records marked history-lost), then streams', async () => {
+    const t = names()
+    const db = `kdr${tag}`
+    const coll = client.db(db).collection('c')
+    const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--value', 'fullDocument', '--full-document', 'updateLookup', '--on-history-lost', 'snapshot']
+    const start = () => {
+      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    const a = start()
+    await until(async () => a.err().includes('streaming'), 60_000)
+    for (let i = 0; i < 3; i++) await coll.insertOne({ _id: i, v: 0 })
+    await until(async () => (await readAll(t.topic)).length >= 3, 60_000)
+    a.p.kill('SIGTERM')
+    expect(await a.exit).toBe(0)
+    await coll.insertOne({ _id: 3, v: 0 })
+    await coll.updateOne({ _id: 0 }, { $set: { v: 9 } })
+    await coll.deleteOne({ _id: 1 })
+    server!.truncateOplog()
+    const b = start()
+    await until(async () => b.err().includes('snapshot done'), 60_000)
+    expect(b.err()).toMatch(/copying kdr.*\(snapshot: history-lost, 0 records copied before\)/)
+    await coll.insertOne({ _id: 4, v: 0 })
+    await until(async () => (await readAll(t.topic)).some((m) => m.key === '{"_id":4}'), 60_000)
+    b.p.kill('SIGTERM')
+    expect(await b.exit).toBe(0)
+    const msgs = await readAll(t.topic)
+    expect(msgs.filter((m) => m.headers.snapshot === 'history-lost').map((m) => m.value)).toEqual(['{"_id":0,"v":9}', '{"_id":2,"v":0}', '{"_id":3,"v":0}'])
+    // {_id: 1}: the delete was in the lost history; a consumer tells from the snapshot records
+    // which keys the copy no longer has.
+    expect(msgs.at(-1)!.value).toBe('{"_id":4,"v":0}')
+  }, 120_000)
+
+  it('cdc --snapshot: 20,000 documents copied while inserts, updates and deletes go on, SIGKILLed during the copy; the final per-key state equals the collection, every record once', async () => {
+    const t = names()
+    const db = `kds${tag}`
+    const coll = client.db(db).collection('c')
+    const N = 20_000
+    for (let i = 0; i < N; i += 5000) await coll.insertMany(Array.from({ length: 5000 }, (_, k) => ({ _id: i + k, v: 0, s: 'x'.repeat(40) })))
+    const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
+    const extra = ['--snapshot', '--snapshot-batch-size', '500', '--value', 'fullDocument', '--full-document', 'updateLookup', '--progress-interval', '1']
+    const start = () => {
+      const p = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
+      let err = ''
+      p.stderr.on('data', (d) => (err += d))
+      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+      return { p, exit, err: () => err }
+    }
+    // Writes all along: updates and deletes of copied and not yet copied documents, inserts.
+    let writing = true
+    let w = 0
+    const writer = (async () => {
+      while (writing) {
+        const k = (w * 7919) % N
+        if (w % 3 === 0) await coll.updateOne({ _id: k }, { $inc: { v: 1 } })
+        else if (w % 3 === 1) await coll.insertOne({ _id: N + w, v: w })
+        else await coll.deleteOne({ _id: (k + 13) % N })
+        w++
+        await sleep(2)
+      }
+    })()
+    try {
+      const a = start()
+      await until(async () => {
+        const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id }).catch(() => null)
+        return !!ck && !!ck.snapshot && ck.snapshot.records >= 4000
+      }, 120_000)
+      a.p.kill('SIGKILL')
+      await a.exit
+      expect(a.err()).toMatch(/copying kds.*\.c into .* \(snapshot: initial, 0 records copied before\), then streaming/)
+      const b = start()
+      await until(async () => b.err().includes('snapshot done'), 120_000)
+      expect(b.err()).toMatch(/\(snapshot: initial, [1-9]\d+ records copied before\)/)
+      writing = false
+      await writer
+      await coll.insertOne({ _id: 'end' })
+      await until(async () => (await readAll(t.topic)).some((m) => m.key === '{"_id":"end"}'), 60_000)
+      b.p.kill('SIGTERM')
+      expect(await b.exit).toBe(0)
+      expect(b.err()).toMatch(/stopped \(SIGTERM\): \d+ snapshot records and \d+ events/)
+    } finally {
+      writing = false
+      await writer
+    }
+    const msgs = await readAll(t.topic)
+    const last = new Map<string, string | null>()
+    const snapshots = new Map<string, number>()
+    const changes = new Set<string>()
+    for (const m of msgs) {
+      last.set(m.key, m.value)
+      if (m.headers.snapshot !== undefined) {
+        expect(m.headers.operationType).toBe('snapshot')
+        snapshots.set(m.key, (snapshots.get(m.key) ?? 0) + 1)
+      } else {
+        const id = `${m.key} ${m.headers.clusterTime}`
+        expect(changes.has(id), `change ${id} twice`).toBe(false)
+        changes.add(id)
+      }
+    }
+    expect([...snapshots.values()].filter((c) => c > 1)).toEqual([])
+    expect(snapshots.size).toBeGreaterThan(N / 2)
+    const docs = await coll.find().toArray()
+    const want = new Map(docs.map((d) => [JSON.stringify({ _id: d._id }), JSON.stringify(d)]))
+    const wrong: string[] = []
+    for (const [k, v] of want) if (last.get(k) !== v) wrong.push(`${k}: ${last.get(k)} != ${v}`)
+    for (const [k, v] of last) if (!want.has(k) && v !== null) wrong.push(`${k} deleted but ${v}`)
+    expect(wrong.slice(0, 5)).toEqual([])
+    expect(w).toBeGreaterThan(50)
+  }, 300_000)
+
+  it('cdc over SASL_SSL: SCRAM with the CA trusted streams; a wrong password and an untrusted certificate end at once with one line (exit 3)', async () => {
+    const sasl = spawnSync('bash', [path.join(ROOT, 'scripts/kafka.sh'), 'addr-sasl-ssl'], { encoding: 'utf8' }).stdout.trim()
+    if (!sasl) {
+      expect(process.env.B2J_REQUIRE_KAFKA, 'the broker of scripts/kafka.sh has a SASL_SSL listener').not.toBe('1')
+      return
+    }
+    const ca = path.join(ROOT, 'tmp/kafka/tls/ca.pem')
+    const t = names()
+    const db = `kdt${tag}`
+    const coll = client.db(db).collection('c')
+    const base = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', sasl, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
+    const env = { ...process.env, BSON2JSON_KAFKA_PASSWORD: 'alice-secret' }
+    const p = spawn(process.execPath, [...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-256', '--kafka-user', 'alice'], { stdio: ['ignore', 'ignore', 'pipe'], env })
+    let err = ''
+    p.stderr.on('data', (d) => (err += d))
+    const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+    await until(async () => err.includes('streaming'), 60_000)
+    for (let i = 0; i < 5; i++) await coll.insertOne({ i })
+    await until(async () => (await readAll(t.topic)).length >= 5, 60_000)
+    p.kill('SIGTERM')
+    expect(await exit).toBe(0)
+
+    const run = (args: string[], e: NodeJS.ProcessEnv) =>
+      new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const c = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: e })
+        let stderr = ''
+        c.stderr.on('data', (d) => (stderr += d))
+        c.on('exit', (status) => resolve({ status, stderr }))
+      })
+    const fs = await import('node:fs')
+    const pwFile = path.join(ROOT, `tmp/kafka-pw-${tag}`)
+    fs.writeFileSync(pwFile, 'not-the-password\n')
+    try {
+      const t0 = Date.now()
+      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile], process.env)
+      expect(bad.status).toBe(3)
+      expect(Date.now() - t0).toBeLessThan(9000)
+      expect(bad.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: SASL_AUTHENTICATION_FAILED (SASL authentication failed.) (SCRAM-SHA-512 as alice); nothing was written`)
+    } finally {
+      fs.rmSync(pwFile, { force: true })
+    }
+    const untrusted = await run([...base, '--kafka-tls', '--kafka-sasl', 'PLAIN', '--kafka-user', 'alice'], env)
+    expect(untrusted.status).toBe(3)
+    expect(untrusted.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: self-signed certificate in certificate chain; nothing was written`)
+    const nopw = spawnSync(process.execPath, [...base, '--kafka-sasl', 'PLAIN', '--kafka-user', 'alice'], { encoding: 'utf8', env: { ...process.env, BSON2JSON_KAFKA_PASSWORD: undefined } })
+    expect(nopw.status).toBe(2)
+    expect(nopw.stderr.split('\n')[0]).toBe('bson2json cdc: --kafka-sasl needs a password: --kafka-password-file FILE or BSON2JSON_KAFKA_PASSWORD')
+  }, 120_000)
+
+  it.skipIf(!!URI)('two shards simulated by two servers: one cdc per shard (own --id) into one 2-partition topic; every event once, each key on one partition in its order', async () => {
+    const t = names()
+    const shard2 = await startTestServer({ port: 0 })
+    const c2 = await MongoClient.connect(shard2.uri)
+    try {
+      const db = `kd2${tag}`
+      const colls = [client.db(db).collection('c'), c2.db(db).collection('c')]
+      const procs = [uri, shard2.uri].map((u, k) => {
+        const p = spawn(process.execPath, [BIN, 'cdc', '--uri', u, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', `${t.id}_shard${k + 1}`, '--partitions', '2', '--max-await-ms', '100'], { stdio: ['ignore', 'ignore', 'pipe'] })
+        let err = ''
+        p.stderr.on('data', (d) => (err += d))
+        return { p, err: () => err, exit: new Promise<number | null>((r) => p.on('exit', (code) => r(code))) }
+      })
+      await until(async () => procs.every((p) => p.err().includes('streaming')), 60_000)
+      // Shard k owns the keys k, k+2, k+4, ...: each key gets an insert and 4 updates.
+      const writes: Promise<unknown>[] = []
+      for (let k = 0; k < 2; k++) {
+        writes.push(
+          (async () => {
+            for (let id = k; id < 40; id += 2) await colls[k].insertOne({ _id: id, v: 0 })
+            for (let v = 1; v <= 4; v++) for (let id = k; id < 40; id += 2) await colls[k].updateOne({ _id: id }, { $set: { v } })
+          })(),
+        )
+      }
+      await Promise.all(writes)
+      await until(async () => (await readAll(t.topic)).length >= 200, 60_000)
+      await sleep(300)
+      for (const p of procs) p.p.kill('SIGTERM')
+      for (const p of procs) expect(await p.exit).toBe(0)
+      const msgs = await readAll(t.topic)
+      expect(msgs).toHaveLength(200)
+      const partitionOf = new Map<string, number>()
+      const seen = new Map<string, number[]>()
+      for (const m of msgs) {
+        expect(partitionOf.get(m.key) ?? m.partition, `key ${m.key} on one partition`).toBe(m.partition)
+        partitionOf.set(m.key, m.partition)
+        const ev = JSON.parse(m.value)
+        const v = ev.operationType === 'insert' ? 0 : ev.updateDescription.updatedFields.v
+        seen.set(m.key, [...(seen.get(m.key) ?? []), v])
+      }
+      expect(new Set(partitionOf.values()).size).toBe(2)
+      for (const [k, vs] of seen) expect(vs, k).toEqual([0, 1, 2, 3, 4])
+      expect(seen.size).toBe(40)
+    } finally {
+      await c2.close()
+      await shard2.close()
+    }
+  }, 120_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })

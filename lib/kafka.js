@@ -3,15 +3,18 @@
 /**
  * `require('bson2json/kafka')`: a MongoDB change stream into a Kafka topic, exactly once.
  *
- * Each server batch of the change stream (lib/change-stream.js `batches()`) becomes ONE Kafka
- * transaction holding the batch's events and a checkpoint record (the batch's resume token) in a
- * compacted checkpoint topic, keyed by the stream id. On start the process
+ * The server batches of the change stream (lib/change-stream.js `batches()`) go into Kafka
+ * transactions, each holding whole batches' events and ONE checkpoint record (the last batch's
+ * resume token) in a compacted checkpoint topic, keyed by the stream id; a transaction commits
+ * once it is `commitIntervalMS` old (default 100) or holds `maxTransactionBytes`, or when no next
+ * batch comes within the interval. On start the process
  *   1. opens a transactional producer whose transactional.id is derived from the stream id:
  *      InitProducerId bumps the epoch, which fences any older process with the same id and
  *      aborts (or completes) the transaction it left open;
  *   2. reads the checkpoint topic with read_committed isolation up to its last stable offset and
  *      takes the last checkpoint for the stream id;
- *   3. resumes the change stream after that token (the first time: `startAtOperationTime`, or now).
+ *   3. resumes the change stream after that token (the first time: `resumeAfter`,
+ *      `startAtOperationTime`, or now; with `overrideCheckpoint`, those once instead of it).
  * A crash between 1 and the commit of a batch leaves that batch's transaction open or aborted, so
  * read_committed consumers never see its events and the next run fetches them again.
  *
@@ -22,7 +25,7 @@
  * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x).
  */
 
-const { watch } = require('./change-stream')
+const { watch, snapshot } = require('./change-stream')
 const { loadPeer } = require('./peer')
 
 const CHECKPOINT_VERSION = 1
@@ -57,12 +60,14 @@ function ejson() {
  * Kafka error name, or `no answer within N s`).
  */
 class KafkaUnavailableError extends Error {
-  constructor({ brokers, phase, reason, seconds, cause }) {
+  constructor({ brokers, phase, reason, seconds, cause, refused = false }) {
     const where = brokers.join(',')
     super(
-      phase === 'start'
-        ? `bson2json/kafka: cannot reach Kafka at ${where} within ${seconds} s: ${reason}`
-        : `bson2json/kafka: lost Kafka at ${where} for ${seconds} s: ${reason}`,
+      refused
+        ? `bson2json/kafka: Kafka at ${where} refused the connection: ${reason}`
+        : phase === 'start'
+          ? `bson2json/kafka: cannot reach Kafka at ${where} within ${seconds} s: ${reason}`
+          : `bson2json/kafka: lost Kafka at ${where} for ${seconds} s: ${reason}`,
       { cause },
     )
     this.name = 'KafkaUnavailableError'
@@ -70,7 +75,63 @@ class KafkaUnavailableError extends Error {
     this.brokers = brokers
     this.phase = phase
     this.reason = reason
+    // authentication or TLS: not retried, a retry cannot fix it
+    this.refused = refused
   }
+}
+
+/**
+ * The server no longer has the change stream's history at the checkpoint (MongoDB error 286,
+ * ChangeStreamHistoryLost: the oplog rolled past it). Not retried: the events between the
+ * checkpoint and the oldest entry still in the oplog can no longer be delivered.
+ * `checkpointClusterTime` and `oldestClusterTime` are `{t, i}` or null when not known (the oldest
+ * one is read from `local.oplog.rs`, which needs read access there).
+ */
+class ChangeStreamHistoryLostError extends Error {
+  constructor({ id, checkpointClusterTime, oldestClusterTime, cause }) {
+    const at = (ct) => (ct ? `${ct.t}.${ct.i}` : 'unknown')
+    super(
+      `bson2json/kafka: the change stream history of ${JSON.stringify(id)} is lost: the checkpoint is at cluster time ` +
+        `${at(checkpointClusterTime)}, the oldest the server still has is ${at(oldestClusterTime)}`,
+      { cause },
+    )
+    this.name = 'ChangeStreamHistoryLostError'
+    this.code = 'ERR_BSON2JSON_HISTORY_LOST'
+    this.id = id
+    this.checkpointClusterTime = checkpointClusterTime
+    this.oldestClusterTime = oldestClusterTime
+  }
+}
+
+function isHistoryLost(e) {
+  return e !== null && typeof e === 'object' && (e.code === 286 || e.codeName === 'ChangeStreamHistoryLost')
+}
+
+/** `{t, i}` of the oldest entry of the oplog of `source`'s deployment, or null (no access, no oplog). */
+async function oldestOplogTime(source) {
+  try {
+    const client = source.client || (source.db && typeof source.db === 'function' ? source : null) || (source.s && source.s.db && source.s.db.client)
+    if (!client) return null
+    const first = await client
+      .db('local')
+      .collection('oplog.rs')
+      .find({}, { sort: { $natural: 1 }, limit: 1, projection: { ts: 1 }, maxTimeMS: 5000 })
+      .next()
+    const ts = first && first.ts
+    if (!ts || typeof ts.getHighBits !== 'function') return null
+    return { t: ts.getHighBits() >>> 0, i: ts.getLowBits() >>> 0 }
+  } catch {
+    return null
+  }
+}
+
+/** Cluster time `{t, i}` in a resume token `{_data: hex}` (KeyString: 0x82 + 8-byte timestamp), or null. */
+function tokenClusterTime(token) {
+  const d = token && typeof token._data === 'string' ? token._data : null
+  if (d === null || d.length < 18 || d.slice(0, 2).toLowerCase() !== '82') return null
+  const t = parseInt(d.slice(2, 10), 16)
+  const i = parseInt(d.slice(10, 18), 16)
+  return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
 }
 
 /** A newer process with the same stream id took over (its producer epoch fenced ours). */
@@ -95,6 +156,11 @@ const OPTION_NAMES = new Set([
   'fullDocumentBeforeChange',
   'showExpandedEvents',
   'startAtOperationTime',
+  'resumeAfter',
+  'overrideCheckpoint',
+  'snapshot',
+  'snapshotBatchSize',
+  'onHistoryLost',
   'batchSize',
   'maxAwaitTimeMS',
   'prefetch',
@@ -102,6 +168,8 @@ const OPTION_NAMES = new Set([
   'createTopics',
   'partitions',
   'idleCheckpointMS',
+  'commitIntervalMS',
+  'maxTransactionBytes',
   'maxRequestBytes',
   'retryDelayMS',
   'connectTimeoutMS',
@@ -132,11 +200,30 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
-  for (const k of ['partitions', 'idleCheckpointMS', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
+  for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
-    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' ? 0 : 1))) {
+    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
     }
+  }
+  if (o.resumeAfter !== undefined && (o.resumeAfter === null || typeof o.resumeAfter !== 'object')) {
+    throw new TypeError('bson2json/kafka: options.resumeAfter must be a resume token (an object such as {_data: "82..."})')
+  }
+  if (o.resumeAfter !== undefined && o.startAtOperationTime !== undefined) {
+    throw new TypeError('bson2json/kafka: options.resumeAfter and options.startAtOperationTime are exclusive')
+  }
+  if (o.snapshot !== undefined && typeof o.snapshot !== 'boolean') throw new TypeError('bson2json/kafka: options.snapshot must be a boolean')
+  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') {
+    throw new RangeError('bson2json/kafka: options.onHistoryLost must be "fail" or "snapshot"')
+  }
+  if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
+    if (typeof o.source.collectionName !== 'string') throw new TypeError('bson2json/kafka: a snapshot (options.snapshot, onHistoryLost "snapshot") needs a Collection as options.source')
+    if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
+      throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
+    }
+  }
+  if (o.overrideCheckpoint !== undefined && typeof o.overrideCheckpoint !== 'boolean') {
+    throw new TypeError('bson2json/kafka: options.overrideCheckpoint must be a boolean')
   }
   for (const k of ['onProgress', 'onRestart']) {
     if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`bson2json/kafka: options.${k} must be a function`)
@@ -241,7 +328,7 @@ async function readCheckpointWith(consumer, checkpointTopic, id) {
   if (last === null || last.length === 0) return null
   const c = JSON.parse(last.toString())
   if (c.v !== CHECKPOINT_VERSION || typeof c.resumeToken !== 'string') throw new Error(`bson2json/kafka: checkpoint of ${id} has an unknown format`)
-  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events }
+  return { resumeToken: ejson().parse(c.resumeToken, { relaxed: false }), clusterTime: c.clusterTime, events: c.events, origin: c.origin, snapshot: c.snapshot }
 }
 
 /** Public form: opens a short-lived consumer. */
@@ -322,6 +409,16 @@ function kafkaCause(e) {
   return String(m || e).split('\n')[0]
 }
 
+/**
+ * Failures a retry cannot fix: SASL authentication, and a broker certificate the client does not
+ * trust (or that names another host). These end the run at once, whatever the timeouts.
+ */
+function isRefused(cause) {
+  return /SASL authentication failed|Illegal SASL|self[- ]signed certificate|unable to (get|verify) (local issuer|the first) certificate|certificate has expired|Hostname\/IP does not match|ERR_TLS_CERT|wrong version number|CERT_/i.test(
+    String(cause),
+  )
+}
+
 function isFenced(e) {
   return /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|TRANSACTIONAL_ID_AUTHORIZATION_FAILED/.test(errorText(e))
 }
@@ -357,8 +454,22 @@ function changeStreamToKafka(options) {
     restarts: 0,
     resumeToken: null,
     clusterTime: null, // {t, i} of the last committed event or checkpoint
-    startedFrom: null, // 'checkpoint' | 'startAtOperationTime' | 'now'
+    startedFrom: null, // 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now'
+    snapshot: null, // { reason, records, done } while or after a snapshot ran in this process
   }
+  // Set when the history at the checkpoint was lost and onHistoryLost is 'snapshot': the next
+  // cycle starts a new snapshot whatever the checkpoint says.
+  let resnapshot = null
+  // The start position this run was asked for, as a string; with overrideCheckpoint it is written
+  // into every checkpoint, so a restart with the same override resumes from the checkpoint
+  // instead of applying it again (an override takes effect once).
+  const requested =
+    o.resumeAfter !== undefined
+      ? `resumeAfter:${ejson().stringify(o.resumeAfter, { relaxed: false })}`
+      : o.startAtOperationTime !== undefined
+        ? `startAtOperationTime:${o.startAtOperationTime.toString()}`
+        : 'now'
+  let origin = null // carried from checkpoint to checkpoint
   const ac = new AbortController()
   let stopping = false
   const onAbort = () => stop()
@@ -430,6 +541,7 @@ function changeStreamToKafka(options) {
     // before it, if any.
     lastCause = e && e.timeoutReason ? (lastCause ?? e.timeoutReason) : kafkaCause(e)
     const limit = started ? retryTimeoutMS : connectTimeoutMS
+    if (isRefused(lastCause)) return new KafkaUnavailableError({ brokers, phase: started ? 'running' : 'start', reason: lastCause, seconds: 0, cause: e, refused: true })
     if (Date.now() - outageSince < limit) return null
     return new KafkaUnavailableError({ brokers, phase: started ? 'running' : 'start', reason: lastCause, seconds: Math.round(limit / 1000), cause: e })
   }
@@ -444,6 +556,10 @@ function changeStreamToKafka(options) {
 
   const done = (async () => {
     try {
+      // The limits count from the first attempt to reach Kafka, not from loading its client
+      // (a second or more on a loaded machine).
+      kafka()
+      if (!started) outageSince = Date.now()
       await ensureTopicsOnce()
       let delay = o.retryDelayMS === undefined ? 500 : o.retryDelayMS
       for (;;) {
@@ -452,7 +568,19 @@ function changeStreamToKafka(options) {
           await bounded(cycle)
           return
         } catch (e) {
-          if (e instanceof SourceError) throw e.cause
+          if (e instanceof SourceError) {
+            if (!isHistoryLost(e.cause)) throw e.cause
+            if (o.onHistoryLost === 'snapshot' && resnapshot === null) {
+              resnapshot = 'history-lost'
+              continue
+            }
+            throw new ChangeStreamHistoryLostError({
+              id: o.id,
+              checkpointClusterTime: tokenClusterTime(stats.resumeToken) || stats.clusterTime || null,
+              oldestClusterTime: await oldestOplogTime(o.source),
+              cause: e.cause,
+            })
+          }
           if (e instanceof KafkaFencedError) throw e
           if (stopping) return
           const fatal = afterFailure(e)
@@ -491,6 +619,134 @@ function changeStreamToKafka(options) {
         }
         await sleep(Math.min(500, Math.max(0, outageSince + connectTimeoutMS - Date.now())), ac.signal)
       }
+    }
+  }
+
+  /** The checkpoint record of stream `o.id` (committed in the same transaction as what it covers). */
+  function checkpointMessage(resumeToken, clusterTime, events, snap) {
+    return {
+      topic: o.checkpointTopic,
+      key: Buffer.from(o.id),
+      value: Buffer.from(
+        JSON.stringify({
+          v: CHECKPOINT_VERSION,
+          id: o.id,
+          resumeToken: ejson().stringify(resumeToken, { relaxed: false }),
+          clusterTime,
+          events,
+          at: new Date().toISOString(),
+          origin: origin === null ? undefined : origin,
+          // while a snapshot is under way: why it runs, the last _id copied (canonical Extended
+          // JSON, null before the first batch) and the records copied so far
+          snapshot: snap === undefined ? undefined : { reason: snap.reason, after: snap.after, records: snap.records },
+        }),
+      ),
+    }
+  }
+
+  /** The change stream's position now (the postBatchResumeToken of an empty first batch). */
+  async function positionNow() {
+    const probe = watch(o.source, o.pipeline || [], { batchSize: 0, dialect: o.dialect })
+    try {
+      const r = await probe.batches()[Symbol.asyncIterator]().next()
+      const token = r.done ? null : r.value.resumeToken
+      if (!token) throw new Error('bson2json/kafka: the server gave no resume position (postBatchResumeToken) to start the snapshot from')
+      return token
+    } catch (e) {
+      const se = new SourceError(e.message)
+      se.cause = e
+      throw se
+    } finally {
+      await probe.close().catch(() => {})
+    }
+  }
+
+  /**
+   * The snapshot: the collection's documents into the topic in `_id` order, each server batch in
+   * one transaction with a checkpoint saying how far the copy got (`snapshot.after`), so a crash
+   * resumes after the last committed batch. A new snapshot first takes the change stream's
+   * position and commits it with an empty copy, so every change made while the copy runs is
+   * streamed after it. The last transaction checkpoints that position without `snapshot`: the
+   * stream takes over. Returns that position, or null when stopped.
+   * @param {any} producer
+   * @param {{reason: string, after: string|null, records: number, fresh: boolean}} snap
+   * @param {any} ck the checkpoint read at the start of the cycle (null: none)
+   * @param {any} tx0 the transaction opened by the fence, used first
+   */
+  async function runSnapshot(producer, snap, ck, tx0) {
+    let tx = tx0
+    try {
+      const events = ck && typeof ck.events === 'number' ? ck.events : 0
+      let token
+      if (snap.fresh) {
+        token = await positionNow()
+        if (tx === null) tx = await producer.beginTransaction()
+        await tx.send({ messages: [checkpointMessage(token, undefined, events, snap)] })
+        await tx.commit()
+        tx = null
+        stats.transactions++
+      } else {
+        token = ck.resumeToken
+        if (ck.origin !== undefined) origin = ck.origin
+      }
+      stats.snapshot = { reason: snap.reason, records: snap.records, done: false }
+      if (o.onProgress) o.onProgress(stats, { events: [], resumeToken: token })
+      const cursor = snapshot(o.source, {
+        dialect: o.dialect,
+        batchSize: o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize,
+        after: snap.after === null ? undefined : ejson().parse(snap.after, { relaxed: false }),
+      })
+      current.stream = cursor
+      if (stopping) await cursor.close()
+      const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
+      const it = cursor.batches()[Symbol.asyncIterator]()
+      for (;;) {
+        let r
+        try {
+          r = await it.next()
+        } catch (e) {
+          const se = new SourceError(e.message)
+          se.cause = e
+          throw se
+        }
+        if (r.done) break
+        const b = r.value
+        if (b.events.length === 0) continue
+        if (tx === null) tx = await producer.beginTransaction()
+        const messages = []
+        let bytes = 0
+        for (const ev of b.events) {
+          ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
+          const m = toMessage(o, ev)
+          m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
+          bytes += m.value.length + (m.key ? m.key.length : 0) + 64
+          messages.push(m)
+          if (bytes >= maxBytes) {
+            await tx.send({ messages: messages.splice(0) })
+            bytes = 0
+          }
+        }
+        snap.after = ejson().stringify(b.after, { relaxed: false })
+        snap.records += b.events.length
+        messages.push(checkpointMessage(token, undefined, events, snap))
+        await tx.send({ messages })
+        await tx.commit()
+        tx = null
+        stats.transactions++
+        stats.snapshot.records = snap.records
+        if (o.onProgress) o.onProgress(stats, b)
+      }
+      // A stop closes the cursor, which ends the loop like the end of the collection does.
+      if (stopping) return null
+      if (tx === null) tx = await producer.beginTransaction()
+      await tx.send({ messages: [checkpointMessage(token, undefined, events, undefined)] })
+      await tx.commit()
+      tx = null
+      stats.transactions++
+      stats.snapshot.done = true
+      return token
+    } finally {
+      if (tx !== null && !tx.completed) await tx.abort().catch(() => tx.cancel().catch(() => {}))
     }
   }
 
@@ -546,7 +802,28 @@ function changeStreamToKafka(options) {
         splitLargeEvents: o.splitLargeEvents,
       }
       for (const k of Object.keys(wopts)) if (wopts[k] === undefined) delete wopts[k]
-      if (ck) {
+      const override = o.overrideCheckpoint === true && (!ck || ck.origin !== requested)
+      // 3a. The snapshot: a new one (first start with `snapshot`, an override with it, or lost
+      // history), or the one the checkpoint says is under way.
+      let snap = null
+      if (resnapshot !== null) snap = { reason: resnapshot, after: null, records: 0, fresh: true }
+      else if ((!ck || override) && o.snapshot === true) snap = { reason: ck ? 'override' : 'initial', after: null, records: 0, fresh: true }
+      else if (ck && !override && ck.snapshot) snap = { ...ck.snapshot, fresh: false }
+      let ckAfterSnapshot = ck
+      if (snap !== null) {
+        stats.startedFrom = 'snapshot'
+        const token = await runSnapshot(producer, snap, ck, tx)
+        tx = null
+        if (token === null) return // stopped
+        resnapshot = null
+        if (snap.fresh && o.overrideCheckpoint === true) origin = requested
+        ckAfterSnapshot = { resumeToken: token, clusterTime: null, events: ck ? ck.events : 0, origin }
+      }
+      if (snap !== null) {
+        wopts.resumeAfter = ckAfterSnapshot.resumeToken
+        if (stats.resumeToken === null) stats.resumeToken = ckAfterSnapshot.resumeToken
+      } else if (ck && !override) {
+        origin = ck.origin === undefined ? null : ck.origin
         wopts.resumeAfter = ck.resumeToken
         stats.startedFrom = 'checkpoint'
         if (stats.resumeToken === null) {
@@ -554,13 +831,20 @@ function changeStreamToKafka(options) {
           stats.clusterTime = ck.clusterTime || null
         }
         if (stats.events === 0 && typeof ck.events === 'number') stats.committedEvents = ck.events
-      } else if (o.startAtOperationTime !== undefined) {
-        wopts.startAtOperationTime = o.startAtOperationTime
-        stats.startedFrom = 'startAtOperationTime'
       } else {
-        stats.startedFrom = 'now'
+        if (o.overrideCheckpoint === true) origin = requested
+        if (ck) stats.overridden = { resumeToken: ck.resumeToken, clusterTime: ck.clusterTime || null }
+        if (o.resumeAfter !== undefined) {
+          wopts.resumeAfter = o.resumeAfter
+          stats.startedFrom = 'resumeAfter'
+        } else if (o.startAtOperationTime !== undefined) {
+          wopts.startAtOperationTime = o.startAtOperationTime
+          stats.startedFrom = 'startAtOperationTime'
+        } else {
+          stats.startedFrom = 'now'
+        }
       }
-      let total = ck && typeof ck.events === 'number' ? ck.events : 0
+      let total = ckAfterSnapshot && typeof ckAfterSnapshot.events === 'number' ? ckAfterSnapshot.events : 0
       stream = watch(o.source, o.pipeline || [], wopts)
       current.stream = stream
       if (stopping) stream.close().catch(() => {})
@@ -568,64 +852,91 @@ function changeStreamToKafka(options) {
       let first = true
       const idleMS = o.idleCheckpointMS === undefined ? 5000 : o.idleCheckpointMS
       const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
+      const commitMS = o.commitIntervalMS === undefined ? 100 : o.commitIntervalMS
+      const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
+      // The open transaction: the server batches sent into it since it began. It commits with
+      // one checkpoint (the last batch's token) once it is commitIntervalMS old or holds
+      // maxTransactionBytes, when no next batch comes within that interval, and at the end.
+      let open = null
+      const commitOpen = async () => {
+        const t = open
+        total += t.events
+        await tx.send({ messages: [checkpointMessage(t.token, t.clusterTime || stats.clusterTime || undefined, total, undefined)] })
+        await tx.commit()
+        tx = null
+        open = null
+        lastCheckpointAt = Date.now()
+        stats.transactions++
+        stats.batches += t.batches
+        stats.events += t.events
+        stats.resumeToken = t.token
+        if (t.clusterTime) stats.clusterTime = t.clusterTime
+        if (o.onProgress) o.onProgress(stats, t.last)
+      }
       const it = stream.batches()[Symbol.asyncIterator]()
+      const TIMEOUT = Symbol('commit interval')
+      let pending = null
       for (;;) {
+        if (pending === null) {
+          pending = it.next()
+          // awaited below, possibly after a commit: never an unhandled rejection meanwhile
+          pending.catch(() => {})
+        }
         let r
         try {
-          r = await it.next()
+          if (open === null) r = await pending
+          else {
+            const wait = open.since + commitMS - Date.now()
+            r = wait <= 0 ? TIMEOUT : await Promise.race([pending, sleep(wait, ac.signal).then(() => TIMEOUT)])
+          }
         } catch (e) {
           const se = new SourceError(e.message)
           se.cause = e
           throw se
         }
+        if (r === TIMEOUT) {
+          await commitOpen()
+          continue
+        }
+        pending = null
         if (r.done) break
         const batch = r.value
         const now = Date.now()
-        // Empty batches only move the token: checkpoint them at most every idleCheckpointMS,
-        // except the first of a run (a first start then has a position to resume from).
-        if (batch.events.length === 0 && !first && now - lastCheckpointAt < idleMS) continue
+        if (batch.events.length === 0) {
+          // Empty batches only move the token: into the open transaction's checkpoint, or
+          // checkpointed at most every idleCheckpointMS, except the first of a run (a first
+          // start then has a position to resume from).
+          if (open !== null) {
+            open.token = batch.resumeToken
+            continue
+          }
+          if (!first && now - lastCheckpointAt < idleMS) continue
+        }
         first = false
         if (tx === null) tx = await producer.beginTransaction()
+        if (open === null) open = { since: now, bytes: 0, events: 0, batches: 0, token: null, clusterTime: null, last: null }
         const messages = []
         let bytes = 0
-        let clusterTime = null
         for (const ev of batch.events) {
           const m = toMessage(o, ev)
-          if (ev.clusterTime) clusterTime = ev.clusterTime
-          bytes += (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+          if (ev.clusterTime) open.clusterTime = ev.clusterTime
+          const size = (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+          bytes += size
+          open.bytes += size
           messages.push(m)
           if (bytes >= maxBytes) {
             await tx.send({ messages: messages.splice(0) })
             bytes = 0
           }
         }
-        total += batch.events.length
-        const ckMessage = {
-          topic: o.checkpointTopic,
-          key: Buffer.from(o.id),
-          value: Buffer.from(
-            JSON.stringify({
-              v: CHECKPOINT_VERSION,
-              id: o.id,
-              resumeToken: ejson().stringify(batch.resumeToken, { relaxed: false }),
-              clusterTime: clusterTime || stats.clusterTime || undefined,
-              events: total,
-              at: new Date(now).toISOString(),
-            }),
-          ),
-        }
-        messages.push(ckMessage)
-        await tx.send({ messages })
-        await tx.commit()
-        tx = null
-        lastCheckpointAt = now
-        stats.transactions++
-        stats.batches++
-        stats.events += batch.events.length
-        stats.resumeToken = batch.resumeToken
-        if (clusterTime) stats.clusterTime = clusterTime
-        if (o.onProgress) o.onProgress(stats, batch)
+        if (messages.length > 0) await tx.send({ messages })
+        open.events += batch.events.length
+        open.batches++
+        open.token = batch.resumeToken
+        open.last = batch
+        if (open.bytes >= maxTxBytes || Date.now() - open.since >= commitMS || stopping) await commitOpen()
       }
+      if (open !== null) await commitOpen()
     } catch (e) {
       if (e instanceof SourceError) throw e
       // Fenced after our own InitProducerId succeeded: a newer process owns the id.
@@ -671,5 +982,7 @@ module.exports = {
   transactionalIdOf,
   KafkaFencedError,
   KafkaUnavailableError,
+  ChangeStreamHistoryLostError,
   kafkaCause,
+  tokenClusterTime,
 }

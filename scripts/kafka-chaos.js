@@ -9,7 +9,9 @@
 //   - per key, the versions appear in increasing order (one partition per key),
 //   - each message key is the event's documentKey JSON, and its headers match the event.
 // Source: the in-repo test server (random getMore faults: closed sockets, resumable errors,
-// killed cursors), or MONGODB_URI (a replica set / SecantusDB).
+// killed cursors, empty batches, delays; counted in the report), or MONGODB_URI (a replica set /
+// SecantusDB). `faults` in the report is every injected fault: SIGKILLs, the broker restart and
+// the source's.
 //
 //   node scripts/kafka-chaos.js --kafka HOST:PORT [--ops 3000] [--kills 10] [--broker-restart]
 //                               [--fault-rate 0.05] [--rate 300] [--json]
@@ -219,6 +221,10 @@ async function main() {
     starts,
     brokerRestarted,
     sourceFaultRate: uri === process.env.MONGODB_URI ? 0 : Number(values['fault-rate']),
+    // every fault the test server injected into the change stream's getMores, by kind
+    sourceFaults: server ? server.faults.history.length : 0,
+    sourceFaultsByKind: server ? Object.fromEntries([...new Set(server.faults.history.map((f) => f.kind))].map((k) => [k, server.faults.history.filter((f) => f.kind === k).length])) : {},
+    faults: exits.length + (brokerRestarted ? 1 : 0) + (server ? server.faults.history.length : 0),
     source: server ? 'test-server' : 'MONGODB_URI',
     missing,
     duplicated,

@@ -6,6 +6,7 @@
 #   bash scripts/kafka.sh fetch     # the jars into $KAFKA_JARS (default <repo>/tmp/kafka/jars), once
 #   bash scripts/kafka.sh start     # fetch if needed, format storage, start on 127.0.0.1, wait, print HOST:PORT
 #   bash scripts/kafka.sh addr      # print HOST:PORT of the running broker
+#   bash scripts/kafka.sh addr-sasl-ssl  # print HOST:PORT of its SASL_SSL listener
 #   bash scripts/kafka.sh stop      # stop it (SIGTERM, then SIGKILL after 20 s)
 #   bash scripts/kafka.sh restart   # stop and start again on the same port with the same data
 #   bash scripts/kafka.sh kill      # SIGKILL the broker (chaos tests), keeping its data
@@ -14,6 +15,9 @@
 # a second free port), keeps its data in $KAFKA_DIR/data (wiped by `start` when no broker ran there
 # before with the same port, kept by `restart`), runs with -Xmx512m, and sets the replication factor
 # and min ISR of its internal topics (__consumer_offsets, __transaction_state) to 1.
+# A second client listener speaks SASL_SSL (a free port): TLS with a certificate for 127.0.0.1
+# and localhost signed by a CA made here with keytool ($KAFKA_DIR/tls/ca.pem, the file clients
+# trust), SASL PLAIN and SCRAM-SHA-256/512 for user `alice`, password `alice-secret`.
 # Environment: KAFKA_DIR (default <repo>/tmp/kafka), KAFKA_JARS (default $KAFKA_DIR/jars),
 # KAFKA_PORT, JAVA (default java), MVN (default mvn).
 set -euo pipefail
@@ -80,17 +84,43 @@ wait_ready() {
   return 1
 }
 
+# The CA and the broker's key store for the SASL_SSL listener (keytool: a CA key pair, the
+# broker's key pair, its certificate signed by the CA for 127.0.0.1 and localhost).
+tls_material() {
+  local tls="$DIR/tls" pw=changeit
+  rm -rf "$tls"
+  mkdir -p "$tls"
+  keytool -genkeypair -alias ca -dname "CN=bson2json test CA" -ext bc:c -keyalg RSA -keysize 2048 -validity 30 \
+    -keystore "$tls/ca.p12" -storetype PKCS12 -storepass "$pw" >/dev/null 2>&1
+  keytool -exportcert -rfc -alias ca -keystore "$tls/ca.p12" -storepass "$pw" -file "$tls/ca.pem" >/dev/null 2>&1
+  keytool -genkeypair -alias broker -dname "CN=127.0.0.1" -keyalg RSA -keysize 2048 -validity 30 \
+    -keystore "$tls/broker.p12" -storetype PKCS12 -storepass "$pw" >/dev/null 2>&1
+  keytool -certreq -alias broker -keystore "$tls/broker.p12" -storepass "$pw" -file "$tls/broker.csr" >/dev/null 2>&1
+  keytool -gencert -alias ca -keystore "$tls/ca.p12" -storepass "$pw" -infile "$tls/broker.csr" -outfile "$tls/broker.pem" \
+    -rfc -validity 30 -ext san=ip:127.0.0.1,dns:localhost >/dev/null 2>&1
+  keytool -importcert -noprompt -alias ca -file "$tls/ca.pem" -keystore "$tls/broker.p12" -storepass "$pw" >/dev/null 2>&1
+  keytool -importcert -noprompt -alias broker -file "$tls/broker.pem" -keystore "$tls/broker.p12" -storepass "$pw" >/dev/null 2>&1
+}
+
 write_config() {
-  local port="$1" cport="$2"
+  local port="$1" cport="$2" sport="$3"
   cat >"$DIR/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SASL_SSL://127.0.0.1:$sport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sport
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
+ssl.keystore.location=$DIR/tls/broker.p12
+ssl.keystore.type=PKCS12
+ssl.keystore.password=changeit
+ssl.key.password=changeit
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 log.dirs=$DATA
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -139,12 +169,16 @@ start() {
   fi
   fetch
   mkdir -p "$DIR"
-  local port="${KAFKA_PORT:-$(free_port)}" cport
+  local port="${KAFKA_PORT:-$(free_port)}" cport sport
   cport="$(free_port)"
+  sport="$(free_port)"
   rm -rf "$DATA"
-  write_config "$port" "$cport"
+  tls_material
+  write_config "$port" "$cport" "$sport"
+  echo "127.0.0.1:$sport" >"$DIR/addr-sasl-ssl"
   "$JAVA" -Xmx256m -Dlog4j2.configurationFile="$DIR/log4j2.properties" -cp "$JARS/*" kafka.tools.StorageTool format \
     -t "$(python3 -c 'import uuid,base64; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+    -S 'SCRAM-SHA-256=[name=alice,password=alice-secret]' -S 'SCRAM-SHA-512=[name=alice,password=alice-secret]' \
     -c "$DIR/server.properties" >"$DIR/format.log" 2>&1 || {
     log "storage format failed:"
     cat "$DIR/format.log" >&2
@@ -185,6 +219,7 @@ case "${1:-}" in
   fetch) fetch ;;
   start) start ;;
   addr) running && cat "$ADDRFILE" ;;
+  addr-sasl-ssl) running && cat "$DIR/addr-sasl-ssl" ;;
   stop) stop ;;
   restart) restart ;;
   kill)
@@ -195,7 +230,7 @@ case "${1:-}" in
     fi
     ;;
   *)
-    echo "usage: $0 fetch|start|addr|stop|restart|kill" >&2
+    echo "usage: $0 fetch|start|addr|addr-sasl-ssl|stop|restart|kill" >&2
     exit 2
     ;;
 esac

@@ -9,7 +9,7 @@
 
 const { BSON, Binary, Long, ObjectId, UUID } = require('bson')
 const { CommandError, ErrorCodes } = require('./errors')
-const { toNumber, matches, project, sortDocuments, isPlainObject } = require('./documents')
+const { toNumber, matches, project, computedProject, isComputedProjection, sortDocuments, isPlainObject } = require('./documents')
 const { ChangeStreamReader, parseChangeStreamPipeline } = require('./change-streams')
 
 const MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024
@@ -143,7 +143,7 @@ function runPipeline(docs, pipeline) {
         out = out.slice(0, int(arg, 0))
         break
       case '$project':
-        out = out.map((d) => project(d, arg))
+        out = out.map((d) => (isComputedProjection(arg) ? computedProject(d, arg) : project(d, arg)))
         break
       case '$count':
         out = out.length ? [{ [arg]: out.length }] : []

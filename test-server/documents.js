@@ -61,6 +61,29 @@ function typeRank(value) {
  * @param {any} b
  * @returns {number} negative, zero or positive
  */
+/** `$type` aliases by the typeRank() bracket they fall in. */
+const TYPE_ALIAS_RANKS = {
+  null: 1,
+  undefined: 1,
+  double: 2,
+  int: 2,
+  long: 2,
+  decimal: 2,
+  number: 2,
+  string: 3,
+  symbol: 3,
+  object: 4,
+  array: 5,
+  binData: 6,
+  objectId: 7,
+  bool: 8,
+  date: 9,
+  timestamp: 10,
+  regex: 11,
+  minKey: 0,
+  maxKey: 12,
+}
+
 function compareValues(a, b) {
   const ra = typeRank(a)
   const rb = typeRank(b)
@@ -83,6 +106,16 @@ function compareValues(a, b) {
       return a.getTime() - b.getTime()
     case 10:
       return a.compare(b)
+    case 4: {
+      // Like the server: element by element (type, then name, then value); a prefix is smaller.
+      const x = Object.entries(a)
+      const y = Object.entries(b)
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        const c = typeRank(x[i][1]) - typeRank(y[i][1]) || (x[i][0] < y[i][0] ? -1 : x[i][0] > y[i][0] ? 1 : 0) || compareValues(x[i][1], y[i][1])
+        if (c !== 0) return c
+      }
+      return x.length - y.length
+    }
     default: {
       const x = canonical(a)
       const y = canonical(b)
@@ -215,6 +248,13 @@ function matchesCondition(values, condition) {
       case '$exists':
         ok = (values.length > 0) === Boolean(toNumber(operand))
         break
+      case '$type': {
+        // By comparison bracket (this fixture keeps int32 and double apart no better than that).
+        const ranks = (Array.isArray(operand) ? operand : [operand]).map((a) => TYPE_ALIAS_RANKS[a])
+        if (ranks.includes(undefined)) throw new CommandError(2, 'BadValue', `the test server does not support $type ${JSON.stringify(operand)}`)
+        ok = values.some((v) => ranks.includes(typeRank(v)))
+        break
+      }
       default:
         throw new CommandError(2, 'BadValue', `unknown operator: ${op}`)
     }
@@ -412,6 +452,52 @@ function project(doc, projection) {
   return out
 }
 
+/**
+ * Whether a $project specification computes fields (a `$path`, `$$ROOT`, `{$literal}` or an
+ * object of those) rather than only including or excluding them.
+ * @param {Record<string, any>} [spec]
+ */
+function isComputedProjection(spec) {
+  return !!spec && Object.values(spec).some((v) => typeof v === 'string' || (isPlainObject(v) && Object.keys(v).length > 0))
+}
+
+/**
+ * The aggregation `$project` with computed fields, as far as this fixture goes: each field is
+ * included (`1`/`true`), excluded (`_id: 0`) or an expression: `'$a.b'` (the value at the path),
+ * `'$$ROOT'` (the whole document), `{ $literal: v }`, or an object of expressions. `_id` is kept
+ * unless given. Fields in the specification's order, `_id` first.
+ * @param {Record<string, any>} doc
+ * @param {Record<string, any>} spec
+ */
+function computedProject(doc, spec) {
+  const evaluate = (e) => {
+    if (typeof e === 'string' && e === '$$ROOT') return cloneDocument(doc)
+    if (typeof e === 'string' && e.startsWith('$')) return getPath(doc, e.slice(1))
+    if (isPlainObject(e) && Object.hasOwn(e, '$literal')) return e.$literal
+    if (isPlainObject(e)) {
+      const out = {}
+      for (const [k, v] of Object.entries(e)) {
+        if (k.startsWith('$')) throw new CommandError(2, 'BadValue', `the test server does not support the expression ${k}`)
+        const x = evaluate(v)
+        if (x !== undefined) out[k] = x
+      }
+      return out
+    }
+    return e
+  }
+  const out = {}
+  if (!Object.hasOwn(spec, '_id') && doc._id !== undefined) out._id = doc._id
+  for (const [k, v] of Object.entries(spec)) {
+    if (typeof v === 'number' || typeof v === 'boolean') {
+      if (toNumber(v) && doc[k] !== undefined) out[k] = doc[k]
+      continue
+    }
+    const x = evaluate(v)
+    if (x !== undefined) out[k] = x
+  }
+  return out
+}
+
 function includeTree(value, tree) {
   const out = {}
   for (const [k, v] of Object.entries(value)) {
@@ -447,6 +533,8 @@ function sortDocuments(docs, sort) {
 }
 
 module.exports = {
+  isComputedProjection,
+  computedProject,
   toNumber,
   isPlainObject,
   compareValues,

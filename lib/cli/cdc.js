@@ -5,7 +5,7 @@
 // `changeStreamToKafka()`; this file parses arguments, connects, logs progress and maps the
 // outcome to an exit status.
 
-const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (one transaction per server batch)
+const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (whole server batches per transaction)
 
 Usage:
   bson2json cdc --uri URI [--db DB [--collection COLL]] --kafka HOST:PORT[,HOST:PORT...]
@@ -28,14 +28,36 @@ Options:
       --pipeline JSON          stages after $changeStream, an Extended JSON array
       --start-at-operation-time T[.I]  first start (no checkpoint yet): from this cluster time
                                (seconds since the epoch[.increment]); default: now
+      --resume-after TOKEN     first start: after this resume token (Extended JSON such as
+                               '{"_data":"8263..."}', or the _data hex alone)
+      --snapshot               first start (no checkpoint yet, or with --override-checkpoint): copy
+                               the collection into TOPIC first (operationType "snapshot" records,
+                               a "snapshot" header), then stream every change made since the copy
+                               began; a restart resumes the copy after its last committed batch
+      --snapshot-batch-size N  documents per snapshot batch and transaction (default 1000)
+      --on-history-lost fail|snapshot  when the history at the checkpoint is lost: exit 6
+                               (default), or copy the collection again (records marked
+                               "history-lost") and stream from there
+      --override-checkpoint    start from --start-at-operation-time, --resume-after or now even
+                               though a checkpoint exists (after lost history, or to skip ahead);
+                               once: a restart with the same override resumes from the checkpoint
       --partitions N           partitions of a newly created events topic (default 1)
       --batch-size N           change-stream batch size
       --max-await-ms N         getMore wait on an idle stream (default 1000)
       --timeout S              give up after S seconds without a usable MongoDB server (default 10)
+      --kafka-tls              connect to Kafka over TLS (the system's CAs)
+      --kafka-ca FILE          TLS, trusting the CA certificates in FILE (PEM)
+      --kafka-cert FILE, --kafka-key FILE  TLS client certificate and key (PEM)
+      --kafka-sasl MECHANISM   SASL: PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (with --kafka-user)
+      --kafka-user NAME        SASL user name
+      --kafka-password-file FILE  SASL password: the file's first line (or the environment
+                               variable BSON2JSON_KAFKA_PASSWORD; never on the command line)
       --kafka-timeout S        give up when Kafka cannot be reached at start within S seconds
                                (default 10; exit 3 naming the brokers and the cause)
       --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
                                (default 120; retried meanwhile from the last checkpoint)
+      --commit-interval-ms N   commit the open transaction (whole server batches and their
+                               checkpoint) once it is N ms old (default 100; 0: every batch)
       --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
       --quiet                  no progress lines (errors still go to stderr)
   -h, --help                   show this help
@@ -47,15 +69,18 @@ fences the first, which then exits with status 4). Per-document order holds: the
 event's documentKey JSON and partitions follow the Java client's default partitioner.
 
 Exit status: 0 stopped by SIGTERM/SIGINT (the open transaction finished, the cursor closed);
-1 MongoDB error the change stream cannot resume (e.g. ChangeStreamHistoryLost, authentication);
+1 MongoDB error the change stream cannot resume (authentication, a rejected pipeline);
 2 usage error; 3 Kafka unreachable (at start within --kafka-timeout, or for --kafka-retry-timeout
 while running: every committed event stays committed) or topics not creatable; 4 fenced by another process
-with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed).
+with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed);
+6 the change stream's history at the checkpoint is lost (the oplog rolled past it: restart with
+--override-checkpoint, which skips the lost events).
 `
 
 const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
 const { describe } = require('./mongo')
+const { tokenClusterTime } = require('../kafka')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -70,12 +95,22 @@ const VALUE_FLAGS = {
   '--full-document': 'fullDocument',
   '--pipeline': 'pipeline',
   '--start-at-operation-time': 'startAt',
+  '--resume-after': 'resumeAfterText',
+  '--snapshot-batch-size': 'snapshotBatchSize',
+  '--on-history-lost': 'onHistoryLost',
   '--partitions': 'partitions',
   '--batch-size': 'batchSize',
   '--max-await-ms': 'maxAwaitTimeMS',
   '--progress-interval': 'progressInterval',
+  '--commit-interval-ms': 'commitIntervalMS',
   '--timeout': 'timeout',
   '--kafka-timeout': 'kafkaTimeout',
+  '--kafka-ca': 'kafkaCa',
+  '--kafka-cert': 'kafkaCert',
+  '--kafka-key': 'kafkaKey',
+  '--kafka-sasl': 'kafkaSasl',
+  '--kafka-user': 'kafkaUser',
+  '--kafka-password-file': 'kafkaPasswordFile',
   '--kafka-retry-timeout': 'kafkaRetryTimeout',
 }
 
@@ -86,11 +121,43 @@ function intArg(name, text, min) {
   return n
 }
 
+function readArgFile(flag, file) {
+  try {
+    return require('node:fs').readFileSync(file)
+  } catch (e) {
+    usage(`cannot read ${flag} ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
+  }
+}
+
+/** The Kafka client's `tls` and `sasl` options from the --kafka-* flags (files read now). */
+function kafkaSecurity(o, env) {
+  const out = {}
+  if (o.kafkaTls === true || o.kafkaCa !== undefined || o.kafkaCert !== undefined || o.kafkaKey !== undefined) {
+    if ((o.kafkaCert === undefined) !== (o.kafkaKey === undefined)) usage('--kafka-cert and --kafka-key go together')
+    const tls = {}
+    if (o.kafkaCa !== undefined) tls.ca = readArgFile('--kafka-ca', o.kafkaCa)
+    if (o.kafkaCert !== undefined) tls.cert = readArgFile('--kafka-cert', o.kafkaCert)
+    if (o.kafkaKey !== undefined) tls.key = readArgFile('--kafka-key', o.kafkaKey)
+    out.tls = tls
+  }
+  if (o.kafkaSasl !== undefined || o.kafkaUser !== undefined || o.kafkaPasswordFile !== undefined) {
+    const mechanisms = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']
+    if (!mechanisms.includes(o.kafkaSasl)) usage(`--kafka-sasl must be ${mechanisms.join(', ')}`)
+    if (o.kafkaUser === undefined) usage('--kafka-sasl needs --kafka-user')
+    let password
+    if (o.kafkaPasswordFile !== undefined) password = String(readArgFile('--kafka-password-file', o.kafkaPasswordFile)).split(/\r?\n/)[0]
+    else if (env.BSON2JSON_KAFKA_PASSWORD !== undefined) password = env.BSON2JSON_KAFKA_PASSWORD
+    else usage('--kafka-sasl needs a password: --kafka-password-file FILE or BSON2JSON_KAFKA_PASSWORD')
+    out.sasl = { mechanism: o.kafkaSasl, username: o.kafkaUser, password }
+  }
+  return Object.keys(out).length === 0 ? undefined : out
+}
+
 function parseArgs(argv) {
-  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet' }, once: true })
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint', '--snapshot': 'snapshot', '--kafka-tls': 'kafkaTls' }, once: true })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
-  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true }
+  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true, snapshot: parsed.opts.snapshot === true }
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
@@ -128,23 +195,36 @@ function parseArgs(argv) {
     const { Timestamp } = require('bson')
     o.startAtOperationTime = new Timestamp({ t: Number(m[1]), i: m[2] === undefined ? 0 : Number(m[2]) })
   }
+  if (o.resumeAfterText !== undefined) {
+    if (o.startAt !== undefined) usage('--resume-after and --start-at-operation-time are exclusive')
+    const text = o.resumeAfterText.trim()
+    if (/^[0-9a-fA-F]+$/.test(text)) o.resumeAfter = { _data: text }
+    else {
+      let t
+      try {
+        t = require('bson').EJSON.parse(text, { relaxed: false })
+      } catch (e) {
+        usage(`--resume-after is neither Extended JSON nor hex: ${e.message}`)
+      }
+      if (t === null || typeof t !== 'object' || Array.isArray(t)) usage('--resume-after must be a resume token document such as {"_data":"8263..."}')
+      o.resumeAfter = t
+    }
+    delete o.resumeAfterText
+  }
+  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') usage('--on-history-lost must be fail or snapshot')
+  if ((o.snapshot || o.onHistoryLost === 'snapshot') && o.collection === undefined) usage(`${o.snapshot ? '--snapshot' : '--on-history-lost snapshot'} needs --db and --collection`)
+  if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
+  if (o.commitIntervalMS !== undefined) o.commitIntervalMS = intArg('--commit-interval-ms', o.commitIntervalMS, 0)
+  if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
   if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
   o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
+  o.kafkaClient = kafkaSecurity(o, process.env)
   o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
   return o
-}
-
-/** Cluster time {t, i} in a resume token `{_data: hex}` (KeyString: 0x82 + 8-byte timestamp). */
-function tokenClusterTime(token) {
-  const d = token && typeof token._data === 'string' ? token._data : null
-  if (d === null || d.length < 18 || d.slice(0, 2).toLowerCase() !== '82') return null
-  const t = parseInt(d.slice(2, 10), 16)
-  const i = parseInt(d.slice(10, 18), 16)
-  return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
 }
 
 function fmtTime(ct) {
@@ -175,6 +255,8 @@ async function main(argv) {
   let lastEvents = 0
   let lastAt = Date.now()
   let announced = false
+  let snapshotSeen = null
+  let snapshotDone = null
   const stats = { value: null }
   const progress = () => {
     const s = stats.value
@@ -183,8 +265,9 @@ async function main(argv) {
     const rate = ((s.events - lastEvents) * 1000) / Math.max(1, now - lastAt)
     const ct = tokenClusterTime(s.resumeToken) || s.clusterTime
     const lag = ct ? Math.max(0, now / 1000 - ct.t) : null
+    const snap = s.snapshot && !s.snapshot.done ? `snapshot ${s.snapshot.records} records (${s.snapshot.reason}), ` : ''
     log(
-      `${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
+      `${snap}${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
         `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}`,
     )
     lastEvents = s.events
@@ -202,15 +285,31 @@ async function main(argv) {
     value: o.value,
     fullDocument: o.fullDocument,
     startAtOperationTime: o.startAtOperationTime,
+    resumeAfter: o.resumeAfter,
+    overrideCheckpoint: o.overrideCheckpoint,
+    snapshot: o.snapshot || undefined,
+    snapshotBatchSize: o.snapshotBatchSize,
+    commitIntervalMS: o.commitIntervalMS,
+    kafka: o.kafkaClient,
+    onHistoryLost: o.onHistoryLost,
     partitions: o.partitions,
     batchSize: o.batchSize,
     maxAwaitTimeMS: o.maxAwaitTimeMS,
     connectTimeoutMS: o.kafkaTimeout * 1000,
     retryTimeoutMS: o.kafkaRetryTimeout * 1000,
     onProgress: (s) => {
-      if (!announced) {
+      const over = s.overridden ? `, overriding the checkpoint at ${fmtTime(tokenClusterTime(s.overridden.resumeToken) || s.overridden.clusterTime)}` : ''
+      if (s.snapshot && !s.snapshot.done && s.snapshot !== snapshotSeen) {
+        snapshotSeen = s.snapshot
         announced = true
-        log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom})`)
+        log(`copying ${what} into ${o.topic} as ${o.id} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
+      } else if (!announced) {
+        announced = true
+        log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom}${over})`)
+      }
+      if (s.snapshot && s.snapshot.done && s.snapshot !== snapshotDone) {
+        snapshotDone = s.snapshot
+        log(`snapshot done: ${s.snapshot.records} records; streaming the changes made since it began`)
       }
     },
     onRestart: (e, s) =>
@@ -237,7 +336,8 @@ async function main(argv) {
   try {
     await run.done
     if (!o.quiet) progress()
-    log(`stopped${signalled ? ` (${signalled})` : ''}: ${run.stats.events} events in ${run.stats.transactions} transactions`)
+    const snapped = run.stats.snapshot ? `${run.stats.snapshot.records} snapshot records${run.stats.snapshot.done ? '' : ' (the copy resumes on the next start)'} and ` : ''
+    log(`stopped${signalled ? ` (${signalled})` : ''}: ${snapped}${run.stats.events} events in ${run.stats.transactions} transactions`)
     code = 0
   } catch (e) {
     code = failure(e, o, run.stats, log)
@@ -264,14 +364,26 @@ function failure(e, o, stats, log) {
   }
   if (name === 'KafkaUnavailableError') {
     const ct = tokenClusterTime(stats.resumeToken) || stats.clusterTime
+    const as = o.kafkaSasl !== undefined ? ` (${o.kafkaSasl} as ${o.kafkaUser})` : ''
     log(
-      e.phase === 'start'
+      e.refused
+        ? `Kafka at ${o.kafka} refused the connection: ${e.reason}${/SASL/i.test(e.reason) ? as : ''}; ${e.phase === 'start' ? 'nothing was written' : committed}`
+        : e.phase === 'start'
         ? `cannot reach Kafka at ${o.kafka} within ${o.kafkaTimeout} s (${e.reason}); nothing was written`
         : `lost Kafka at ${o.kafka} for ${o.kafkaRetryTimeout} s (${e.reason}); ${committed}, the checkpoint is at ${fmtTime(ct)}: a restart resumes there`,
     )
     return 3
   }
-  if (e && (String(name).startsWith('Mongo') || e.code === 286)) {
+  if (name === 'ChangeStreamHistoryLostError') {
+    const oldest = e.oldestClusterTime ? fmtTime(e.oldestClusterTime) : 'unknown (reading local.oplog.rs was not possible)'
+    log(
+      `the change stream's history is lost: the checkpoint of ${o.id} is at ${fmtTime(e.checkpointClusterTime)}, ` +
+        `the oldest entry the server still has is at ${oldest}; ${committed}. ` +
+        'To go on without the lost events: restart with --override-checkpoint (from now, or --start-at-operation-time T)',
+    )
+    return 6
+  }
+  if (e && String(name).startsWith('Mongo')) {
     log(`${describe(e, o, 'the change stream')}; ${committed}`)
     return 1
   }
