@@ -40,6 +40,14 @@ export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBy
 /** `transcode`, returning the UTF-8 JSON bytes (a Buffer). */
 export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
 
+/**
+ * The WASI build's staged calls (staged.rs, lib/wasi.js): `transcode` / `transcodeBatch` on the
+ * staged input, their arguments and result in the `stagedArgs()` region. Native builds export
+ * them too, but have no staged regions.
+ */
+export declare function transcodeStaged(): void
+export declare function transcodeBatchStaged(): void
+
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -136,6 +144,21 @@ export declare const enum ShapeInput {
   ChangeCursor = 4,
 }
 
+/**
+ * A `Buffer` view of the arguments region (64 bytes, 8-aligned: `new Float64Array(v.buffer,
+ * v.byteOffset, 8)`).
+ */
+export declare function stagedArgs(): Buffer
+
+/** The staged input region, grown to at least `min_bytes`; a `Buffer` view of all of it. */
+export declare function stagedInput(minBytes: number): Buffer
+
+/**
+ * A `Buffer` view of the staged output region (its whole capacity; the calls return how
+ * many bytes of it hold the result).
+ */
+export declare function stagedOutput(): Buffer
+
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
 export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): BatchValue
 
@@ -155,3 +178,10 @@ export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean,
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
 export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
+
+/**
+ * `transcode` on the first `len` bytes of the staged input into the staged output:
+ * `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
+ * maxOutputBytes)`. Returns the output's length (see the module docs).
+ */
+export declare function transcodeStaged(len: number, packed: number, maxOutputBytes: number, text: boolean): [number, number]

@@ -204,8 +204,11 @@ export declare function isTranscodeError(e: unknown): e is TranscodeError
 export declare const DEFAULT_MAX_DEPTH: number
 /** Default of {@link TranscodeOptions.maxOutputBytes}. */
 export declare const DEFAULT_MAX_OUTPUT_BYTES: number
-/** Which implementation is in use: the native addon, or the JavaScript fallback. */
-export declare const backend: 'native' | 'fallback'
+/**
+ * Which build of the core is in use: the native addon, or the WASI build (the same core as
+ * WebAssembly, where no native binary matches or loads).
+ */
+export declare const backend: 'native' | 'wasi'
 
 /** Options of {@link createTranscodeStream}. */
 export interface TranscodeStreamOptions extends BatchOptions {

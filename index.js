@@ -4,8 +4,8 @@
  * bson2json: raw BSON bytes to JSON text in one native pass.
  *
  * This file is the public entry point. It resolves options, then calls the native addon
- * (loaded by the generated `binding.js`) or, on a platform without a prebuilt binary, the
- * JavaScript fallback in `lib/fallback.js`.
+ * (loaded by the generated `binding.js`) or, on a platform without a prebuilt binary, the WASI
+ * build of the same core (`lib/wasi.js` over `bson2json.wasi.cjs`).
  */
 
 const { resolveOptions, isTranscodeError, describe, BATCH_KEYS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/options')
@@ -44,7 +44,7 @@ function toJSONBuffer(bson, options) {
   return native.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
 }
 
-// Layout numbers come from the backend (the addon's `BatchLayout` enum, or the fallback's copy).
+// Layout numbers come from the addon's `BatchLayout` enum (native or WASI).
 // JOINED is native only: texts of whole documents (<= 64 KiB each) with UTF-16 offsets, cut here
 // with `slice` (V8 shares the parent text instead of copying), so a list costs one string
 // creation per text rather than one per document.

@@ -11,7 +11,7 @@ import { BSON } from 'bson'
 // `bson2json [dump] --pretty / --fields / --fieldFile` and the subcommand dispatcher.
 
 const require = createRequire(import.meta.url)
-const { toJSON, toNDJSON, backend } = require('../index.js')
+const { toJSON, toNDJSON } = require('../index.js')
 const { Indenter, prettyJSON } = require('../lib/cli/pretty.js')
 const { serverProjection } = require('../lib/cli/fields.js')
 const { readArchive } = require('../lib/cli/archive.js')
@@ -119,7 +119,7 @@ describe('bson2json dump --pretty', () => {
 })
 
 // --fields, --exclude and --redact are the addon's projection (the fallback refuses them)
-describe.skipIf(backend === 'fallback')('bson2json dump --fields', () => {
+describe('bson2json dump --fields', () => {
   const cases = ['a.b', 's', 'a.b,s', 'a', 'a.c.b', 't.u.v', 't.u', 'nested.deep.er,arr', 'missing', 'a.b,a', 'a,a.b']
   it.each(cases)('--fields %s equals the server projection of each document', async (fields) => {
     const r = await cli(['--fields', fields, file])
@@ -322,14 +322,18 @@ describe('bson2json dump --threads', () => {
       expect(one.stdout.length).toBeGreaterThan(100000)
       for (const t of [undefined, '2', '5']) {
         const r = await cli([...flags, ...(t === undefined ? [] : ['--threads', t]), f])
-        const untimed = (x: Result) => ({ ...x, stderr: x.stderr.replace(/[\d.]+ s\b/g, 'T s').replace(/[\d.]+ MB\/s/g, 'R MB/s') })
+        // Under WASI, a parallel batch first starts its wasm threads (a worker each, tens of ms),
+        // and meanwhile the reader runs ahead: how many MB were read when the error surfaced is
+        // timing there, not output (the documents, messages and exit code are still compared).
+        const readIn = (e: string) => (process.env.NAPI_RS_FORCE_WASI === '1' ? e.replace(/[\d.]+ MB BSON in/, 'N MB BSON in') : e)
+        const untimed = (x: Result) => ({ ...x, stderr: readIn(x.stderr.replace(/[\d.]+ s\b/g, 'T s').replace(/[\d.]+ MB\/s/g, 'R MB/s')) })
         expect({ name, t, ...untimed(r) }).toEqual({ name, t, ...untimed(one) })
       }
     }
   })
 })
 
-describe.skipIf(backend === 'fallback')('bson2json dump --exclude / --redact (the addon projection)', () => {
+describe('bson2json dump --exclude / --redact (the addon projection)', () => {
   it('--exclude drops the paths, through arrays of documents; --redact writes null or an HMAC pseudonym', async () => {
     const list = [
       { _id: 1, name: 'a', card: { number: '4111', exp: '12/30' }, cards: [{ number: '5500', exp: '1' }, 'x'], ssn: '123' },

@@ -17,7 +17,7 @@ import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 
 const require = createRequire(import.meta.url)
-const { toNDJSON, backend } = require('../index.js')
+const { toNDJSON } = require('../index.js')
 const { startTestServer } = require('../test-server')
 const fixtures = require('./fixtures/export-types.js')
 const { csvRow, compilePaths, decimal128, quote } = require('../lib/cli/csv.js')
@@ -132,7 +132,7 @@ describe('bson2json export: JSON', () => {
     expect((await cli(['-c', 'many', '--queryFile', qf])).stdout).toBe(await reference('many', { i: 5 }, {}, 'relaxed'))
   })
 
-  it.skipIf(backend === 'fallback')('--exclude (the server) and --redact (this side) equal the addon on the same documents; CSV --redact', async () => {
+  it('--exclude (the server) and --redact (this side) equal the addon on the same documents; CSV --redact', async () => {
     const raw = (await coll('types').find({}, { raw: true }).toArray()) as unknown as Buffer[]
     const keyFile = join(dir, 'redact.key')
     writeFileSync(keyFile, 'export key\n')
@@ -152,7 +152,7 @@ describe('bson2json export: JSON', () => {
     }
   })
 
-  it.skipIf(backend === 'fallback')('--fields on the server equals the addon projection of the same documents', async () => {
+  it('--fields on the server equals the addon projection of the same documents', async () => {
     const raw = (await coll('types').find({}, { raw: true }).toArray()) as unknown as Buffer[]
     for (const fields of ['doc.b.c.d,arr', 'doc.when,s', 'arr.k', 'doc,doc.b.c', 'doc.b.c,doc.b,s,s']) {
       const r = await cli(['-c', 'types', '--fields', fields])

@@ -18,7 +18,7 @@ import { createRequire } from 'node:module'
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { BSON } from 'bson'
 import { MongoClient } from 'mongodb'
@@ -282,9 +282,14 @@ describe('dump: input faults', () => {
   it('SIGINT while reading stdin: exit 130, the documents converted so far written and counted', async () => {
     const r = await run([], {
       onSpawn: (c) => {
-        // Half the input, then wait: the CLI has written those documents when the signal comes.
+        // Half the input, then wait: the signal comes once the CLI has written those documents
+        // (their 25,000 NDJSON lines have arrived), while it waits for more input.
         c.stdin!.write(dumpBytes.subarray(0, docStarts[25000]))
-        c.stdout!.once('data', () => setTimeout(() => c.kill('SIGINT'), 300))
+        let lines = 0
+        c.stdout!.on('data', (d: Buffer) => {
+          for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) lines++
+          if (lines === 25000) setTimeout(() => c.kill('SIGINT'), 50)
+        })
       },
       stdin: 'open',
     })
@@ -467,6 +472,12 @@ describe('export: output, server and signal faults', () => {
     for (const f of ['bin', 'lib', 'package.json', 'index.js', 'binding.js']) cpSync(join(repo, f), join(global, f), { recursive: true })
     for (const f of readdirSync(repo)) if (f.endsWith('.node')) cpSync(join(repo, f), join(global, f))
     symlinkSync(realpathSync(join(repo, 'node_modules', 'bson')), join(global, 'node_modules', 'bson'))
+    // The WASI build too (npm run test:wasi), with the runtime its loader requires.
+    for (const f of readdirSync(repo)) if (f.endsWith('.wasm') || f === 'bson2json.wasi.cjs' || f === 'wasi-worker.mjs') cpSync(join(repo, f), join(global, f))
+    for (const m of ['@napi-rs/wasm-runtime', '@emnapi', '@tybys', 'tslib']) {
+      mkdirSync(dirname(join(global, 'node_modules', m)), { recursive: true })
+      symlinkSync(realpathSync(join(repo, 'node_modules', m)), join(global, 'node_modules', m))
+    }
     const bin = join(global, 'bin', 'bson2json.js')
     const args = [bin, 'export', '--uri', uri, '--db', DB, '-c', 'orders', '--limit', '2']
     // Asynchronously: the test server answers from this process.

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
 
 const require = createRequire(import.meta.url)
-const { toJSON, toJSONList, toJSONArray, toJSONListAsync, cursorBatch, backend } = require('../index.js')
+const { toJSON, toJSONList, toJSONArray, toJSONListAsync, cursorBatch } = require('../index.js')
 
 const baseline = (b: Uint8Array) => JSON.stringify(BSON.deserialize(b))
 
@@ -103,7 +103,7 @@ describe('long outputs', () => {
     }
   })
 
-  it.runIf(backend === 'native')('in worker threads, each with its own join function, before and after others exit', async () => {
+  it('in worker threads, each with its own join function, before and after others exit', async () => {
     const { Worker } = await import('node:worker_threads')
     const entry = require.resolve('../index.js')
     const code = `const { parentPort } = require('worker_threads')

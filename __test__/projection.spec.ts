@@ -29,7 +29,7 @@ import { Gen, bstr, doc, el, i64, utf8 } from './gen'
 import type { Elem, Rng } from './gen'
 
 const require = createRequire(import.meta.url)
-const { toJSON, toNDJSON, toJSONList, backend } = require('../index.js')
+const { toJSON, toNDJSON, toJSONList } = require('../index.js')
 
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261127) >>> 0
 const DOCS = Number(process.env.BSON2JSON_PROJECTION_DOCS ?? 100_000)
@@ -248,7 +248,7 @@ function jsbson(buf: Uint8Array): Record<string, unknown> | undefined {
 }
 
 // The options need the native addon; the JavaScript fallback refuses them (last test).
-describe.skipIf(backend === 'fallback')('projection and redaction, differential against a reference from MongoDB rules', () => {
+describe('projection and redaction, differential against a reference from MongoDB rules', () => {
   it(`compat: ${DOCS} generated documents and projections (relaxed and canonical on every ${EJSON_EVERY}th)`, () => {
     const g = new DocGen(SEED)
     let compared = 0
@@ -339,13 +339,5 @@ describe.skipIf(backend === 'fallback')('projection and redaction, differential 
     expect(() => toJSON(d, { redact: { paths: ['a'], salt: 1 } })).toThrow(/redact.salt/)
     expect(toJSON(d, { projection: { a: 1, _id: 0 } })).toBe('{"a":1}')
     expect(toJSON(d, { projection: {} })).toBe('{"a":1}')
-  })
-})
-
-describe.runIf(backend === 'fallback')('the JavaScript fallback', () => {
-  it('refuses projection and redact with a TypeError saying they need the native addon', () => {
-    const d = BSON.serialize({ a: 1 })
-    expect(() => toJSON(d, { projection: { a: 1 } })).toThrow(/need the native addon/)
-    expect(() => toNDJSON(d, { redact: { paths: ['a'] } })).toThrow(TypeError)
   })
 })

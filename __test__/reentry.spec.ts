@@ -24,7 +24,6 @@ const binding = require('../lib/backend').loadBackend().binding
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
 const ROUNDS = Number(process.env.REENTRY_ROUNDS || 12)
-const native = b2j.backend === 'native'
 
 /** A fresh copy of `bytes` in its own (optionally resizable) ArrayBuffer. */
 function own(bytes: Uint8Array, resizable = false): Uint8Array {
@@ -308,12 +307,11 @@ describe('every export × every route', () => {
       try {
         victim = own(reply)
         const r = b2j.cursorBatch(victim)
-        // The native result object is filled by assignment (the setter sees the value); the
-        // fallback's is an object literal (no setter runs).
-        if (native) expect(seenNs).toBe('db.' + big)
+        // The result object is filled by assignment (the setter sees the value).
+        expect(seenNs).toBe('db.' + big)
         expect(r.ns).toBe('db.' + big)
         expect(r.docs).toEqual([jsonA, jsonB])
-        if (native) {
+        {
           const ev = BSON.serialize({
             _id: { _data: 'x'.repeat(1000) },
             operationType: 'insert',
@@ -427,20 +425,14 @@ afterAll(() => {
 })
 
 describe('the typed protocol', () => {
-  it("the fallback's BatchLayout equals the addon's, and the addon rejects an unknown layout", () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const fallback = require('../lib/fallback')
-    expect({ ...fallback.BatchLayout }).toEqual({ Array: 0, NdjsonBuffer: 1, List: 2, NdjsonString: 3, Joined: 4 })
-    if (!native) return
-    expect({ ...binding.BatchLayout }).toEqual({ ...fallback.BatchLayout })
+  it("the addon's BatchLayout numbers, and the addon rejects an unknown layout", () => {
+    expect({ ...binding.BatchLayout }).toEqual({ Array: 0, NdjsonBuffer: 1, List: 2, NdjsonString: 3, Joined: 4 })
     refresh()
     expect(() => binding.transcodeBatch([docC], 9, 0, 1000, 1 << 28, 1)).toThrow()
     expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
   })
 
-  it('the single-document calls take (bson[, packed[, maxOutputBytes]]) in both backends, nothing else', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const fallback = require('../lib/fallback')
+  it('the single-document calls take (bson[, packed[, maxOutputBytes]]), nothing else', () => {
     const d = BSON.serialize({ a: 1.5, n: { m: 1 } })
     const outcome = (f: () => unknown) => {
       try {
@@ -449,12 +441,11 @@ describe('the typed protocol', () => {
         return `${e.name}: ${e.code}`
       }
     }
+    expect(outcome(() => binding.transcode(d))).toBe('{"a":1.5,"n":{"m":1}}')
+    expect(outcome(() => binding.transcode(d, 1 + 5 * 256))).toBe('{"a":1.5,"n":{"m":1}}')
+    expect(outcome(() => binding.transcode(d, 1 + 5 * 256, 1e6))).toBe(outcome(() => binding.transcode(d, 1 + 5 * 256)))
     // the removed 4-argument form (flags, maxDepth, maxOutputBytes) reads as packed = 1: depth 0
-    for (const args of [[d], [d, 1 + 5 * 256], [d, 1 + 5 * 256, 1e6], [d, 1, 5, 1e6]] as any[]) {
-      const f = outcome(() => fallback.transcode(...args))
-      if (native) expect(f).toEqual(outcome(() => binding.transcode(...args)))
-      if (args.length === 4) expect(f).toBe('TranscodeError: BSON_TOO_DEEP')
-    }
+    expect(outcome(() => binding.transcode(d, 1, 5, 1e6))).toBe('TranscodeError: BSON_TOO_DEEP')
   })
 
   it("lib/options.js's flag bits equal the addon's OptionFlag enum", () => {
@@ -471,11 +462,11 @@ describe('the typed protocol', () => {
       NoPromote: Flags.NO_PROMOTE,
     }
     expect(Object.values(js).every((v) => typeof v === 'number')).toBe(true)
-    if (native) expect({ ...binding.OptionFlag }).toEqual(js)
+    expect({ ...binding.OptionFlag }).toEqual(js)
   })
 })
 
-describe.skipIf(!native)('watch(): a hostile pipeline, hostile options, a RegExp that runs mid-batch', () => {
+describe('watch(): a hostile pipeline, hostile options, a RegExp that runs mid-batch', () => {
   // The pipeline and the options are read by JavaScript before the first command (a getter that
   // throws propagates from watch(); a changing getter is read once); the raw replies are copied
   // before the regex check runs JavaScript. Never a crash; events equal the driver's.

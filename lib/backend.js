@@ -1,10 +1,11 @@
 'use strict'
 
 /**
- * Chooses the implementation: the native addon through the generated loader, or the
- * JavaScript fallback when no binary fits this platform (or `BSON2JSON_FORCE_FALLBACK=1`).
- * When the addon does not load, the one-time `BSON2JSON_FALLBACK` warning says which files and
- * packages were looked for, why each failed, and what to do ({@link diagnoseNativeLoad}).
+ * Chooses the implementation through the generated loader (`binding.js`): the native addon, or,
+ * where no native binary matches or loads, the WASI build (the same Rust core compiled to
+ * `wasm32-wasip1-threads`, wrapped by lib/wasi.js; `NAPI_RS_FORCE_WASI=1` forces it). When
+ * neither loads, the error says which files and packages were looked for, why each failed, and
+ * what to do ({@link diagnoseNativeLoad}). There is no JavaScript implementation behind them.
  */
 
 const fs = require('node:fs')
@@ -12,40 +13,81 @@ const path = require('node:path')
 
 const ROOT = path.join(__dirname, '..')
 
-let warned = false
+/** The wrapped WASI binding, made once (lib/wasi.js keeps views of its staged regions). */
+let wasi
 
 /**
- * @returns {{ name: 'native' | 'fallback', binding: any, loadError?: Error }}
+ * The generated loader (`binding.js`) with `NAPI_RS_FORCE_WASI=1` read as napi-rs's strict
+ * `error` mode (WASI or nothing: no native fallback behind it). napi-rs itself accepts only
+ * `true` and `error`; `1` is this project's documented spelling.
  */
-function loadBackend() {
-  if (process.env.BSON2JSON_FORCE_FALLBACK === '1') {
-    return useFallback(undefined, 'BSON2JSON_FORCE_FALLBACK=1 is set')
-  }
+function requireBinding() {
+  const env = process.env
+  if (env.NAPI_RS_FORCE_WASI !== '1') return quietWasi(() => require('../binding.js'))
+  env.NAPI_RS_FORCE_WASI = 'error'
   try {
-    return { name: 'native', binding: require('../binding.js') }
-  } catch (err) {
-    return useFallback(err, diagnoseNativeLoad())
+    return quietWasi(() => require('../binding.js'))
+  } finally {
+    env.NAPI_RS_FORCE_WASI = '1'
   }
 }
 
-function useFallback(loadError, why) {
-  let fallback
+/**
+ * Runs `load` without Node's "WASI is an experimental feature" warning, which the WASI loader
+ * would print once on this thread and once per wasm worker thread. On this thread the warning
+ * is dropped as it is emitted during the load; the generated loader takes `Worker` from
+ * `node:worker_threads` while it loads, and gets a subclass that adds
+ * `--disable-warning=ExperimentalWarning` to each worker's `execArgv` (the workers run only the
+ * wasm threads; nested ones inherit it). Both are put back right after the load.
+ */
+function quietWasi(load) {
+  const threads = require('node:worker_threads')
+  const { Worker } = threads
+  const emitWarning = process.emitWarning
+  process.emitWarning = function (warning, ...rest) {
+    const type = typeof rest[0] === 'string' ? rest[0] : rest[0] && rest[0].type
+    if (type === 'ExperimentalWarning' && String(warning).startsWith('WASI')) return
+    return emitWarning.call(this, warning, ...rest)
+  }
+  threads.Worker = class extends Worker {
+    constructor(filename, options = {}) {
+      const execArgv = [...(options.execArgv || process.execArgv), '--disable-warning=ExperimentalWarning']
+      super(filename, { ...options, execArgv })
+    }
+  }
   try {
-    fallback = require('./fallback.js')
-  } catch (fallbackError) {
-    const e = new Error(
-      `bson2json: cannot load the native addon and the JavaScript fallback is unavailable (${fallbackError.message}). ${why}`,
-    )
-    e.cause = loadError || fallbackError
+    return load()
+  } finally {
+    process.emitWarning = emitWarning
+    threads.Worker = Worker
+  }
+}
+
+/**
+ * @returns {{ name: 'native' | 'wasi', binding: any }}
+ */
+function loadBackend() {
+  let binding
+  try {
+    binding = requireBinding()
+  } catch (err) {
+    let e
+    if (process.env.NAPI_RS_FORCE_WASI === '1') {
+      const why = []
+      for (let c = err; c && why.length < 4; c = c.cause) why.push(firstLine(c))
+      e = new Error(`bson2json: NAPI_RS_FORCE_WASI=1 is set, but the WASI build did not load: ${why.join(': ')}`)
+    } else {
+      e = new Error(`bson2json: ${diagnoseNativeLoad()}`)
+    }
+    e.code = 'ERR_BSON2JSON_NO_BINDING'
+    e.cause = err
     throw e
   }
-  if (!warned) {
-    warned = true
-    process.emitWarning(`bson2json is using its JavaScript fallback, which is much slower than the native addon: ${why}`, {
-      code: 'BSON2JSON_FALLBACK',
-    })
+  if (binding.__napiBindingTarget === 'wasm32-wasi') {
+    if (wasi === undefined) wasi = require('./wasi.js').wrapWasi(binding)
+    return { name: 'wasi', binding: wasi }
   }
-  return { name: 'fallback', binding: fallback, loadError }
+  return { name: 'native', binding }
 }
 
 /** The napi-rs platform name of a Rust target triple (`x86_64-unknown-linux-gnu` → `linux-x64-gnu`). */
@@ -82,12 +124,13 @@ function firstLine(e) {
 }
 
 /**
- * Why the native addon did not load, and what to do, in a few lines: the local build
- * `bson2json.<platform>.node` next to package.json, the platform package `bson2json-<platform>`,
- * and which of three situations this is: a source checkout that has not been built, an install
- * without the platform package (omitted optional dependencies, or a tarball packed from a clone,
- * which has no binary by design), or a platform with no prebuilt binary.
- * Every input is a parameter so the tests can set up each situation.
+ * Why neither the native addon nor the WASI build loaded, and what to do, in a few lines: the
+ * local build `bson2json.<platform>.node` next to package.json, the platform package
+ * `bson2json-<platform>`, the WASI build (`bson2json.wasi.cjs` next to package.json, the package
+ * `bson2json-wasm32-wasi`), and which of three situations this is: a source checkout that has not
+ * been built, an install without the platform packages (omitted optional dependencies, or a
+ * tarball packed from a clone, which has no binary by design), or a platform with no prebuilt
+ * binary. Every input is a parameter so the tests can set up each situation.
  */
 function diagnoseNativeLoad({
   root = ROOT,
@@ -108,7 +151,8 @@ function diagnoseNativeLoad({
   const filePath = path.join(root, file)
   const packageName = `${name}-${platform}`
   const targets = ((pkg.napi && pkg.napi.targets) || []).map(platformOfTriple).filter(Boolean)
-  const lines = [`no native addon loaded for ${platform}.`]
+  const wasiPackage = `${name}-wasm32-wasi`
+  const lines = [`no native addon and no WASI build loaded for ${platform}.`]
 
   if (env.NAPI_RS_NATIVE_LIBRARY_PATH) {
     let why = 'loads now (it failed earlier)'
@@ -158,7 +202,18 @@ function diagnoseNativeLoad({
     }
   }
 
-  // 3. What to do.
+  // 3. The WASI build (where no native binary matches; the same core as WebAssembly).
+  const wasiLocal = path.join(root, `${name}.wasi.cjs`)
+  lines.push(`  ${wasiLocal}: ${exists(wasiLocal) ? 'present but does not load' : 'not there'}`)
+  let wasiResolved
+  try {
+    wasiResolved = resolvePackage(wasiPackage)
+  } catch {
+    wasiResolved = undefined
+  }
+  lines.push(`  package ${wasiPackage}: ${wasiResolved === undefined ? 'not installed' : `installed (${wasiResolved}) but does not load`}`)
+
+  // 4. What to do.
   const checkout = exists(path.join(root, 'Cargo.toml')) && exists(path.join(root, 'crates'))
   const listed = Boolean(pkg.optionalDependencies && pkg.optionalDependencies[packageName])
   let todo
@@ -172,7 +227,7 @@ function diagnoseNativeLoad({
     todo =
       `no prebuilt binary is published for ${platform} (prebuilt: ${targets.join(', ') || 'none'}). ` +
       'Build from a clone of the repository (`npm ci && npm run build`) and install it with `npm install /path/to/clone` ' +
-      '(README, "Using a local build"), or keep the JavaScript fallback.'
+      `(README, "Using a local build"), or install the WASI build: \`npm install ${wasiPackage}@${pkg.version}\`.`
   } else if (!listed) {
     todo =
       `this ${name} lists no platform packages: it was packed from a clone (\`npm pack\` leaves the .node out by design). ` +

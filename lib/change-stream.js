@@ -44,11 +44,7 @@ const { RawCursor, checkPipeline } = require('./raw-cursor')
 let native = null
 function binding() {
   if (native === null) {
-    const b = loadBackend()
-    if (typeof b.binding.transcodeChangeBatch !== 'function') {
-      throw new Error('bson2json: watch() needs the native addon (transcodeChangeBatch is not available in the fallback)')
-    }
-    native = b.binding
+    native = loadBackend().binding
   }
   return native
 }

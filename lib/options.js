@@ -1,7 +1,7 @@
 'use strict'
 
 /**
- * Option validation shared by the native binding and the JavaScript fallback.
+ * Option validation shared by every call into the binding (native or WASI).
  * Options are resolved once into the numbers the native functions take, so a call costs no
  * property lookups on the native side.
  */
@@ -17,7 +17,7 @@ const MAX_OUTPUT_BYTES_LIMIT = 2 ** 32 - 1
 
 /**
  * Flag bits of the binding's `flags` argument (bits 0-1 are the dialect, `DIALECTS`). This is
- * the one JavaScript definition: lib/fallback.js imports it. The addon's definition is its
+ * the one JavaScript definition. The addon's definition is its
  * exported `OptionFlag` enum (crates/bson2json-node/src/lib.rs, typed in binding.d.ts);
  * __test__/reentry.spec.ts checks the two equal.
  */
@@ -357,7 +357,7 @@ function isTranscodeError(e) {
   )
 }
 
-/** The flag bits by name, for the backends (lib/fallback.js) and tests. */
+/** The flag bits by name, for tests. */
 const Flags = Object.freeze({
   UTF8_REPLACE: FLAG_UTF8_REPLACE,
   BSON6: FLAG_BSON6,

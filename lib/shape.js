@@ -107,9 +107,6 @@ function compileShape(projection, redact, projectionName = 'projection') {
     return shaper
   }
   if (binding === null) binding = require('./backend').loadBackend().binding
-  if (typeof binding.Shaper !== 'function') {
-    throw new TypeError('bson2json: options.projection and options.redact need the native addon (not available in the JavaScript fallback)')
-  }
   try {
     shaper = new binding.Shaper(paths, include, redactPaths, key)
   } catch (e) {

@@ -18,8 +18,8 @@
 #    `bson2json` command, and `tsc --strict` of consumers under
 #    `module: nodenext` (.ts and .mts) and `moduleResolution: bundler`, with
 #    Node's types (`Buffer` results, required change-event fields) and without.
-# 4. The root tarball alone (no platform package): the JavaScript fallback, and
-#    a BSON2JSON_FALLBACK warning that names what it looked for and what to do.
+# 4. The root tarball alone (no platform package, no WASI package): requiring it
+#    throws one error that names what it looked for and what to do.
 #
 # Exits non-zero on any failure; temporary directories are always removed
 # (set PACK_TEST_KEEP=1 to keep them for debugging).
@@ -256,7 +256,7 @@ import * as kafkaJs from 'bson2json/kafka.js';
 export const start: typeof changeStreamToKafka = changeStreamToKafka;
 export const sameKafka: typeof changeStreamToKafka = kafkaJs.changeStreamToKafka;
 export const txid: string = transactionalIdOf('orders');
-export const which: 'native' | 'fallback' = backend;
+export const which: 'native' | 'wasi' = backend;
 
 const bytes = new Uint8Array([${BSON_BYTES}]);
 export const text: string = toJSON(bytes);
@@ -369,7 +369,7 @@ log "  tsc ok"
 
 # --- 4. the root package alone ------------------------------------------------
 # What `npm install` of a tarball packed from a clone gives (the .node is left out by
-# design): the fallback, and a warning that says so and what to do.
+# design): an error that says so and what to do (there is no JavaScript implementation).
 ALONE="${WORK}/alone"
 mkdir -p "${ALONE}"
 echo '{ "name": "bson2json-pack-test-alone", "version": "0.0.0", "private": true }' >"${ALONE}/package.json"
@@ -387,20 +387,19 @@ node -e '
 }
 (cd "${ALONE}" && node --no-warnings -e "
   const assert = require('node:assert');
-  const warnings = [];
-  process.on('warning', (w) => { if (w.code === 'BSON2JSON_FALLBACK') warnings.push(w.message) });
-  const b = require('bson2json');
-  assert.strictEqual(b.backend, 'fallback');
-  assert.strictEqual(b.toJSON(Buffer.from([${BSON_BYTES}])), '${EXPECTED}');
-  setImmediate(() => {
-    assert.strictEqual(warnings.length, 1, 'one BSON2JSON_FALLBACK warning');
-    const m = warnings[0];
-    for (const want of ['bson2json.${PLATFORM}.node: not there', 'package ${PLATFORM_NAME}: not installed', 'packed from a clone', 'npm install /path/to/clone']) {
-      assert.ok(m.includes(want), 'the warning lacks ' + JSON.stringify(want) + ':\n' + m);
-    }
-    assert.ok(!/npm has a bug/.test(m), m);
-    console.log('  fallback warning ok:', m.split('\n').join(' | '));
-  });
-") || fail "root tarball alone: fallback and its warning"
+  let m;
+  try {
+    require('bson2json');
+  } catch (e) {
+    assert.strictEqual(e.code, 'ERR_BSON2JSON_NO_BINDING', e.stack);
+    m = e.message;
+  }
+  assert.ok(m !== undefined, 'requiring the root tarball alone did not throw');
+  for (const want of ['bson2json.${PLATFORM}.node: not there', 'package ${PLATFORM_NAME}: not installed', 'package bson2json-wasm32-wasi: not installed', 'packed from a clone', 'npm install /path/to/clone']) {
+    assert.ok(m.includes(want), 'the error lacks ' + JSON.stringify(want) + ':\n' + m);
+  }
+  assert.ok(!/npm has a bug/.test(m), m);
+  console.log('  loader error ok:', m.split('\n').join(' | '));
+") || fail "root tarball alone: the loader error"
 
 log "PASS"

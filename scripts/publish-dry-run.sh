@@ -7,14 +7,16 @@
 #                                            every target's .node (the CI job of that name)
 #
 # Steps, as in CI's publish job:
-#   1. (host mode) the built .node goes through `napi artifacts` from artifacts/bindings-<target>/,
-#      with napi.targets narrowed to this machine's target in the staged package.json;
+#   1. (host mode) the built .node and the WASI build's .wasm go through `napi artifacts` from
+#      artifacts/bindings-<target>/, with napi.targets narrowed to this machine's target and
+#      wasm32-wasip1-threads in the staged package.json;
 #   2. `napi prepublish -t npm --no-gh-release --dry-run`: validates every platform package
 #      (name, files, the .node present, nothing omitted by npm pack);
 #   3. `napi prepublish -t npm --no-gh-release --skip-optional-publish`: writes the root's
 #      optionalDependencies as the real job does, publishing nothing;
-#   4. `npm publish --dry-run --ignore-scripts` of the root package and of one platform package,
-#      checking the file lists (the root ships no .node; the platform package ships its .node).
+#   4. `npm publish --dry-run --ignore-scripts` of the root package, of one platform package and
+#      of bson2json-wasm32-wasi, checking the file lists (the root ships no .node; the platform
+#      package ships its .node; the WASI package its .wasm and the generated loader files).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODE=host
@@ -30,9 +32,11 @@ NAPI="${ROOT}/node_modules/.bin/napi"
 
 HOST_TARGET=x86_64-unknown-linux-gnu
 HOST_PLATFORM=linux-x64-gnu
+WASI_TARGET=wasm32-wasip1-threads
 if [ "${MODE}" = host ]; then
   [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] || fail "host mode knows linux-x64-gnu only; use --all after napi artifacts"
   [ -f "${ROOT}/bson2json.${HOST_PLATFORM}.node" ] || fail "missing bson2json.${HOST_PLATFORM}.node (run npm run build)"
+  [ -f "${ROOT}/bson2json.wasm32-wasi.wasm" ] || fail "missing bson2json.wasm32-wasi.wasm (run npm run build:wasi)"
 fi
 
 STAGE="$(mktemp -d "${TMPDIR:-/tmp}/bson2json-publish-dry-run.XXXXXX")"
@@ -50,13 +54,14 @@ if [ "${MODE}" = host ]; then
   node -e '
     const fs = require("fs");
     const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"));
-    if (!pkg.napi.targets.includes(process.argv[1])) throw new Error(`napi.targets lacks ${process.argv[1]}`);
-    pkg.napi.targets = [process.argv[1]];
+    for (const t of process.argv.slice(1)) if (!pkg.napi.targets.includes(t)) throw new Error(`napi.targets lacks ${t}`);
+    pkg.napi.targets = process.argv.slice(1);
     fs.writeFileSync("package.json", JSON.stringify(pkg, null, 2) + "\n");
-  ' "${HOST_TARGET}"
-  mkdir -p "artifacts/bindings-${HOST_TARGET}"
+  ' "${HOST_TARGET}" "${WASI_TARGET}"
+  mkdir -p "artifacts/bindings-${HOST_TARGET}" "artifacts/bindings-${WASI_TARGET}"
   cp "${ROOT}/bson2json.${HOST_PLATFORM}.node" "artifacts/bindings-${HOST_TARGET}/"
-  log "napi artifacts (host target ${HOST_TARGET})"
+  cp "${ROOT}/bson2json.wasm32-wasi.wasm" "artifacts/bindings-${WASI_TARGET}/"
+  log "napi artifacts (host target ${HOST_TARGET} and ${WASI_TARGET})"
   "${NAPI}" artifacts >/dev/null
 fi
 targets="$(node -p 'require("./package.json").napi.targets.join(" ")')"
@@ -92,4 +97,11 @@ log "npm publish --dry-run: bson2json-${HOST_PLATFORM}"
 (cd "npm/${HOST_PLATFORM}" && npm publish --dry-run --ignore-scripts --access public --json 2>/dev/null) | files_of >platform.list
 grep -qx "bson2json.${HOST_PLATFORM}.node" platform.list || fail "bson2json-${HOST_PLATFORM} would not ship its .node"
 log "  $(head -1 platform.list): $(($(wc -l <platform.list) - 1)) files"
+log "npm publish --dry-run: bson2json-wasm32-wasi"
+(cd npm/wasm32-wasi && npm publish --dry-run --ignore-scripts --access public --json 2>/dev/null) | files_of >wasi.list
+for f in bson2json.wasm32-wasi.wasm bson2json.wasi.cjs wasi-worker.mjs; do
+  grep -qx "${f}" wasi.list || fail "bson2json-wasm32-wasi would not ship ${f}"
+done
+grep -q '"bson2json-wasm32-wasi"' package.json || fail "the root's optionalDependencies lack bson2json-wasm32-wasi"
+log "  $(head -1 wasi.list): $(($(wc -l <wasi.list) - 1)) files"
 log "PASS"

@@ -40,3 +40,11 @@ export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBy
 /** `transcode`, returning the UTF-8 JSON bytes (a Buffer). */
 export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
 
+/**
+ * The WASI build's staged calls (staged.rs, lib/wasi.js): `transcode` / `transcodeBatch` on the
+ * staged input, their arguments and result in the `stagedArgs()` region. Native builds export
+ * them too, but have no staged regions.
+ */
+export declare function transcodeStaged(): void
+export declare function transcodeBatchStaged(): void
+

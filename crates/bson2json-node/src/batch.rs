@@ -36,17 +36,17 @@ pub enum BatchLayout {
     Joined = 4,
 }
 
-const ARRAY: u32 = 0;
+pub(crate) const ARRAY: u32 = 0;
 const NDJSON_BUFFER: u32 = 1;
-const LIST: u32 = 2;
-const NDJSON_STRING: u32 = 3;
+pub(crate) const LIST: u32 = 2;
+pub(crate) const NDJSON_STRING: u32 = 3;
 /// One string holding every document back to back, plus a `Uint32Array` of the UTF-16 offsets
 /// where each starts (and the last ends): `[text, offsets]`. The wrapper cuts it with `slice`,
 /// which V8 does without copying, so a list costs one string creation instead of one per
 /// document.
 const JOINED: u32 = 4;
 
-fn core_layout(layout: u32) -> Layout {
+pub(crate) fn core_layout(layout: u32) -> Layout {
     match layout {
         ARRAY => Layout::Array,
         NDJSON_BUFFER | NDJSON_STRING => Layout::Lines,
@@ -68,7 +68,7 @@ fn batch_message(e: &BatchError) -> (String, usize) {
     )
 }
 
-fn throw_batch(env: &Env, e: &BatchError) -> Error {
+pub(crate) fn throw_batch(env: &Env, e: &BatchError) -> Error {
     let (msg, offset) = batch_message(e);
     throw_coded(env, e.error.code(), &msg, offset, Some(e.index))
 }
@@ -219,7 +219,7 @@ fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
     }
 }
 
-fn run_batch(
+pub(crate) fn run_batch(
     docs: &[&[u8]],
     starts: Option<&[usize]>,
     opts: &Options,
@@ -342,7 +342,7 @@ fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unkn
 /// The thread's reusable batch output, emptied, with room for `input_bytes` of BSON turned
 /// into JSON (taken out of the thread state, so a re-entrant call from JavaScript, e.g. a
 /// patched `RegExp`, simply gets a fresh one).
-fn take_output(input_bytes: usize) -> BatchOutput {
+pub(crate) fn take_output(input_bytes: usize) -> BatchOutput {
     let mut r = STATE.with(|s| std::mem::take(&mut s.borrow_mut().batch));
     r.clear();
     r.out.reserve(input_bytes + input_bytes / 4 + 64);
@@ -350,7 +350,7 @@ fn take_output(input_bytes: usize) -> BatchOutput {
 }
 
 /// Gives a batch output back for the next call, unless it grew past the kept size.
-fn keep_output(r: BatchOutput) {
+pub(crate) fn keep_output(r: BatchOutput) {
     if r.out.capacity() <= crate::KEEP_CAPACITY {
         STATE.with(|s| s.borrow_mut().batch = r);
     }
@@ -522,6 +522,15 @@ impl Task for BatchTask {
             Ok(mut r) => {
                 let v = finish(&env, &mut r, self.layout);
                 spare_put(&SPARE_OUTPUTS, std::mem::take(&mut r.out));
+                #[cfg(target_family = "wasm")]
+                if let Err(e) = &v {
+                    // As below: the thrown error (an invalid regex) is resolved, not rejected.
+                    if e.status == Status::PendingException {
+                        if let Some(exc) = node_api::take_exception(&env) {
+                            return Ok(exc.into_task_result(&env));
+                        }
+                    }
+                }
                 let v = v?;
                 // Re-bound to the resolve callback's `env`, whose scope napi-rs uses it in.
                 Ok(Value::of_unknown(&v).into_task_result(&env))
@@ -529,6 +538,12 @@ impl Task for BatchTask {
             Err(e) => {
                 let (msg, offset) = batch_message(&e);
                 let obj = error_object(&env, e.error.code(), &msg, offset, Some(e.index))?;
+                // napi-rs's wasm build keeps only the message of an error value (no `code`,
+                // `offset`, `index`, `name`), so there the error is resolved and lib/wasi.js
+                // rejects with it (no batch result is an `Error`).
+                #[cfg(target_family = "wasm")]
+                return Ok(obj.into_task_result(&env));
+                #[cfg(not(target_family = "wasm"))]
                 Err(Error::from(obj.into_unknown(&env)))
             }
         }

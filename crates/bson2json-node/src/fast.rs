@@ -34,27 +34,37 @@ fn bad_options() -> Error {
     Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
 }
 
+/// The options of `packed` (= flags | maxDepth << FLAG_BITS, exact in a double) and
+/// `maxOutputBytes`; `None` if `packed` is out of range.
+#[inline(always)]
+pub(crate) fn unpack(packed: f64, max_out: f64) -> Option<bson2json_core::Options> {
+    if !(0.0..=((1u64 << (32 + crate::FLAG_BITS)) - 1) as f64).contains(&packed) {
+        return None;
+    }
+    let packed = packed as u64;
+    Some(options(
+        (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
+        (packed >> crate::FLAG_BITS) as u32,
+        max_out,
+    ))
+}
+
 /// Shared body: `(bson[, packed[, maxOutputBytes]])` → string or Buffer.
 #[inline(always)]
 fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when
     // it is not the default. Fewer arguments, fewer conversions per call.
-    let mut opts = bson2json_core::Options::default();
-    if args.argc >= 2 {
-        let packed = node_api::number_value(env, args.argv[1])
-            .filter(|p| (0.0..=((1u64 << (32 + crate::FLAG_BITS)) - 1) as f64).contains(p))
-            .ok_or_else(bad_options)? as u64;
+    let opts = if args.argc >= 2 {
+        let packed = node_api::number_value(env, args.argv[1]).ok_or_else(bad_options)?;
         let max_out = if args.argc >= 3 {
             node_api::number_value(env, args.argv[2]).ok_or_else(bad_options)?
         } else {
             bson2json_core::DEFAULT_MAX_OUTPUT_BYTES as f64
         };
-        opts = options(
-            (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
-            (packed >> crate::FLAG_BITS) as u32,
-            max_out,
-        );
-    }
+        unpack(packed, max_out).ok_or_else(bad_options)?
+    } else {
+        bson2json_core::Options::default()
+    };
     // Taken after the options (reading numbers runs no JavaScript either, but the input
     // pointer is always the last thing read).
     #[allow(unsafe_code)]
@@ -76,5 +86,6 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
 #[napi(module_exports)]
 pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     node_api::export_fast::<Transcode>(&env, &mut exports, c"transcode")?;
-    node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")
+    node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")?;
+    crate::staged::register(&env, &mut exports)
 }

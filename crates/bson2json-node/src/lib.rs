@@ -27,6 +27,7 @@ mod fast;
 #[allow(unsafe_code)]
 mod node_api;
 mod shape;
+mod staged;
 mod strings;
 
 pub(crate) use node_api::bytes_of;

@@ -442,6 +442,8 @@ pub(crate) struct Args {
 /// A function exported by [`export_fast`]: its body, statically dispatched (no function
 /// pointer between the callback and the work, so the body inlines into it).
 pub(crate) trait FastFn {
+    /// Whether the call reads its arguments (`false`: no `napi_get_cb_info`, `argc` is 0).
+    const ARGS: bool = true;
     /// Runs the call.
     fn call(env: &Env, args: &Args) -> Result<Value>;
 }
@@ -478,19 +480,23 @@ unsafe extern "C" fn fast_trampoline<F: FastFn>(
 ) -> sys::napi_value {
     let outcome = std::panic::catch_unwind(|| {
         let env = Env::from_raw(raw_env);
-        let mut argc = 4usize;
+        let mut argc = if F::ARGS { 4usize } else { 0 };
         let mut argv = [ptr::null_mut(); 4];
-        // SAFETY: `raw_env` and `info` are this callback's own arguments from Node-API; `argv`
-        // has room for `argc` handles; the other out-pointers may be null.
-        let status = unsafe {
-            sys::napi_get_cb_info(
-                raw_env,
-                info,
-                &mut argc,
-                argv.as_mut_ptr(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
+        let status = if !F::ARGS {
+            sys::Status::napi_ok
+        } else {
+            // SAFETY: `raw_env` and `info` are this callback's own arguments from Node-API;
+            // `argv` has room for `argc` handles; the other out-pointers may be null.
+            unsafe {
+                sys::napi_get_cb_info(
+                    raw_env,
+                    info,
+                    &mut argc,
+                    argv.as_mut_ptr(),
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                )
+            }
         };
         if status != sys::Status::napi_ok {
             return Err(Error::new(
@@ -516,4 +522,32 @@ unsafe extern "C" fn fast_trampoline<F: FastFn>(
     // SAFETY: `raw_env` is this callback's live environment.
     unsafe { JsError::from(e).throw_into(raw_env) };
     ptr::null_mut()
+}
+
+/// A `Buffer` that views `len` bytes of wasm memory at `ptr` (WASI build only: emnapi's
+/// `napi_create_external_buffer` makes a view of its memory, never a copy). The caller keeps
+/// the region allocated and treats every earlier view of it as stale once it reallocates it.
+#[cfg(target_family = "wasm")]
+pub(crate) fn wasm_view(env: &Env, ptr: *mut u8, len: usize) -> Result<Value> {
+    // SAFETY: `ptr..ptr + len` is a live Rust allocation (the caller's region); no finalizer,
+    // so Node-API never frees it; valid out-pointer. Runs no JavaScript.
+    make(|out| unsafe {
+        sys::napi_create_external_buffer(env.raw(), len, ptr.cast(), None, ptr::null_mut(), out)
+    })
+}
+
+/// What a plain Node-API callback returns for `undefined` (a null handle; never passed back to
+/// Node-API as an argument).
+pub(crate) fn no_value() -> Value {
+    Value(ptr::null_mut())
+}
+
+/// Native builds have no staged regions: a `Buffer` over Rust memory that JavaScript could keep
+/// past a reallocation would be a dangling view.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn wasm_view(_env: &Env, _ptr: *mut u8, _len: usize) -> Result<Value> {
+    Err(Error::new(
+        Status::GenericFailure,
+        "bson2json: staged regions exist in the WASI build only".to_owned(),
+    ))
 }

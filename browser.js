@@ -1,0 +1,1 @@
+export * from 'bson2json-wasm32-wasi'

@@ -1,0 +1,348 @@
+//! The WASI build's boundary: input and output in two thread-local regions of wasm memory
+//! that JavaScript sees as `Buffer` views (`lib/wasi.js`). Native builds export the same
+//! functions (so both builds generate the same `binding.d.ts`), but `stagedInput` and
+//! `stagedOutput` throw there and nothing calls them.
+//!
+//! Through emnapi (the Node-API of the WASI build) the regular exports pay for what a native
+//! addon gets free: `napi_get_typedarray_info` copies the input's whole `ArrayBuffer` (an 8 KiB
+//! pool slab for a 300-byte `Buffer`) into wasm memory on every call, and
+//! `napi_create_string_*` builds the result one `String.fromCharCode` at a time (profiled:
+//! 9 MB/s). Here JavaScript copies the input into the staged input region with one
+//! `TypedArray#set`, the call returns the output's length, and JavaScript decodes the staged
+//! output with `Buffer#utf8Slice` (V8's own UTF-8 decoder) or copies it into a `Buffer`.
+//!
+//! The views stay valid while their region is not reallocated (a shared wasm memory is never
+//! detached when it grows; the old `SharedArrayBuffer` keeps aliasing its first bytes). A call
+//! whose output region moved (it grew, was shrunk, or a re-entrant call replaced it) returns
+//! `-1 - length` instead of `length`, and the wrapper fetches a new view with
+//! `stagedOutput()` before reading.
+
+use std::cell::RefCell;
+
+use bson2json_core::batch::{split_concatenated, transcode_concatenated, BatchOutput};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::node_api::{self, Value};
+use crate::{check_regexes, options, throw_transcode_error, KEEP_CAPACITY, STATE};
+
+/// The smallest staged input region (most single documents fit; it is allocated once).
+const MIN_INPUT: usize = 64 * 1024;
+
+#[derive(Default)]
+struct Staged {
+    input: Vec<u8>,
+    output: Vec<u8>,
+    /// Start and capacity of the output region the last `stagedOutput()` view covers.
+    view: (usize, usize),
+    /// The calls' arguments and result ([`ARGS`]), written and read by JavaScript through a
+    /// `Float64Array` view (`stagedArgs()`): the calls take no JS arguments and return none,
+    /// so they make no Node-API call at all on success (each one costs a JS function that
+    /// builds a `DataView` of the wasm memory in emnapi; profiled: ~35 % of a small document).
+    args: Box<[f64; ARGS]>,
+}
+
+/// Doubles in the arguments region: `transcodeStaged` reads `[len, packed, maxOutputBytes,
+/// text]`, `transcodeBatchStaged` `[len, layout, flags, maxDepth, maxOutputBytes, threads]`;
+/// both write the output's encoding into [`ENCODING`] and its length into [`RESULT`].
+const ARGS: usize = 8;
+const ENCODING: usize = ARGS - 2;
+const RESULT: usize = ARGS - 1;
+
+/// The staged output's encoding ([`ENCODING`]): UTF-8 (a `Buffer` result, or a list), ASCII
+/// (`latin1Slice`: no decoding), UTF-16LE (`ucs2Slice`: V8 copies it; V8's UTF-8 decoder is
+/// several times slower as soon as one character is not ASCII, see strings.rs).
+const UTF8: f64 = 0.0;
+const ASCII: f64 = 1.0;
+const UTF16: f64 = 2.0;
+
+/// Re-encodes a text result in place for the cheapest string creation; returns its encoding.
+fn encode_text(out: &mut Vec<u8>) -> f64 {
+    if out.is_ascii() {
+        return ASCII;
+    }
+    let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
+    let dst = crate::strings::utf16_scratch(&mut wide, out.len());
+    // `out` is transcoder output, always well-formed UTF-8 (the converter does not validate).
+    let n = bson2json_core::to_utf16(out, dst);
+    out.clear();
+    out.resize(2 * n, 0);
+    for (b, u) in out.chunks_exact_mut(2).zip(&wide[..n]) {
+        b.copy_from_slice(&u.to_le_bytes());
+    }
+    if wide.capacity() * 2 <= KEEP_CAPACITY {
+        STATE.with(|s| s.borrow_mut().wide = wide);
+    }
+    UTF16
+}
+
+thread_local! {
+    static STAGED: RefCell<Staged> = RefCell::new(Staged::default());
+}
+
+/// A `Buffer` view of `len` bytes of wasm memory at `ptr` (emnapi makes
+/// `napi_create_external_buffer` a view of its memory, not a copy).
+fn view(env: &Env, ptr: *mut u8, len: usize) -> Result<Value> {
+    node_api::wasm_view(env, ptr, len)
+}
+
+/// The staged input region, grown to at least `min_bytes`; a `Buffer` view of all of it.
+#[napi(js_name = "stagedInput", catch_unwind, ts_return_type = "Buffer")]
+pub fn staged_input(env: &Env, min_bytes: u32) -> Result<Unknown<'_>> {
+    let (ptr, len) = STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        let need = (min_bytes as usize).max(MIN_INPUT);
+        if s.input.len() < need || (s.input.len() > KEEP_CAPACITY && need <= KEEP_CAPACITY) {
+            s.input = vec![0; need.next_power_of_two()];
+        }
+        (s.input.as_mut_ptr(), s.input.len())
+    });
+    Ok(view(env, ptr, len)?.into_unknown(env))
+}
+
+/// A `Buffer` view of the arguments region (64 bytes, 8-aligned: `new Float64Array(v.buffer,
+/// v.byteOffset, 8)`).
+#[napi(js_name = "stagedArgs", catch_unwind, ts_return_type = "Buffer")]
+pub fn staged_args(env: &Env) -> Result<Unknown<'_>> {
+    let ptr = STAGED.with(|s| s.borrow_mut().args.as_mut_ptr().cast::<u8>());
+    Ok(view(env, ptr, ARGS * 8)?.into_unknown(env))
+}
+
+/// A `Buffer` view of the staged output region (its whole capacity; the calls return how
+/// many bytes of it hold the result).
+#[napi(js_name = "stagedOutput", catch_unwind, ts_return_type = "Buffer")]
+pub fn staged_output(env: &Env) -> Result<Unknown<'_>> {
+    let (ptr, cap) = STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.output.capacity() == 0 {
+            s.output.reserve(MIN_INPUT);
+        }
+        let v = (s.output.as_mut_ptr(), s.output.capacity());
+        s.view = (v.0 as usize, v.1);
+        v
+    });
+    Ok(view(env, ptr, cap)?.into_unknown(env))
+}
+
+/// Takes the output region out of the thread state (a re-entrant call gets an empty one),
+/// emptied, and a fresh one if the last result was larger than what is kept between calls.
+fn take_output() -> Vec<u8> {
+    STAGED.with(|s| {
+        let mut out = std::mem::take(&mut s.borrow_mut().output);
+        if out.capacity() > KEEP_CAPACITY {
+            out = Vec::new();
+        }
+        out.clear();
+        out
+    })
+}
+
+/// Puts the output region back and returns what the call returns: `len`, or `-1 - len` when
+/// the wrapper's view no longer covers the region.
+fn put_output(out: Vec<u8>) -> f64 {
+    let len = out.len();
+    STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        let same = s.view == (out.as_ptr() as usize, out.capacity());
+        s.output = out;
+        if same {
+            len as f64
+        } else {
+            -1.0 - len as f64
+        }
+    })
+}
+
+/// Runs `f` on the first `len` bytes of the staged input; `None` if `len` is out of range.
+fn with_input<R>(len: u32, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    STAGED.with(|s| {
+        let s = s.borrow();
+        s.input.get(..len as usize).map(f)
+    })
+}
+
+fn bad_length(env: &Env) -> Error {
+    crate::type_error(env, "bson2json: staged input length out of range")
+}
+
+fn bad_options() -> Error {
+    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
+}
+
+/// The arguments region's doubles.
+fn args() -> [f64; ARGS] {
+    STAGED.with(|s| *s.borrow().args)
+}
+
+/// Writes a call's result (the output's length and encoding) into the arguments region.
+fn set_result((len, encoding): (f64, f64)) {
+    STAGED.with(|s| {
+        let mut s = s.borrow_mut();
+        s.args[RESULT] = len;
+        s.args[ENCODING] = encoding;
+    });
+}
+
+/// An argument that must be a whole number in `0..=u32::MAX`.
+fn whole(x: f64) -> Result<u32> {
+    if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
+        Ok(x as u32)
+    } else {
+        Err(bad_options())
+    }
+}
+
+/// `transcodeStaged()`: [`transcode_staged`] with its arguments from the arguments region.
+struct TranscodeStaged;
+
+impl node_api::FastFn for TranscodeStaged {
+    const ARGS: bool = false;
+    fn call(env: &Env, _args: &node_api::Args) -> Result<Value> {
+        let a = args();
+        let r = transcode_staged(env, whole(a[0])?, a[1], a[2], a[3] != 0.0)?;
+        set_result(r);
+        Ok(node_api::no_value())
+    }
+}
+
+/// `transcodeBatchStaged()`: [`transcode_batch_staged`] with its arguments from the region.
+struct TranscodeBatchStaged;
+
+impl node_api::FastFn for TranscodeBatchStaged {
+    const ARGS: bool = false;
+    fn call(env: &Env, _args: &node_api::Args) -> Result<Value> {
+        let a = args();
+        let r = transcode_batch_staged(
+            env,
+            whole(a[0])?,
+            whole(a[1])?,
+            whole(a[2])?,
+            whole(a[3])?,
+            a[4],
+            whole(a[5])?,
+        )?;
+        set_result(r);
+        Ok(node_api::no_value())
+    }
+}
+
+/// Adds `transcodeStaged()` and `transcodeBatchStaged()` to the module's exports (plain
+/// Node-API functions without arguments or result: see [`Staged::args`]).
+pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
+    node_api::export_fast::<TranscodeStaged>(env, exports, c"transcodeStaged")?;
+    node_api::export_fast::<TranscodeBatchStaged>(env, exports, c"transcodeBatchStaged")
+}
+
+/// `transcode` on the first `len` bytes of the staged input into the staged output:
+/// `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
+/// maxOutputBytes)`. Returns the output's length (see the module docs).
+#[napi(js_name = "transcodeStaged", catch_unwind)]
+pub fn transcode_staged(
+    env: &Env,
+    len: u32,
+    packed: f64,
+    max_output_bytes: f64,
+    text: bool,
+) -> Result<(f64, f64)> {
+    let opts = crate::fast::unpack(packed, max_output_bytes)
+        .ok_or_else(|| Error::new(Status::InvalidArg, "invalid resolved options".to_owned()))?;
+    let mut out = take_output();
+    // No JavaScript runs while the input is read: the transcoder neither calls nor allocates JS.
+    let outcome = with_input(len, |input| {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            let tc = &mut s.transcoder;
+            tc.transcode(input, &opts, &mut out)
+                .map(|()| tc.regexes().to_vec())
+        })
+    });
+    let checked = match outcome {
+        None => Err(bad_length(env)),
+        Some(Err(e)) => Err(throw_transcode_error(env, &e, None)),
+        Some(Ok(regexes)) if regexes.is_empty() => Ok(()),
+        // May run JavaScript (a patched `RegExp` that re-enters): the output is ours, taken.
+        Some(Ok(regexes)) => check_regexes(env, regexes.into_iter().map(|r| (None, r))),
+    };
+    if let Err(e) = checked {
+        out.clear();
+        put_output(out);
+        return Err(e);
+    }
+    let encoding = if text { encode_text(&mut out) } else { UTF8 };
+    Ok((put_output(out), encoding))
+}
+
+/// `transcodeBatch` on concatenated documents (the first `len` bytes of the staged input) into
+/// the staged output, for the layouts whose result is one text (`Array`, `NdjsonBuffer`,
+/// `NdjsonString`) or a list (`List`): for a list, the output holds the JSON of every
+/// document back to back, padded to 4 bytes, then `count + 1` little-endian `u32` byte
+/// offsets (where each document starts, and the end), then `count + 1`. Returns the output's length as
+/// [`transcode_staged`] does. Errors are thrown as `transcodeBatch` throws them for one
+/// concatenated `Uint8Array`.
+fn transcode_batch_staged(
+    env: &Env,
+    len: u32,
+    layout: u32,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+    threads: u32,
+) -> Result<(f64, f64)> {
+    let opts = options(flags, max_depth, max_output_bytes);
+    let mut r = crate::batch::take_output(len as usize);
+    let outcome = with_input(len, |input| {
+        if threads <= 1 {
+            STATE.with(|s| {
+                let tc = &mut s.borrow_mut().transcoder;
+                transcode_concatenated(tc, input, &opts, crate::batch::core_layout(layout), &mut r)
+            })
+        } else {
+            let mut ranges = Vec::new();
+            split_concatenated(input, &mut ranges)?;
+            let docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &input[s..e]).collect();
+            let starts: Vec<usize> = ranges.iter().map(|r| r.0).collect();
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                crate::batch::run_batch(
+                    &docs,
+                    Some(&starts),
+                    &opts,
+                    layout,
+                    threads,
+                    &mut s.transcoder,
+                    &mut r,
+                )
+            })
+        }
+    });
+    let result = match outcome {
+        None => Err(bad_length(env)),
+        Some(Err(e)) => Err(crate::batch::throw_batch(env, &e)),
+        Some(Ok(())) if r.regexes.is_empty() => Ok(()),
+        Some(Ok(())) => check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x))),
+    }
+    .map(|()| {
+        let mut out = take_output();
+        write_batch(&r, layout, &mut out);
+        let encoding = match layout {
+            crate::batch::ARRAY | crate::batch::NDJSON_STRING => encode_text(&mut out),
+            _ => UTF8,
+        };
+        (put_output(out), encoding)
+    });
+    crate::batch::keep_output(r);
+    result
+}
+
+/// The staged output of a batch: the JSON, and for a list, after padding to 4 bytes, the
+/// `count + 1` offsets and then their number (the wrapper reads them from the end).
+fn write_batch(r: &BatchOutput, layout: u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(&r.out);
+    if layout == crate::batch::LIST {
+        out.resize(out.len().next_multiple_of(4), 0);
+        for &o in &r.offsets {
+            out.extend_from_slice(&(o as u32).to_le_bytes());
+        }
+        out.extend_from_slice(&(r.offsets.len() as u32).to_le_bytes());
+    }
+}
