@@ -187,6 +187,15 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }
   const brokers = (BROKERS || '').split(',')
 
+  /** A child process running `node ARGS` (bson2json cdc): its stderr so far and its exit code. */
+  function cdcProcess(args: string[], env?: NodeJS.ProcessEnv) {
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env })
+    let err = ''
+    p.stderr.on('data', (d) => (err += d))
+    const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
+    return { p, exit, err: () => err }
+  }
+
   async function readAll(topic: string) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { Consumer } = require('@platformatic/kafka')
@@ -311,13 +320,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const t = names()
     const coll = client.db(`kdb${tag}`).collection('c')
     const args = [BIN, 'cdc', '--uri', uri, '--db', `kdb${tag}`, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--progress-interval', '1']
-    const start = () => {
-      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-      let err = ''
-      p.stderr.on('data', (d) => (err += d))
-      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
-      return { p, exit, err: () => err }
-    }
+    const start = () => cdcProcess(args)
     const a = start()
     await until(async () => a.err().includes('streaming'), 60_000)
     for (let i = 0; i < 50; i++) await coll.insertOne({ i })
@@ -341,13 +344,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const t = names()
     const coll = client.db(`kdl${tag}`).collection('c')
     const args = [BIN, 'cdc', '--uri', uri, '--db', `kdl${tag}`, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--kafka-retry-timeout', '4']
-    const start = () => {
-      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-      let err = ''
-      p.stderr.on('data', (d) => (err += d))
-      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
-      return { p, exit, err: () => err }
-    }
+    const start = () => cdcProcess(args)
     const a = start()
     await until(async () => a.err().includes('streaming'), 60_000)
     for (let i = 0; i < 20; i++) await coll.insertOne({ i })
@@ -379,13 +376,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const db = `kdh${tag}`
     const coll = client.db(db).collection('c')
     const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
-    const start = (...extra: string[]) => {
-      const p = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
-      let err = ''
-      p.stderr.on('data', (d) => (err += d))
-      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
-      return { p, exit, err: () => err }
-    }
+    const start = (...extra: string[]) => cdcProcess([...args, ...extra])
     const values = async () => (await readAll(t.topic)).map((m) => JSON.parse(m.value).fullDocument.i)
     const a = start()
     await until(async () => a.err().includes('streaming'), 60_000)
@@ -426,13 +417,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const db = `kdr${tag}`
     const coll = client.db(db).collection('c')
     const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100', '--value', 'fullDocument', '--full-document', 'updateLookup', '--on-history-lost', 'snapshot']
-    const start = () => {
-      const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-      let err = ''
-      p.stderr.on('data', (d) => (err += d))
-      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
-      return { p, exit, err: () => err }
-    }
+    const start = () => cdcProcess(args)
     const a = start()
     await until(async () => a.err().includes('streaming'), 60_000)
     for (let i = 0; i < 3; i++) await coll.insertOne({ _id: i, v: 0 })
@@ -465,13 +450,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     for (let i = 0; i < N; i += 5000) await coll.insertMany(Array.from({ length: 5000 }, (_, k) => ({ _id: i + k, v: 0, s: 'x'.repeat(40) })))
     const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
     const extra = ['--snapshot', '--snapshot-batch-size', '500', '--value', 'fullDocument', '--full-document', 'updateLookup', '--progress-interval', '1']
-    const start = () => {
-      const p = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
-      let err = ''
-      p.stderr.on('data', (d) => (err += d))
-      const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
-      return { p, exit, err: () => err }
-    }
+    const start = () => cdcProcess([...args, ...extra])
     // Writes all along: updates and deletes of copied and not yet copied documents, inserts.
     let writing = true
     let w = 0
@@ -546,11 +525,8 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const coll = client.db(db).collection('c')
     const base = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', sasl, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
     const env = { ...process.env, BSON2JSON_KAFKA_PASSWORD: 'alice-secret' }
-    const p = spawn(process.execPath, [...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-256', '--kafka-user', 'alice'], { stdio: ['ignore', 'ignore', 'pipe'], env })
-    let err = ''
-    p.stderr.on('data', (d) => (err += d))
-    const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
-    await until(async () => err.includes('streaming'), 60_000)
+    const { p, exit, err } = cdcProcess([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-256', '--kafka-user', 'alice'], env)
+    await until(async () => err().includes('streaming'), 60_000)
     for (let i = 0; i < 5; i++) await coll.insertOne({ i })
     await until(async () => (await readAll(t.topic)).length >= 5, 60_000)
     p.kill('SIGTERM')
@@ -591,10 +567,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       const db = `kd2${tag}`
       const colls = [client.db(db).collection('c'), c2.db(db).collection('c')]
       const procs = [uri, shard2.uri].map((u, k) => {
-        const p = spawn(process.execPath, [BIN, 'cdc', '--uri', u, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', `${t.id}_shard${k + 1}`, '--partitions', '2', '--max-await-ms', '100'], { stdio: ['ignore', 'ignore', 'pipe'] })
-        let err = ''
-        p.stderr.on('data', (d) => (err += d))
-        return { p, err: () => err, exit: new Promise<number | null>((r) => p.on('exit', (code) => r(code))) }
+        return cdcProcess([BIN, 'cdc', '--uri', u, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', `${t.id}_shard${k + 1}`, '--partitions', '2', '--max-await-ms', '100'])
       })
       await until(async () => procs.every((p) => p.err().includes('streaming')), 60_000)
       // Shard k owns the keys k, k+2, k+4, ...: each key gets an insert and 4 updates.

@@ -36,3 +36,14 @@ export async function seedOrders({ db, n }) {
   }
   return { uri, serverProc, client, coll, startAt }
 }
+
+/** Runs `fn` (async) and returns its wall time and this process's CPU time, in seconds. */
+export function measure(fn) {
+  const c0 = process.cpuUsage()
+  const t0 = process.hrtime.bigint()
+  return fn().then(() => {
+    const wall = Number(process.hrtime.bigint() - t0) / 1e9
+    const c = process.cpuUsage(c0)
+    return { wall, cpu: (c.user + c.system) / 1e6 }
+  })
+}

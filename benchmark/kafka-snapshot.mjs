@@ -13,7 +13,7 @@ import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { seedOrders } from './cdc-source.mjs'
+import { measure, seedOrders } from './cdc-source.mjs'
 
 const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -28,16 +28,6 @@ const tag = `${process.pid}`
 const { serverProc, client, coll } = await seedOrders({ db: `b2j_ksnap_${tag}`, n: N })
 mkdirSync(path.join(ROOT, 'tmp'), { recursive: true })
 const out = path.join(ROOT, 'tmp', `ksnap-${tag}.ndjson`)
-
-function measure(fn) {
-  const c0 = process.cpuUsage()
-  const t0 = process.hrtime.bigint()
-  return fn().then(() => {
-    const wall = Number(process.hrtime.bigint() - t0) / 1e9
-    const c = process.cpuUsage(c0)
-    return { wall, cpu: (c.user + c.system) / 1e6 }
-  })
-}
 
 let round = 0
 async function viaSnapshot() {

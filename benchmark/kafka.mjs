@@ -11,7 +11,7 @@
 //   KAFKA_BROKERS=127.0.0.1:9092 node benchmark/kafka.mjs [--events 20000] [--rounds 3]
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
-import { seedOrders } from './cdc-source.mjs'
+import { measure, seedOrders } from './cdc-source.mjs'
 
 const require = createRequire(import.meta.url)
 const { Admin, Producer, compatibilityPartitioner } = require('@platformatic/kafka')
@@ -25,16 +25,6 @@ if (!process.env.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS=HOST:PORT is requ
 
 const tag = `${process.pid}`
 const { serverProc, client, coll, startAt } = await seedOrders({ db: `b2j_kbench_${tag}`, n: N })
-
-function measure(fn) {
-  const c0 = process.cpuUsage()
-  const t0 = process.hrtime.bigint()
-  return fn().then(() => {
-    const wall = Number(process.hrtime.bigint() - t0) / 1e9
-    const c = process.cpuUsage(c0)
-    return { wall, cpu: (c.user + c.system) / 1e6 }
-  })
-}
 
 let round = 0
 async function viaBson2json() {
