@@ -59,7 +59,7 @@ async function reader(topic) {
         from = await readCommitted(consumer, topic, (_p, _o, r) => onValue(r.value ? r.value.toString('latin1') : ''), from)
         return true
       } catch (e) {
-        if (/not found|UNKNOWN_TOPIC|does not host/i.test(String(e && e.message))) return false
+        if (/not found|unknown topic|UNKNOWN_TOPIC|does not host/i.test(String(e && e.message))) return false
         throw e
       }
     },

@@ -46,7 +46,8 @@ TICKS="$(getconf CLK_TCK)"
 log() { echo "kafka-connectors.sh: $*" >&2; }
 
 # Maven Central jars: the Connect runtime (plus connect-json and kafka-tools), and one plugin
-# directory per connector (its jars without org.apache.kafka, which the runtime provides).
+# directory per connector, plugins/NAME/NAME (its jars without org.apache.kafka, which the runtime
+# provides; plugin.path=plugins/NAME, so the connector is the one plugin there).
 pom() {
   mkdir -p "$DIR/pom/$1"
   cat >"$DIR/pom/$1/pom.xml" <<POM
@@ -71,7 +72,7 @@ fetch() {
   "$MVN" -B -q -f "$DIR/pom/runtime/pom.xml" dependency:copy-dependencies -DoutputDirectory="$DIR/jars" -DincludeScope=runtime >&2
   local p
   for p in mongo debezium; do
-    "$MVN" -B -q -f "$DIR/pom/$p/pom.xml" dependency:copy-dependencies -DoutputDirectory="$DIR/plugins/$p" \
+    "$MVN" -B -q -f "$DIR/pom/$p/pom.xml" dependency:copy-dependencies -DoutputDirectory="$DIR/plugins/$p/$p" \
       -DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka >&2
   done
   touch "$DIR/.complete-$KAFKA_VERSION-$MONGO_CONNECTOR-$DEBEZIUM"
