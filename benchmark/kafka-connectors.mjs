@@ -2,6 +2,7 @@
 // read_committed counter, shared by every pipeline so that each one is measured the same way.
 //
 //   node benchmark/kafka-connectors.mjs write   --uri U --db D --coll C --n N --rate R [--start S]
+//   node benchmark/kafka-connectors.mjs setname --uri U   (the replica set's name, from hello)
 //   node benchmark/kafka-connectors.mjs prefill --uri U --db D --coll C --n N
 //   node benchmark/kafka-connectors.mjs warm    --uri U --db D --coll C --brokers B --topic T [--timeout S]
 //   node benchmark/kafka-connectors.mjs wait    --brokers B --topic T --n N [--timeout S] [--settle S]
@@ -81,6 +82,10 @@ if (cmd === 'write') {
   }
   console.log(JSON.stringify({ t0, t1: Date.now() }))
   await client.close()
+} else if (cmd === 'setname') {
+  const { client } = await collection()
+  console.log((await client.db('admin').command({ hello: 1 })).setName || '')
+  await client.close()
 } else if (cmd === 'prefill') {
   const { client, coll } = await collection()
   for (let i = 0; i < N; i += 1000) {
@@ -146,6 +151,6 @@ if (cmd === 'write') {
   console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast }))
   await r.consumer.close()
 } else {
-  console.error('usage: node benchmark/kafka-connectors.mjs write|prefill|warm|wait ...')
+  console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait ...')
   process.exit(2)
 }
