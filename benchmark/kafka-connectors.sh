@@ -20,8 +20,8 @@
 #           (every KILL_EVERY s) and restarted at once; then the topic is read read_committed and
 #           each _id counted: missing and duplicated events.
 # A pipeline that cannot run against SecantusDB is reported with its error and skipped.
-# Environment: N (20000), RATE (1000), SNAP (20000), KILL_N (10000), KILL_RATE (500), KILLS (3),
-# KILL_EVERY (5), PIPELINES ("cdc mongo debezium"), CONNECT_DIR (<repo>/tmp/kafka-connect,
+# Environment: N (20000), RATE (400), SNAP (20000), KILL_N (12000), KILL_RATE (400), KILLS (3),
+# KILL_EVERY (8), PIPELINES ("cdc mongo debezium"), CONNECT_DIR (<repo>/tmp/kafka-connect,
 # git-ignored: the jars and the work files), JAVA, MVN; KAFKA_* and SECANTUS_* as in those scripts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,12 +29,12 @@ DIR="${CONNECT_DIR:-$ROOT/tmp/kafka-connect}"
 JAVA="${JAVA:-java}"
 MVN="${MVN:-mvn}"
 N="${N:-20000}"
-RATE="${RATE:-1000}"
+RATE="${RATE:-400}"
 SNAP="${SNAP:-20000}"
-KILL_N="${KILL_N:-10000}"
-KILL_RATE="${KILL_RATE:-500}"
+KILL_N="${KILL_N:-12000}"
+KILL_RATE="${KILL_RATE:-400}"
 KILLS="${KILLS:-3}"
-KILL_EVERY="${KILL_EVERY:-5}"
+KILL_EVERY="${KILL_EVERY:-8}"
 PIPELINES="${PIPELINES:-cdc mongo debezium}"
 KAFKA_VERSION=4.1.1
 MONGO_CONNECTOR=2.0.1
@@ -178,6 +178,7 @@ PROPS
       ;;
   esac
   echo $! >"$work.pid"
+  disown "$!" # no "Killed" notice from the shell on SIGKILL
 }
 
 stop_pipeline() {
