@@ -1,0 +1,156 @@
+// Helper of benchmark/kafka-connectors.sh: the writer, the pre-fill, the warm-up and the
+// read_committed counter, shared by every pipeline so that each one is measured the same way.
+//
+//   node benchmark/kafka-connectors.mjs write   --uri U --db D --coll C --n N --rate R [--start S]
+//   node benchmark/kafka-connectors.mjs setname --uri U   (the replica set's name, from hello)
+//   node benchmark/kafka-connectors.mjs prefill --uri U --db D --coll C --n N
+//   node benchmark/kafka-connectors.mjs warm    --uri U --db D --coll C --brokers B --topic T [--timeout S]
+//   node benchmark/kafka-connectors.mjs wait    --brokers B --topic T --n N [--timeout S] [--settle S]
+//
+// Documents: `_id` "k00000042k" (the k...k marker is what the counter looks for in a record's
+// value, whatever the pipeline's format: bson2json's event JSON, the MongoDB connector's JSON
+// string, Debezium's envelope whose `after` is a JSON string inside JSON), ~1 KB each.
+// `write` inserts ids start..start+n-1 at a steady rate (insertMany every 10 ms) and prints
+// {"t0":ms,"t1":ms}. `warm` inserts `warm-<i>` documents once a second until one is read back from
+// the topic (the pipeline is streaming and the topic exists). `wait` reads the topic
+// read_committed (lib/kafka.js readCommitted, incrementally) until ids 0..n-1 have all been seen
+// (then --settle seconds more, to catch late duplicates) or --timeout, and prints
+// {"records","distinct","missing","duplicated","tFirst","tAll","tLast"}.
+import { createRequire } from 'node:module'
+import { parseArgs } from 'node:util'
+
+const require = createRequire(import.meta.url)
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    uri: { type: 'string' },
+    db: { type: 'string' },
+    coll: { type: 'string' },
+    n: { type: 'string', default: '0' },
+    rate: { type: 'string', default: '1000' },
+    start: { type: 'string', default: '0' },
+    brokers: { type: 'string' },
+    topic: { type: 'string' },
+    timeout: { type: 'string', default: '120' },
+    settle: { type: 'string', default: '0' },
+  },
+})
+const cmd = positionals[0]
+const N = Number(values.n)
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const id = (i) => `k${String(i).padStart(8, '0')}k`
+const doc = (i) => ({ _id: id(i), customer: `c${i % 977}`, note: 'x'.repeat(900), total: i * 1.25, status: 'open', at: new Date() })
+
+async function collection() {
+  const { MongoClient } = require('mongodb')
+  const client = await MongoClient.connect(values.uri)
+  return { client, coll: client.db(values.db).collection(values.coll) }
+}
+
+async function reader(topic) {
+  const { Consumer } = require('@platformatic/kafka')
+  const { readCommitted } = require('../kafka')
+  const consumer = new Consumer({ clientId: `kc-${process.pid}`, groupId: `kc-${process.pid}`, bootstrapBrokers: values.brokers.split(',') })
+  let from
+  return {
+    consumer,
+    // Reads what was committed since the last call; false while the topic does not exist.
+    async next(onValue) {
+      try {
+        from = await readCommitted(consumer, topic, (_p, _o, r) => onValue(r.value ? r.value.toString('latin1') : ''), from)
+        return true
+      } catch (e) {
+        if (/not found|unknown topic|UNKNOWN_TOPIC|does not host/i.test(String(e && e.message))) return false
+        throw e
+      }
+    },
+  }
+}
+
+if (cmd === 'write') {
+  const { client, coll } = await collection()
+  const rate = Number(values.rate)
+  const start = Number(values.start)
+  const per = Math.max(1, Math.round(rate / 100))
+  const t0 = Date.now()
+  for (let n = 0; n < N; ) {
+    const docs = []
+    for (let j = 0; j < per && n < N; j++, n++) docs.push(doc(start + n))
+    await coll.insertMany(docs, { ordered: true })
+    const ahead = t0 + (n / rate) * 1000 - Date.now()
+    if (ahead > 0) await sleep(ahead)
+  }
+  console.log(JSON.stringify({ t0, t1: Date.now() }))
+  await client.close()
+} else if (cmd === 'setname') {
+  const { client } = await collection()
+  console.log((await client.db('admin').command({ hello: 1 })).setName || '')
+  await client.close()
+} else if (cmd === 'prefill') {
+  const { client, coll } = await collection()
+  for (let i = 0; i < N; i += 1000) {
+    const docs = []
+    for (let j = i; j < Math.min(N, i + 1000); j++) docs.push(doc(j))
+    await coll.insertMany(docs)
+  }
+  console.log(JSON.stringify({ n: await coll.countDocuments({}) }))
+  await client.close()
+} else if (cmd === 'warm') {
+  const { client, coll } = await collection()
+  const r = await reader(values.topic)
+  const deadline = Date.now() + Number(values.timeout) * 1000
+  let seen = false
+  for (let i = 0; !seen; i++) {
+    if (Date.now() > deadline) {
+      console.error(`kafka-connectors.mjs: nothing read back from ${values.topic} in ${values.timeout} s`)
+      process.exit(1)
+    }
+    await coll.insertOne({ _id: `warm-${i}`, note: 'warm-up' })
+    for (let k = 0; k < 4 && !seen; k++) {
+      await sleep(250)
+      await r.next((v) => {
+        if (v.includes('warm-')) seen = true
+      })
+    }
+  }
+  await r.consumer.close()
+  await client.close()
+} else if (cmd === 'wait') {
+  const r = await reader(values.topic)
+  const counts = new Uint32Array(N)
+  let records = 0
+  let distinct = 0
+  let tFirst = null
+  let tAll = null
+  let tLast = null
+  const re = /k(\d{8})k/
+  const deadline = Date.now() + Number(values.timeout) * 1000
+  for (;;) {
+    let got = 0
+    await r.next((v) => {
+      const m = re.exec(v)
+      if (!m) return
+      const i = Number(m[1])
+      if (i >= N) return
+      got++
+      records++
+      if (counts[i]++ === 0) distinct++
+    })
+    const now = Date.now()
+    if (got > 0) {
+      if (tFirst === null) tFirst = now
+      tLast = now
+    }
+    if (distinct === N && tAll === null) tAll = now
+    if (tAll !== null && now - tAll >= Number(values.settle) * 1000) break
+    if (now > deadline) break
+    await sleep(got > 0 ? 100 : 300)
+  }
+  let duplicated = 0
+  for (const c of counts) if (c > 1) duplicated += c - 1
+  console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast }))
+  await r.consumer.close()
+} else {
+  console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait ...')
+  process.exit(2)
+}

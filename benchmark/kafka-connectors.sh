@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# bson2json cdc against what users would pick instead: the MongoDB Kafka source connector
+# (org.mongodb.kafka:mongo-kafka-connect 2.0.1) and Debezium's MongoDB connector
+# (io.debezium:debezium-connector-mongodb 3.0.8.Final), both in Kafka Connect standalone from the
+# Kafka 4.1.1 jars of Maven Central, on the same source (SecantusDB, scripts/secantus.sh) and the
+# same broker (scripts/kafka.sh). Not part of .ci/run: it takes several minutes.
+#
+#   bash benchmark/kafka-connectors.sh [live|snapshot|kill|all]   (default all)
+#
+# live:     a writer process inserts N ~1 KB documents at RATE per second while the pipeline runs
+#           (the pipeline is started first and warmed up: a document read back from its topic);
+#           figures: events/s delivered (N / from the writer's first insert to the last event read
+#           back, read_committed), the pipeline process's CPU per event (/proc/PID/stat utime+stime
+#           over the same span; the JVM for the connectors), and the lag at the end (last event
+#           read back minus the writer's last insert).
+# snapshot: a collection pre-filled with SNAP documents; cdc --snapshot, the MongoDB connector's
+#           startup.mode=copy_existing and Debezium's snapshot.mode=initial copy it: documents/s
+#           from the process start (JVM start-up included) and from the first document read back.
+# kill:     a writer inserts KILL_N documents at KILL_RATE/s; the pipeline is SIGKILLed KILLS times
+#           (every KILL_EVERY s) and restarted at once; then the topic is read read_committed and
+#           each _id counted: missing and duplicated events.
+# A pipeline that cannot run against SecantusDB is reported with its error and skipped.
+# Environment: N (20000), RATE (400), SNAP (20000), KILL_N (12000), KILL_RATE (400), KILLS (3),
+# KILL_EVERY (8), PIPELINES ("cdc mongo debezium"), CONNECT_DIR (<repo>/tmp/kafka-connect,
+# git-ignored: the jars and the work files), JAVA, MVN; KAFKA_* and SECANTUS_* as in those scripts.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+DIR="${CONNECT_DIR:-$ROOT/tmp/kafka-connect}"
+JAVA="${JAVA:-java}"
+MVN="${MVN:-mvn}"
+N="${N:-20000}"
+RATE="${RATE:-400}"
+SNAP="${SNAP:-20000}"
+KILL_N="${KILL_N:-12000}"
+KILL_RATE="${KILL_RATE:-400}"
+KILLS="${KILLS:-3}"
+KILL_EVERY="${KILL_EVERY:-8}"
+PIPELINES="${PIPELINES:-cdc mongo debezium}"
+KAFKA_VERSION=4.1.1
+MONGO_CONNECTOR=2.0.1
+DEBEZIUM=3.0.8.Final
+HELPER="$ROOT/benchmark/kafka-connectors.mjs"
+RUN="$DIR/run"
+TICKS="$(getconf CLK_TCK)"
+
+log() { echo "kafka-connectors.sh: $*" >&2; }
+
+# Maven Central jars: the Connect runtime (plus connect-json and kafka-tools), and one plugin
+# directory per connector, plugins/NAME/NAME (its jars without org.apache.kafka, which the runtime
+# provides; plugin.path=plugins/NAME, so the connector is the one plugin there).
+pom() {
+  mkdir -p "$DIR/pom/$1"
+  cat >"$DIR/pom/$1/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.bson2json</groupId>
+  <artifactId>connect-$1</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>$2</dependencies>
+</project>
+POM
+}
+dep() { echo "<dependency><groupId>$1</groupId><artifactId>$2</artifactId><version>$3</version></dependency>"; }
+fetch() {
+  if [ -f "$DIR/.complete-$KAFKA_VERSION-$MONGO_CONNECTOR-$DEBEZIUM" ]; then return 0; fi
+  log "fetching Kafka Connect $KAFKA_VERSION, mongo-kafka-connect $MONGO_CONNECTOR and debezium-connector-mongodb $DEBEZIUM into $DIR"
+  pom runtime "$(dep org.apache.kafka connect-runtime "$KAFKA_VERSION")$(dep org.apache.kafka connect-json "$KAFKA_VERSION")$(dep org.apache.kafka kafka-tools "$KAFKA_VERSION")$(dep org.apache.logging.log4j log4j-slf4j-impl 2.24.3)"
+  pom mongo "$(dep org.mongodb.kafka mongo-kafka-connect "$MONGO_CONNECTOR")"
+  pom debezium "$(dep io.debezium debezium-connector-mongodb "$DEBEZIUM")"
+  rm -rf "$DIR/jars" "$DIR/plugins"
+  "$MVN" -B -q -f "$DIR/pom/runtime/pom.xml" dependency:copy-dependencies -DoutputDirectory="$DIR/jars" -DincludeScope=runtime >&2
+  local p
+  for p in mongo debezium; do
+    "$MVN" -B -q -f "$DIR/pom/$p/pom.xml" dependency:copy-dependencies -DoutputDirectory="$DIR/plugins/$p/$p" \
+      -DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka >&2
+  done
+  touch "$DIR/.complete-$KAFKA_VERSION-$MONGO_CONNECTOR-$DEBEZIUM"
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# CPU seconds (user + system) of a process so far, from /proc/PID/stat (fields 14 and 15).
+cpu_of() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || { echo 0; return; }
+  stat="${stat##*) }"
+  # shellcheck disable=SC2086
+  set -- $stat
+  awk -v a="${12}" -v b="${13}" -v t="$TICKS" 'BEGIN { printf "%.3f\n", (a + b) / t }'
+}
+
+# The topic a pipeline writes to, for database $1 and collection $2 (prefix p).
+topic_of() {
+  case "$1" in
+    cdc) echo "cdc-$2" ;;
+    mongo | debezium) echo "$1.$2.c" ;;
+  esac
+}
+
+# Starts pipeline $1 on database $2 (collection c) with start mode $3 (stream | snapshot) in its
+# own process group; the pid goes to $RUN/$2.pid, the output to $RUN/$2.log (appended).
+launch() {
+  local kind="$1" db="$2" mode="$3" work="$RUN/$2"
+  mkdir -p "$work"
+  case "$kind" in
+    cdc)
+      local extra=()
+      [ "$mode" = snapshot ] && extra=(--snapshot)
+      setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" --collection c --kafka "$BROKER" \
+        --topic "$(topic_of cdc "$db")" --checkpoint-topic "cdc-$db-checkpoints" --id "$db" --quiet \
+        "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
+      ;;
+    mongo | debezium)
+      cat >"$work/worker.properties" <<PROPS
+bootstrap.servers=$BROKER
+key.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.storage.file.filename=$work/offsets
+plugin.path=$DIR/plugins/$kind
+listeners=http://127.0.0.1:$(free_port)
+PROPS
+      cat >"$work/log4j2.properties" <<L4J
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = $work.connect.log
+appender.file.append = true
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.reflections.name = org.reflections
+logger.reflections.level = ERROR
+# mongo-kafka-connect 2.0.1 reads the cluster time out of every getMore's postBatchResumeToken for
+# a metric (ResumeTokenUtils.getTimestampFromResumeToken), assuming MongoDB's KeyString layout;
+# SecantusDB's tokens differ ("Expected canonical type equal to 130, but found 76"), and the
+# driver logs that WARN with its stack trace per getMore. Not logged, so its CPU is not counted.
+logger.mongoevent.name = org.mongodb.driver.protocol.event
+logger.mongoevent.level = ERROR
+L4J
+      if [ "$kind" = mongo ]; then
+        local startup=latest
+        [ "$mode" = snapshot ] && startup=copy_existing
+        cat >"$work/connector.properties" <<PROPS
+name=mongo-$db
+connector.class=com.mongodb.kafka.connect.MongoSourceConnector
+tasks.max=1
+connection.uri=$URI
+database=$db
+collection=c
+topic.prefix=mongo
+startup.mode=$startup
+output.format.key=json
+output.format.value=json
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+topic.creation.default.replication.factor=1
+topic.creation.default.partitions=1
+PROPS
+      else
+        local snap=no_data
+        [ "$mode" = snapshot ] && snap=initial
+        cat >"$work/connector.properties" <<PROPS
+name=debezium-$db
+connector.class=io.debezium.connector.mongodb.MongoDbConnector
+tasks.max=1
+mongodb.connection.string=${URI%%\?*}?replicaSet=$SETNAME
+topic.prefix=debezium
+database.include.list=$db
+collection.include.list=$db.c
+snapshot.mode=$snap
+topic.creation.default.replication.factor=1
+topic.creation.default.partitions=1
+PROPS
+      fi
+      setsid "$JAVA" -Xmx512m -Xms128m -Djava.awt.headless=true -Dlog4j2.configurationFile="$work/log4j2.properties" \
+        -cp "$DIR/jars/*" org.apache.kafka.connect.cli.ConnectStandalone "$work/worker.properties" "$work/connector.properties" \
+        >>"$work.log" 2>&1 </dev/null &
+      ;;
+  esac
+  echo $! >"$work.pid"
+  disown "$!" # no "Killed" notice from the shell on SIGKILL
+}
+
+stop_pipeline() {
+  local pid
+  pid="$(cat "$RUN/$1.pid" 2>/dev/null)" || return 0
+  kill -"${2:-TERM}" -- "-$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$RUN/$1.pid"
+}
+
+# The first error lines of a pipeline that did not deliver (its own output and Connect's log).
+why() {
+  local db="$1"
+  {
+    # Debezium 3.0.8's CloudEventsConverter fails to load on Kafka 4.1 (JsonConverter.convertToConnect
+    # is gone); Connect logs it and goes on: not the cause of anything here.
+    grep -hE '(Exception|Error)(: |$)|configuration is invalid' -A1 "$RUN/$db.connect.log" "$RUN/$db.log" 2>/dev/null |
+      grep -vE 'Failed to discover|CloudEventsConverter|convertToConnect|ExceptionInInitializer|^\s+at |^--$|^\s*$' | sort -u | tail -n 3
+  } | cut -c1-400
+}
+
+helper() { node "$HELPER" "$@"; }
+
+# Pipeline $1 streaming from database $2: launch, warm up; prints nothing and returns 1 on failure.
+start_streaming() {
+  local kind="$1" db="$2"
+  launch "$kind" "$db" stream
+  if ! helper warm --uri "$URI" --db "$db" --coll c --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --timeout 120 >&2; then
+    FAIL[$kind]="$(why "$db")"
+    log "$kind did not stream: ${FAIL[$kind]}"
+    stop_pipeline "$db"
+    return 1
+  fi
+}
+
+declare -A FAIL=()
+declare -A LIVE=() SNAPR=() KILLR=()
+json() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+live() {
+  local kind="$1" db="live_$1_$$" pid c0 c1 w r
+  start_streaming "$kind" "$db" || return 0
+  pid="$(cat "$RUN/$db.pid")"
+  [ "$kind" = cdc ] || pid="$(pgrep -P "$pid" java || echo "$pid")"
+  c0="$(cpu_of "$pid")"
+  helper wait --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --n "$N" --timeout $((N / RATE + 180)) --settle 0 >"$RUN/$db.wait" &
+  local waiter=$!
+  w="$(helper write --uri "$URI" --db "$db" --coll c --n "$N" --rate "$RATE")"
+  wait "$waiter"
+  c1="$(cpu_of "$pid")"
+  r="$(cat "$RUN/$db.wait")"
+  stop_pipeline "$db"
+  local t0 t1 tl missing
+  t0="$(json "$w" t0)"
+  t1="$(json "$w" t1)"
+  tl="$(json "$r" tLast)"
+  missing="$(json "$r" missing)"
+  LIVE[$kind]="$(python3 - "$N" "$t0" "$t1" "$tl" "$c0" "$c1" "$missing" <<'PY'
+import sys
+n, t0, t1, tl, c0, c1, missing = sys.argv[1:]
+n = int(n); t0 = int(t0); t1 = int(t1); c0 = float(c0); c1 = float(c1); missing = int(missing)
+got = n - missing
+tl = int(tl) if tl != 'None' else t1
+print(f"{got / max(0.001, (tl - t0) / 1000):.0f} | {(c1 - c0) / max(1, got) * 1e6:.0f} | {max(0, tl - t1) / 1000:.1f} | {got}/{n} (writer {n / ((t1 - t0) / 1000):.0f}/s)")
+PY
+)"
+  log "live $kind: ${LIVE[$kind]}"
+}
+
+snapshot() {
+  local kind="$1" db="snap_$1_$$" r ts
+  helper prefill --uri "$URI" --db "$db" --coll c --n "$SNAP" >/dev/null
+  ts="$(date +%s%3N)"
+  launch "$kind" "$db" snapshot
+  r="$(helper wait --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --n "$SNAP" --timeout 300 --settle 0)"
+  stop_pipeline "$db"
+  if [ "$(json "$r" distinct)" = 0 ]; then
+    SNAPR[$kind]="did not copy: $(why "$db" | head -n 1)"
+  else
+    SNAPR[$kind]="$(python3 - "$SNAP" "$ts" "$r" <<'PY'
+import json, sys
+n = int(sys.argv[1]); ts = int(sys.argv[2]); r = json.loads(sys.argv[3])
+end = r['tAll'] or r['tLast']
+print(f"{r['distinct'] / ((end - ts) / 1000):.0f} | {r['distinct'] / max(0.001, (end - r['tFirst']) / 1000):.0f} | {r['distinct']}/{n}, {r['duplicated']} duplicated")
+PY
+)"
+  fi
+  log "snapshot $kind: ${SNAPR[$kind]}"
+}
+
+kill_test() {
+  local kind="$1" db="kill_$1_$$" writer k r
+  start_streaming "$kind" "$db" || return 0
+  helper write --uri "$URI" --db "$db" --coll c --n "$KILL_N" --rate "$KILL_RATE" >/dev/null &
+  writer=$!
+  for k in $(seq 1 "$KILLS"); do
+    sleep "$KILL_EVERY"
+    log "kill $kind: SIGKILL $k"
+    stop_pipeline "$db" KILL
+    launch "$kind" "$db" stream
+  done
+  wait "$writer"
+  r="$(helper wait --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --n "$KILL_N" --timeout 120 --settle 10)"
+  stop_pipeline "$db"
+  KILLR[$kind]="$(json "$r" missing) | $(json "$r" duplicated)"
+  log "kill $kind: missing | duplicated = ${KILLR[$kind]}"
+}
+
+name_of() {
+  case "$1" in
+    cdc) echo "bson2json cdc" ;;
+    mongo) echo "MongoDB connector $MONGO_CONNECTOR" ;;
+    debezium) echo "Debezium MongoDB $DEBEZIUM" ;;
+  esac
+}
+
+main() {
+  local what="${1:-all}" kind
+  fetch
+  BROKER="$(bash "$ROOT/scripts/kafka.sh" start)"
+  URI="$(bash "$ROOT/scripts/secantus.sh" start)"
+  # Debezium refuses a connection string without replicaSet= for a replica set ("Replica set not
+  # specified in connection string for REPLICA_SET cluster."), so it gets one.
+  SETNAME="$(helper setname --uri "$URI")"
+  rm -rf "$RUN"
+  mkdir -p "$RUN"
+  log "broker $BROKER, source $URI, work files in $RUN"
+  for kind in $PIPELINES; do
+    # A fresh SecantusDB per pipeline: it keeps everything in memory, and with one server for all
+    # the writer's rate beside cdc fell from 387/s (fresh) to 159/s (after two full runs): an
+    # aging source would favour whichever pipeline goes first.
+    bash "$ROOT/scripts/secantus.sh" stop
+    URI="$(bash "$ROOT/scripts/secantus.sh" start)"
+    log "$kind: fresh source $URI"
+    case "$what" in live | all) live "$kind" ;; esac
+    [ -n "${FAIL[$kind]:-}" ] && continue
+    case "$what" in snapshot | all) snapshot "$kind" ;; esac
+    case "$what" in kill | all) kill_test "$kind" ;; esac
+  done
+  echo
+  echo "2 cores (shared), $(nproc) CPUs seen; source SecantusDB (scripts/secantus.sh), broker Kafka $KAFKA_VERSION (scripts/kafka.sh)"
+  echo
+  if [ "$what" = live ] || [ "$what" = all ]; then
+    echo "Live: $N inserts of ~1 KB at $RATE/s"
+    echo
+    echo "| pipeline | events/s delivered | client CPU µs/event | lag at the end (s) | delivered |"
+    echo "|---|--:|--:|--:|---|"
+    for kind in $PIPELINES; do
+      if [ -n "${FAIL[$kind]:-}" ]; then
+        echo "| $(name_of "$kind") | did not run: ${FAIL[$kind]//$'\n'/; } | | | |"
+      else echo "| $(name_of "$kind") | ${LIVE[$kind]:-} |"; fi
+    done
+    echo
+  fi
+  if [ "$what" = snapshot ] || [ "$what" = all ]; then
+    echo "Initial snapshot of $SNAP pre-written documents"
+    echo
+    echo "| pipeline | documents/s from the start | documents/s from the first record | copied |"
+    echo "|---|--:|--:|---|"
+    for kind in $PIPELINES; do [ -n "${SNAPR[$kind]:-}" ] && echo "| $(name_of "$kind") | ${SNAPR[$kind]} |"; done
+    echo
+  fi
+  if [ "$what" = kill ] || [ "$what" = all ]; then
+    echo "SIGKILL $KILLS times (every $KILL_EVERY s) while $KILL_N documents are written at $KILL_RATE/s; read_committed"
+    echo
+    echo "| pipeline | missing | duplicated |"
+    echo "|---|--:|--:|"
+    for kind in $PIPELINES; do [ -n "${KILLR[$kind]:-}" ] && echo "| $(name_of "$kind") | ${KILLR[$kind]} |"; done
+  fi
+}
+
+main "$@"
