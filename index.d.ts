@@ -400,7 +400,7 @@ export type SortSpec =
   | Map<string, SortDirection>
   | { [field: string]: SortDirection }
 
-export interface CursorOptions extends TranscodeOptions {
+export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   /**
    * The driver's option of this name (`false` is `utf8: 'replace'`). The driver's resolved
    * `bsonOptions` (client → db → collection) and its js-bson major apply unless the call sets them.
