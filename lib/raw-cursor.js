@@ -73,7 +73,13 @@ function compactClusterTime(holder) {
     return
   }
   const b = hash && hash.buffer
-  if (b instanceof Uint8Array && b.buffer.byteLength > b.byteLength + 4096) hash.buffer = Buffer.from(b)
+  if (b instanceof Uint8Array && b.buffer.byteLength > b.byteLength + 4096) {
+    // Not Buffer.from: that takes a slice of the shared pool (64 KiB on Node 24), which the copy
+    // would then hold instead; 20 bytes of their own.
+    const own = Buffer.allocUnsafeSlow(b.byteLength)
+    own.set(b)
+    hash.buffer = own
+  }
 }
 
 function abortError(signal, what) {
