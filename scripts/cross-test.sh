@@ -86,11 +86,25 @@ if [ "${LIBC}" = musl ]; then
 else
   export "CARGO_TARGET_${ENV_TRIPLE}_LINKER=aarch64-linux-gnu-gcc"
 fi
-mkdir -p "tmp/cross/${TARGET}"
+mkdir -p "tmp/cross/${TARGET}/keep"
 rm -f "${NODE_FILE}"
+# napi build rewrites the generated loaders it manages (without --js it drops binding.js from the
+# WASI loader's managed entries and deletes binding.js): the checkout's own are put back after it.
+GENERATED=(binding.js binding.d.ts bson2json.wasi.cjs bson2json.wasi-browser.js wasi-worker.mjs wasi-worker-browser.mjs)
+for f in "${GENERATED[@]}"; do
+  if [ -f "${f}" ]; then cp -p "${f}" "tmp/cross/${TARGET}/keep/${f}"; fi
+done
+restore_generated() {
+  local f
+  for f in "${GENERATED[@]}"; do
+    if [ -f "tmp/cross/${TARGET}/keep/${f}" ]; then cp -p "tmp/cross/${TARGET}/keep/${f}" "${f}"; fi
+  done
+}
+trap restore_generated EXIT
 t0=${SECONDS}
 log "napi build ${build_flags[*]}"
 npx napi build "${build_flags[@]}" >&2
+restore_generated
 log "addon built in $((SECONDS - t0)) s: ${NODE_FILE}"
 [ -f "${NODE_FILE}" ] || die "napi build did not write ${NODE_FILE}"
 
