@@ -110,8 +110,9 @@ function isHistoryLost(e) {
 /** `{t, i}` of the oldest entry of the oplog of `source`'s deployment, or null (no access, no oplog). */
 async function oldestOplogTime(source) {
   try {
-    const client = source.client || (source.db && typeof source.db === 'function' ? source : null) || (source.s && source.s.db && source.s.db.client)
-    if (!client) return null
+    // a Collection or a Db has its client; a MongoClient is one
+    const client = typeof source.startSession === 'function' ? source : source.client
+    if (!client || typeof client.db !== 'function') return null
     const first = await client
       .db('local')
       .collection('oplog.rs')
@@ -429,7 +430,39 @@ function isFenced(e) {
 
 // ---- the run -------------------------------------------------------------------------------
 
-class SourceError extends Error {}
+/** A MongoDB-side failure of the run (not retried as Kafka failures are); `cause` is the error. */
+class SourceError extends Error {
+  constructor(cause) {
+    super(cause && cause.message, { cause })
+  }
+}
+
+/** A message's bytes as counted against the produce-request and transaction sizes. */
+function messageSize(m) {
+  return (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+}
+
+/**
+ * Sends `messages` into the open transaction in produce requests of about `maxBytes` each.
+ * @returns {Promise<number>} their size (messageSize)
+ */
+async function sendChunked(tx, messages, maxBytes) {
+  let total = 0
+  let bytes = 0
+  let from = 0
+  for (let i = 0; i < messages.length; i++) {
+    const size = messageSize(messages[i])
+    total += size
+    bytes += size
+    if (bytes >= maxBytes) {
+      await tx.send({ messages: messages.slice(from, i + 1) })
+      from = i + 1
+      bytes = 0
+    }
+  }
+  if (from < messages.length) await tx.send({ messages: messages.slice(from) })
+  return total
+}
 
 function sleep(ms, signal) {
   return new Promise((resolve) => {
@@ -498,6 +531,7 @@ function changeStreamToKafka(options) {
   }
 
   const connectTimeoutMS = o.connectTimeoutMS === undefined ? 10_000 : o.connectTimeoutMS
+  const maxRequestBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
   const retryTimeoutMS = o.retryTimeoutMS === undefined ? 120_000 : o.retryTimeoutMS
   // Kafka has been unreachable since this time (the start counts as an outage until the first
   // fence and checkpoint read succeed); null while it answers.
@@ -657,9 +691,7 @@ function changeStreamToKafka(options) {
       if (!token) throw new Error('bson2json/kafka: the server gave no resume position (postBatchResumeToken) to start the snapshot from')
       return token
     } catch (e) {
-      const se = new SourceError(e.message)
-      se.cause = e
-      throw se
+      throw new SourceError(e)
     } finally {
       await probe.close().catch(() => {})
     }
@@ -704,38 +736,28 @@ function changeStreamToKafka(options) {
       })
       current.stream = cursor
       if (stopping) await cursor.close()
-      const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
       const it = cursor.batches()[Symbol.asyncIterator]()
       for (;;) {
         let r
         try {
           r = await it.next()
         } catch (e) {
-          const se = new SourceError(e.message)
-          se.cause = e
-          throw se
+          throw new SourceError(e)
         }
         if (r.done) break
         const b = r.value
         if (b.events.length === 0) continue
         if (tx === null) tx = await producer.beginTransaction()
-        const messages = []
-        let bytes = 0
-        for (const ev of b.events) {
+        const messages = b.events.map((ev) => {
           ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
           const m = toMessage(o, ev)
           m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
-          bytes += m.value.length + (m.key ? m.key.length : 0) + 64
-          messages.push(m)
-          if (bytes >= maxBytes) {
-            await tx.send({ messages: messages.splice(0) })
-            bytes = 0
-          }
-        }
+          return m
+        })
         snap.after = ejson().stringify(b.after, { relaxed: false })
         snap.records += b.events.length
         messages.push(checkpointMessage(token, undefined, events, snap))
-        await tx.send({ messages })
+        await sendChunked(tx, messages, maxRequestBytes)
         await tx.commit()
         tx = null
         stats.transactions++
@@ -859,7 +881,6 @@ function changeStreamToKafka(options) {
       let lastCheckpointAt = Date.now()
       let first = true
       const idleMS = o.idleCheckpointMS === undefined ? 5000 : o.idleCheckpointMS
-      const maxBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
       const commitMS = o.commitIntervalMS === undefined ? 100 : o.commitIntervalMS
       const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
       // The open transaction: the server batches sent into it since it began. It commits with
@@ -898,9 +919,7 @@ function changeStreamToKafka(options) {
             r = wait <= 0 ? TIMEOUT : await Promise.race([pending, sleep(wait, ac.signal).then(() => TIMEOUT)])
           }
         } catch (e) {
-          const se = new SourceError(e.message)
-          se.cause = e
-          throw se
+          throw new SourceError(e)
         }
         if (r === TIMEOUT) {
           await commitOpen()
@@ -923,21 +942,11 @@ function changeStreamToKafka(options) {
         first = false
         if (tx === null) tx = await producer.beginTransaction()
         if (open === null) open = { since: now, bytes: 0, events: 0, batches: 0, token: null, clusterTime: null, last: null }
-        const messages = []
-        let bytes = 0
-        for (const ev of batch.events) {
-          const m = toMessage(o, ev)
+        const messages = batch.events.map((ev) => {
           if (ev.clusterTime) open.clusterTime = ev.clusterTime
-          const size = (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
-          bytes += size
-          open.bytes += size
-          messages.push(m)
-          if (bytes >= maxBytes) {
-            await tx.send({ messages: messages.splice(0) })
-            bytes = 0
-          }
-        }
-        if (messages.length > 0) await tx.send({ messages })
+          return toMessage(o, ev)
+        })
+        open.bytes += await sendChunked(tx, messages, maxRequestBytes)
         open.events += batch.events.length
         open.batches++
         open.token = batch.resumeToken
