@@ -1,5 +1,5 @@
 'use strict'
 
-// `require('bson2json/kafka')`: change streams into Kafka, exactly once (lib/kafka.js, docs/kafka.md).
+// `require('bson2json/kafka')`: change streams into Kafka, exactly once (lib/kafka/sink.js, docs/kafka.md).
 // Needs the optional peer dependency `@platformatic/kafka`.
-module.exports = require('./lib/kafka')
+module.exports = require('./lib/kafka/sink')

@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, MongoClient, ObjectId, Timestamp, UUID } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { isResumableError, ChangeStreamInvalidatedError } = require('../lib/change-stream')
+const { isResumableError, ChangeStreamInvalidatedError } = require('../lib/mongo/change-stream')
 
 const URI = process.env.MONGODB_URI
 let server: TestServer | undefined

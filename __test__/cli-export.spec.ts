@@ -18,7 +18,7 @@ import type { Collection } from 'mongodb'
 
 const require = createRequire(import.meta.url)
 const { toNDJSON } = require('../index.js')
-const { startTestServer } = require('../test-server')
+const { startTestServer } = require('../tools/test-server')
 const fixtures = require('./fixtures/export-types.js')
 const { csvRow, compilePaths, decimal128, quote } = require('../lib/cli/csv.js')
 const { serverProjection } = require('../lib/cli/fields.js')

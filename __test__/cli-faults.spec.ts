@@ -24,7 +24,7 @@ import { BSON } from 'bson'
 import { MongoClient } from 'mongodb'
 
 const require = createRequire(import.meta.url)
-const { startTestServer } = require('../test-server')
+const { startTestServer } = require('../tools/test-server')
 
 const BIN = resolve(__dirname, '../bin/bson2json.js')
 const URI = process.env.MONGODB_URI
@@ -423,7 +423,7 @@ describe('export: output, server and signal faults', () => {
 
   it.skipIf(!!URI)('the server process killed mid-export (SIGKILL): exit 1, one line, a complete prefix', async () => {
     // A server of its own, in a child process, killed once the export has written something.
-    const child = spawn(process.execPath, [resolve(__dirname, '../test-server/cli.js'), '--port', '0', '--direct', '--quiet'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    const child = spawn(process.execPath, [resolve(__dirname, '../tools/test-server/cli.js'), '--port', '0', '--direct', '--quiet'], { stdio: ['ignore', 'pipe', 'ignore'] })
     const own: string = await new Promise((ok) => child.stdout.once('data', (c) => ok(String(c).split('\n')[0])))
     const c2 = await MongoClient.connect(own)
     const docs = []

@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 

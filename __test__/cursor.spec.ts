@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Binary, Decimal128, Double, Int32, Long, MongoClient, ObjectId, Timestamp } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 

@@ -8,8 +8,8 @@
 import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as M7 from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 
 const require = createRequire(import.meta.url)
 const M6 = require('mongodb6') as typeof M7

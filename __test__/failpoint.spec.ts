@@ -12,7 +12,7 @@ import type { Collection, Db, Timestamp } from 'mongodb'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { ChangeStreamInvalidatedError } = require('../lib/change-stream')
+const { ChangeStreamInvalidatedError } = require('../lib/mongo/change-stream')
 
 const URI = process.env.MONGODB_URI
 const REQUIRED = process.env.B2J_REQUIRE_FAILCOMMAND === '1'

@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const kafka = require('../lib/kafka')
+const kafka = require('../lib/kafka/sink')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseArgs, tokenClusterTime } = require('../lib/cli/cdc')
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -1,5 +1,5 @@
 /**
- * The loader (lib/backend.js over the generated binding.js): where neither the native addon nor
+ * The loader (lib/native/load.js over the generated binding.js): where neither the native addon nor
  * the WASI build loads, requiring bson2json throws one error that names what it looked for (the
  * local build, the platform package, the WASI build and its package), why each failed, and what
  * to do. Each situation is a copy of the package's JavaScript in a temporary directory.
@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest'
 const require = createRequire(import.meta.url)
 
 describe('the loader error says what it looked for and what to do', () => {
-  const { currentPlatform } = require('../lib/backend.js')
+  const { currentPlatform } = require('../lib/native/load.js')
   const platform: string = currentPlatform()
   const root = path.join(__dirname, '..')
   const rootPkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))

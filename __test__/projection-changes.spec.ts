@@ -9,8 +9,8 @@ import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BSON, MongoClient, Timestamp } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 
@@ -193,7 +193,7 @@ describe('projection and redact in find/aggregate, the stream and the async call
 describe('projection and redact in the snapshot (the copy cdc --snapshot makes)', () => {
   it('each record gets what a change event gets: fullDocument shaped, documentKey keeps _id', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { snapshot } = require('../lib/change-stream')
+    const { snapshot } = require('../lib/mongo/change-stream')
     const coll = db.collection(`c${++counter}`)
     await coll.insertMany([
       { _id: 1 as any, email: EMAIL, ssn: '1', card: { number: CARD, exp: '1' } },

@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const binding = require('../lib/backend').loadBackend().binding
+const binding = require('../lib/native/load').loadBackend().binding
 
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
@@ -448,21 +448,25 @@ describe('the typed protocol', () => {
     expect(outcome(() => binding.transcode(d, 1, 5, 1e6))).toBe('TranscodeError: BSON_TOO_DEEP')
   })
 
-  it("lib/options.js's flag bits equal the addon's OptionFlag enum", () => {
+  it("each option sets the addon's OptionFlag bit (lib/options.js reads the enum, copies no number)", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { Flags, DIALECTS } = require('../lib/options')
-    const js = {
-      Relaxed: DIALECTS.relaxed,
-      Canonical: DIALECTS.canonical,
-      Utf8Replace: Flags.UTF8_REPLACE,
-      Bson6: Flags.BSON6,
-      Longs: Flags.LONGS,
-      Buffers: Flags.BUFFERS,
-      BsonRegExp: Flags.BSON_REGEXP,
-      NoPromote: Flags.NO_PROMOTE,
-    }
-    expect(Object.values(js).every((v) => typeof v === 'number')).toBe(true)
-    expect({ ...binding.OptionFlag }).toEqual(js)
+    const { resolveOptions } = require('../lib/options')
+    const F = binding.OptionFlag
+    const cases: [object, number][] = [
+      [{ dialect: 'relaxed' }, F.Relaxed],
+      [{ dialect: 'canonical' }, F.Canonical],
+      [{ utf8: 'replace' }, F.Utf8Replace],
+      [{ bsonVersion: 6 }, F.Bson6],
+      [{ promoteLongs: false }, F.Longs],
+      [{ promoteBuffers: true }, F.Buffers],
+      [{ bsonRegExp: true }, F.BsonRegExp],
+      [{ promoteValues: false }, F.NoPromote],
+    ]
+    expect(cases.map(([o]) => resolveOptions(o).flags)).toEqual(cases.map(([, f]) => f))
+    expect(new Set(cases.map(([, f]) => f)).size).toBe(Object.keys(F).length)
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const src = require('node:fs').readFileSync(require.resolve('../lib/options'), 'utf8')
+    expect(src).not.toMatch(/FLAG_\w+ = \d/)
   })
 })
 
@@ -471,7 +475,7 @@ describe('watch(): a hostile pipeline, hostile options, a RegExp that runs mid-b
   // throws propagates from watch(); a changing getter is read once); the raw replies are copied
   // before the regex check runs JavaScript. Never a crash; events equal the driver's.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startTestServer } = require('../test-server')
+  const { startTestServer } = require('../tools/test-server')
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { MongoClient } = require('mongodb')
   let server: any

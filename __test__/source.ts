@@ -4,8 +4,8 @@
  * which SecantusDB and mongod with test commands have; matched by the client's appName).
  */
 import { MongoClient } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 
 export interface Source {
   uri: string

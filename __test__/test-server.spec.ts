@@ -4,10 +4,10 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { BSON, Long, MongoClient, Timestamp } from 'mongodb'
 import type { ChangeStream, ChangeStreamDocument, Collection, Db } from 'mongodb'
-import { startTestServer } from '../test-server'
-import type { TestServer } from '../test-server'
+import { startTestServer } from '../tools/test-server'
+import type { TestServer } from '../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const wire = require('../test-server/wire')
+const wire = require('../tools/test-server/wire')
 
 let server: TestServer
 let client: MongoClient
@@ -482,7 +482,7 @@ describe('random faults', () => {
 
 describe('CLI', () => {
   it('prints the connection string first and exits on SIGTERM', async () => {
-    const child = spawn(process.execPath, [path.join(__dirname, '..', 'test-server', 'cli.js'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'tools', 'test-server', 'cli.js'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
     const firstLine: string = await new Promise((resolve, reject) => {
       let buffered = ''
       child.stdout.on('data', (chunk) => {

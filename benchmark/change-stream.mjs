@@ -5,7 +5,7 @@
 //   node benchmark/change-stream.mjs --per-event [--quick]   (client CPU per event, and the floor)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
-// The test server runs in a CHILD process (test-server/cli.js) so process.cpuUsage() measures
+// The test server runs in a CHILD process (tools/test-server/cli.js) so process.cpuUsage() measures
 // the client only. Each case pre-writes N events, then drains them from the start
 // (startAtOperationTime) with each reader, in alternating order, best of 3.
 // The prefetch section uses an in-process test server with a 20 ms delay injected on every
@@ -20,7 +20,7 @@ const require = createRequire(import.meta.url)
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const { MongoClient } = require('mongodb')
 const b2j = require(root)
-const { startTestServer } = require(path.join(root, 'test-server'))
+const { startTestServer } = require(path.join(root, 'tools/test-server'))
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -29,7 +29,7 @@ const BATCH = 1000
 const ROUNDS = quick ? 1 : 3
 
 async function startChild() {
-  const child = spawn(process.execPath, [path.join(root, 'test-server/cli.js'), '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [path.join(root, 'tools/test-server/cli.js'), '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
   const rl = readline.createInterface({ input: child.stdout })
   const uri = await new Promise((resolve, reject) => {
     rl.once('line', resolve)

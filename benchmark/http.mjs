@@ -104,7 +104,7 @@ async function main(children) {
       p.stdout.once('data', (d) => resolve(String(d).split('\n')[0].trim()))
       p.once('exit', (c) => reject(new Error(`${args[0]} exited ${c}`)))
     })
-  const uri = process.env.MONGODB_URI || (await startChild([path.join(ROOT, 'test-server/cli.js'), '--quiet']))
+  const uri = process.env.MONGODB_URI || (await startChild([path.join(ROOT, 'tools/test-server/cli.js'), '--quiet']))
   const db = `b2j_http_${process.pid}`
   const client = await MongoClient.connect(uri)
   const coll = client.db(db).collection('orders')

@@ -13,7 +13,7 @@
 // `write` inserts ids start..start+n-1 at a steady rate (insertMany every 10 ms) and prints
 // {"t0":ms,"t1":ms}. `warm` inserts `warm-<i>` documents once a second until one is read back from
 // the topic (the pipeline is streaming and the topic exists). `wait` reads the topic
-// read_committed (lib/kafka.js readCommitted, incrementally) until ids 0..n-1 have all been seen
+// read_committed (lib/kafka/sink.js readCommitted, incrementally) until ids 0..n-1 have all been seen
 // (then --settle seconds more, to catch late duplicates) or --timeout, and prints
 // {"records","distinct","missing","duplicated","tFirst","tAll","tLast"}.
 import { createRequire } from 'node:module'

@@ -106,7 +106,7 @@ async function main() {
   let serverProc = null
   let uri = process.env.MONGODB_URI
   if (!uri) {
-    serverProc = spawn(process.execPath, [path.join(ROOT, 'test-server/cli.js'), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    serverProc = spawn(process.execPath, [path.join(ROOT, 'tools/test-server/cli.js'), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
     uri = await new Promise((resolve) => serverProc.stdout.once('data', (d) => resolve(String(d).split('\n')[0].trim())))
   }
   const client = await MongoClient.connect(uri, { monitorCommands: true })

@@ -6,7 +6,7 @@
 //
 // Every backend is called at the binding level with default options, as index.js calls it
 // (toJSON -> transcode(bson), toJSONBuffer -> transcodeBuffer(bson), toNDJSON ->
-// transcodeBatch(docs, NdjsonBuffer, ...)). `wasi` is the WASI binding through lib/wasi.js
+// transcodeBatch(docs, NdjsonBuffer, ...)). `wasi` is the WASI binding through lib/native/wasi.js
 // (staged regions); `--raw` adds `wasi-raw`, the same binding called directly through emnapi.
 // Each cell is the throughput as a ratio to the baseline (higher is faster), from the best of
 // three timed rounds of at least --ms milliseconds each; MB/s is of BSON input.
@@ -23,7 +23,7 @@ const RAW = args.includes('--raw');
 const native = require('../binding.js');
 if (native.__napiBindingTarget !== 'native') throw new Error('the native addon did not load (npm run build)');
 const wasiRaw = require('../bson2json.wasi.cjs');
-const wasi = require('../lib/wasi.js').wrapWasi(wasiRaw);
+const wasi = require('../lib/native/wasi.js').wrapWasi(wasiRaw);
 let fallback;
 try {
   fallback = require('../lib/fallback.js');

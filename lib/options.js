@@ -6,35 +6,27 @@
  * property lookups on the native side.
  */
 
-const DIALECTS = { compat: 0, relaxed: 1, canonical: 2 }
+const { OptionFlag } = require('./native')
+const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./native/protocol')
+const { describe, editDistance } = require('./errors')
+const { compileShape } = require('./shape')
 
-/** Default maximum nesting depth (see README: Limits). */
-const DEFAULT_MAX_DEPTH = 1000
-/** Default maximum output size in bytes: 256 MiB. */
-const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 /** Largest accepted `maxOutputBytes` (4 GiB - 1, the largest Node Buffer on 64-bit hosts). */
 const MAX_OUTPUT_BYTES_LIMIT = 2 ** 32 - 1
+/** Largest accepted `threads`. */
+const MAX_THREADS = 256
 
-/**
- * Flag bits of the binding's `flags` argument (bits 0-1 are the dialect, `DIALECTS`). This is
- * the one JavaScript definition. The addon's definition is its
- * exported `OptionFlag` enum (crates/bson2json-node/src/lib.rs, typed in binding.d.ts);
- * __test__/reentry.spec.ts checks the two equal.
- */
-const FLAG_UTF8_REPLACE = 4
-/** `compat` reproduces js-bson 6 (default 7). */
-const FLAG_BSON6 = 8
-/** Every int64 as a js-bson `Long` (`promoteLongs: false`). */
-const FLAG_LONGS = 16
-/** Binaries as Node Buffers (`promoteBuffers: true` with `promoteValues` left true). */
-const FLAG_BUFFERS = 32
-/** Regexes as `BSONRegExp` (`bsonRegExp: true`). */
-const FLAG_BSON_REGEXP = 64
-/** `promoteValues: false` (every int64 a `Long`, symbols `BSONSymbol`s, no `promoteBuffers`). */
-const FLAG_NO_PROMOTE = 128
-/** Bits of `packed` below `maxDepth` (`packed = flags + maxDepth * 2 ** FLAG_BITS`). */
-const FLAG_BITS = 8
+// The flag bits of the binding's `flags` argument (its `OptionFlag` enum; bits 0-1 are the dialect).
+const FLAG_UTF8_REPLACE = OptionFlag.Utf8Replace
+const FLAG_BSON6 = OptionFlag.Bson6
+const FLAG_LONGS = OptionFlag.Longs
+const FLAG_BUFFERS = OptionFlag.Buffers
+const FLAG_BSON_REGEXP = OptionFlag.BsonRegExp
+const FLAG_NO_PROMOTE = OptionFlag.NoPromote
 const PACK = 2 ** FLAG_BITS
+
+/** `dialect` → the low two bits of `flags`. */
+const DIALECTS = Object.freeze({ compat: 0, relaxed: OptionFlag.Relaxed, canonical: OptionFlag.Canonical })
 
 /**
  * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number, shaper?: any }} Resolved
@@ -49,6 +41,8 @@ const DEFAULTS = Object.freeze({
   dialect: 'compat',
   utf8: 'strict',
   bsonVersion: 7,
+  threads: 1,
+  shaper: undefined,
 })
 
 /** The option names every transcoding function takes. */
@@ -80,59 +74,6 @@ const UNSUPPORTED = {
   fieldsAsRaw: [undefined, 'raw sub-documents are not JSON'],
   allowObjectSmallerThanBufferSize: [false, 'a document must fill its buffer'],
   index: [0, 'pass a subarray instead'],
-}
-
-/**
- * A value as an error message quotes it: strings in quotes, and the type named when it is not
- * the one expected (`'7' (a string)`, `null`, `[1] (an array)`).
- * @param {unknown} v
- * @param {string} [expected] the `typeof` the caller wanted; the type is named when `v` has another
- */
-function describe(v, expected) {
-  let text
-  let kind
-  if (v === null) return 'null'
-  if (v === undefined) return 'undefined'
-  switch (typeof v) {
-    case 'string':
-      text = `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`
-      kind = 'a string'
-      break
-    case 'number':
-      text = String(v)
-      kind = 'a number'
-      break
-    case 'bigint':
-      text = `${v}n`
-      kind = 'a bigint'
-      break
-    case 'boolean':
-      text = String(v)
-      kind = 'a boolean'
-      break
-    case 'symbol':
-      return v.toString()
-    case 'function':
-      return 'a function'
-    default:
-      if (Array.isArray(v)) return `an array of ${v.length}`
-      if (ArrayBuffer.isView(v)) return `a ${v.constructor && v.constructor.name ? v.constructor.name : 'typed array'}`
-      return v instanceof Map ? 'a Map' : 'an object'
-  }
-  return expected !== undefined && typeof v !== expected ? `${text} (${kind})` : text
-}
-
-/** Levenshtein distance, for "did you mean" suggestions (names are short). */
-function editDistance(a, b) {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i]
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1))
-    }
-    prev = cur
-  }
-  return prev[b.length]
 }
 
 /**
@@ -260,20 +201,26 @@ function resolveOptions(options, known = BASE_KEYS) {
   // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
   const shaper = options.projection === undefined && options.redact === undefined ? undefined : compileShape(options.projection, options.redact)
   // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+  const threads = known.has('threads') ? intOption(options, 'threads', 1, MAX_THREADS, 1) : 1
+  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, threads, shaper }
 }
 
 /**
- * lib/shape.js's `compileShape`, which that module registers when it loads (it uses this
- * module, so this one cannot require it: no require cycles). Every entry point loads it.
+ * An integer option: `fallback` when it is left out, a RangeError naming it otherwise.
+ * @param {any} options
+ * @param {string} name
+ * @param {number} min
+ * @param {number} max
+ * @param {number | undefined} fallback
  */
-let shapeCompiler = null
-function setShapeCompiler(fn) {
-  shapeCompiler = fn
-}
-function compileShape(projection, redact) {
-  if (shapeCompiler === null) throw new Error('bson2json: lib/shape.js is not loaded')
-  return shapeCompiler(projection, redact)
+function intOption(options, name, min, max, fallback) {
+  const v = options == null ? undefined : options[name]
+  if (v === undefined) return fallback
+  if (!Number.isInteger(v) || v < min || v > max) {
+    const range = max === Infinity ? `>= ${min}` : `from ${min} to ${max}`
+    throw new RangeError(`bson2json: options.${name} must be an integer ${range}, got ${describe(v, 'number')}`)
+  }
+  return v
 }
 
 function isEmptyObject(x) {
@@ -340,36 +287,8 @@ function resolveDriverOptions(target, options, known) {
   return resolveOptions(merged, known)
 }
 
-/**
- * True for the errors bson2json throws for bad input: an `Error` with a string `code`
- * starting with `BSON_` and a numeric byte `offset`. Works across realms (no `instanceof`).
- * @param {unknown} e
- * @returns {boolean}
- */
-function isTranscodeError(e) {
-  return (
-    e !== null &&
-    typeof e === 'object' &&
-    typeof e.code === 'string' &&
-    e.code.startsWith('BSON_') &&
-    typeof e.offset === 'number' &&
-    typeof e.message === 'string'
-  )
-}
-
-/** The flag bits by name, for tests. */
-const Flags = Object.freeze({
-  UTF8_REPLACE: FLAG_UTF8_REPLACE,
-  BSON6: FLAG_BSON6,
-  LONGS: FLAG_LONGS,
-  BUFFERS: FLAG_BUFFERS,
-  BSON_REGEXP: FLAG_BSON_REGEXP,
-  NO_PROMOTE: FLAG_NO_PROMOTE,
-})
-
 module.exports = {
   DIALECTS,
-  Flags,
   BASE_KEYS,
   BATCH_KEYS,
   FLAG_BITS,
@@ -378,8 +297,6 @@ module.exports = {
   DEFAULT_MAX_OUTPUT_BYTES,
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
-  setShapeCompiler,
-  isTranscodeError,
-  describe,
+  intOption,
   unknownOptionError,
 }

@@ -6,14 +6,10 @@
  * project.rs), a BSON → BSON pass that runs ahead of the unchanged transcoder.
  */
 
-const options = require('./options')
+const native = require('./native')
+const { describe, atIndex } = require('./errors')
 
-const { describe } = options
-
-/** Which input `Shaper.shape` reads (the addon's `ShapeInput` enum). */
-const ShapeInput = Object.freeze({ Document: 0, Concatenated: 1, Cursor: 2, ChangeEvent: 3, ChangeCursor: 4 })
-
-let binding = null
+const { ShapeInput } = native
 
 const REDACT_KEYS = new Set(['paths', 'with', 'key'])
 
@@ -106,9 +102,8 @@ function compileShape(projection, redact, projectionName = 'projection') {
     if (keyObj !== null) cache.set(keyObj, { projection, redact, shaper })
     return shaper
   }
-  if (binding === null) binding = require('./backend').loadBackend().binding
   try {
-    shaper = new binding.Shaper(paths, include, redactPaths, key)
+    shaper = native.createShaper(paths, include, redactPaths, key)
   } catch (e) {
     if (e instanceof TypeError && projectionName !== 'projection') e.message = e.message.replace('options.projection', `options.${projectionName}`)
     throw e
@@ -124,24 +119,18 @@ function compileShape(projection, redact, projectionName = 'projection') {
  * error gets the document's `index` like the batch calls' errors.
  */
 function shapeDocs(shaper, docs) {
-  if (!Array.isArray(docs)) return ArrayBuffer.isView(docs) ? shaper.shape(ShapeInput.Concatenated, docs) : docs
+  if (!Array.isArray(docs)) return ArrayBuffer.isView(docs) ? native.shape(shaper, ShapeInput.Concatenated, docs) : docs
   const out = []
   for (let i = 0; i < docs.length; i++) {
     const d = docs[i]
     if (!ArrayBuffer.isView(d)) return docs // the batch call reports the bad element
     try {
-      out.push(shaper.shape(ShapeInput.Document, d))
+      out.push(native.shape(shaper, ShapeInput.Document, d))
     } catch (e) {
-      if (e && typeof e === 'object' && typeof e.code === 'string') {
-        e.index = i
-        e.message = `${e.message} (document ${i})`
-      }
-      throw e
+      throw atIndex(e, i)
     }
   }
   return out
 }
-
-options.setShapeCompiler(compileShape)
 
 module.exports = { compileShape, shapeDocs, ShapeInput }

@@ -44,13 +44,13 @@ async function main() {
   const kills = Number(values.kills)
   const rate = Number(values.rate)
   const { MongoClient } = require('mongodb')
-  const kafka = require('../lib/kafka')
+  const kafka = require('../lib/kafka/sink')
   const { Consumer } = require('@platformatic/kafka')
 
   let server = null
   let uri = process.env.MONGODB_URI
   if (!uri) {
-    const { startTestServer } = require('../test-server')
+    const { startTestServer } = require('../tools/test-server')
     server = await startTestServer({ port: 0, faultRate: Number(values['fault-rate']), seed: Date.now() % 100000 })
     uri = server.uri
   }

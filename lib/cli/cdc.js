@@ -87,7 +87,7 @@ with the same --id; 5 the change stream was invalidated (collection/database dro
 const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
 const { describe } = require('./mongo')
-const { tokenClusterTime } = require('../kafka')
+const { tokenClusterTime } = require('../kafka/sink')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -280,7 +280,7 @@ async function main(argv) {
   const answered = answer(o, HELP)
   if (answered !== null) return answered
   const mongodb = requirePeer({ mongodb: 'mongodb', '@platformatic/kafka': '@platformatic/kafka@~1.35.0' })
-  const kafka = require('../kafka')
+  const kafka = require('../kafka/sink')
   const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
   const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}`, serverSelectionTimeoutMS: o.timeout * 1000 })
   try {

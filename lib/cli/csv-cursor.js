@@ -4,10 +4,11 @@
 // getMore pump, prefetch, session and kill as find()'s JSON cursors, but each reply's batch is
 // turned into CSV rows straight from its raw bytes (lib/cli/csv.js), with no document objects.
 
-const { RawCursor } = require('../raw-cursor')
+const native = require('../native')
+const { RawCursor } = require('../mongo/raw-cursor')
 const { T, forEachElement } = require('./bson')
 const { csvRow } = require('./csv')
-const { compileShape, ShapeInput } = require('../shape')
+const { compileShape } = require('../shape')
 
 const KEY = { id: Buffer.from('id'), ns: Buffer.from('ns'), first: Buffer.from('firstBatch'), next: Buffer.from('nextBatch') }
 const is = (buf, ks, ke, key) => ke - ks === key.length && buf.compare(key, 0, key.length, ks, ke) === 0
@@ -58,7 +59,7 @@ class CsvCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     let cursor = Buffer.isBuffer(reply.cursor) ? reply.cursor : Buffer.from(reply.cursor.buffer, reply.cursor.byteOffset, reply.cursor.byteLength)
-    if (this._shaper !== undefined) cursor = this._shaper.shape(ShapeInput.Cursor, cursor)
+    if (this._shaper !== undefined) cursor = native.shape(this._shaper, native.ShapeInput.Cursor, cursor)
     const c = readCursor(cursor)
     this._setCursor(c.id, c.ns, isGetMore)
     if (c.docs.length > 0) {

@@ -288,7 +288,7 @@ async function main(argv, context = {}) {
   const opts = parseArgs(argv)
   const answered = answer(opts, HELP)
   if (answered !== null) return answered
-  const { createTranscodeStream } = require('../..')
+  const { createTranscodeStream } = require('../transcode/stream')
   const name = opts.file === null ? '<stdin>' : opts.file
   const threads = opts.threads === undefined ? defaultThreads() : opts.threads
   // The pool runs the batches and the file reads: one thread more than the batches in flight.

@@ -453,7 +453,7 @@ function redactOption(raw) {
 
 /** NDJSON Buffers, one per server batch, from the project's raw cursor. */
 async function* jsonBatches(coll, filter, options) {
-  const { find } = require('../..')
+  const { find } = require('../mongo/cursor')
   const cursor = find(coll, filter, options)
   try {
     for await (const batch of cursor.ndjson()) {

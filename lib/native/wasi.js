@@ -19,7 +19,7 @@
  */
 
 const { types } = require('node:util')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./options')
+const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./protocol')
 
 /** Inputs above this many bytes are passed to the binding as they are (not staged). */
 const MAX_STAGED = 32 * 1024 * 1024

@@ -18,7 +18,9 @@
  *     what an application persists as its checkpoint.
  */
 
-const { resolveDriverOptions, BASE_KEYS, describe } = require('./options')
+const native = require('../native')
+const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
+const { describe } = require('../errors')
 
 /** The option names watch accepts (anything else is a TypeError). */
 const WATCH_KEYS = new Set([
@@ -37,17 +39,9 @@ const WATCH_KEYS = new Set([
   'signal',
   'enableUtf8Validation',
 ])
-const { loadBackend } = require('./backend')
-const SHAPE_CHANGE_CURSOR = require('./shape').ShapeInput.ChangeCursor
+const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
 const { RawCursor, checkPipeline } = require('./raw-cursor')
-
-let native = null
-function binding() {
-  if (native === null) {
-    native = loadBackend().binding
-  }
-  return native
-}
+const { cursorReadable } = require('./readable')
 
 let EJSON = null
 function parseTokenEJSON(text) {
@@ -140,12 +134,6 @@ function maxWireVersionOf(client) {
   } catch {
     return undefined
   }
-}
-
-function positiveInt(name, v, min) {
-  if (v === undefined) return undefined
-  if (!Number.isInteger(v) || v < min) throw new RangeError(`bson2json: options.${name} must be an integer >= ${min}, got ${describe(v, 'number')}`)
-  return v
 }
 
 /** Token as sent back to the server: `{_data}` as-is, otherwise parsed canonical EJSON. */
@@ -259,9 +247,9 @@ class ChangeStream extends RawCursor {
     const t = resolveTarget(target)
     // The driver's BSON options for the target and its js-bson major, under the call's.
     const o = resolveDriverOptions(target, options, WATCH_KEYS)
-    const batchSize = positiveInt('batchSize', options.batchSize, 0)
-    const maxAwaitTimeMS = positiveInt('maxAwaitTimeMS', options.maxAwaitTimeMS, 0)
-    const prefetch = options.prefetch === undefined ? 4 : positiveInt('prefetch', options.prefetch, 0)
+    const batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
+    const maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
+    const prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
     super({ client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
     this._aggregate = t.aggregate
     this._o = o
@@ -308,12 +296,6 @@ class ChangeStream extends RawCursor {
 
   // -- engine hooks ------------------------------------------------------------------------
 
-  _queuedBatches() {
-    let n = 0
-    for (const item of this._queue) if (item.events) n++
-    return n
-  }
-
   _retry(err, isGetMore) {
     if (isGetMore && isResumableError(err, maxWireVersionOf(this._client))) {
       this._resumes++
@@ -324,8 +306,8 @@ class ChangeStream extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact: each event's document parts shaped first (lib/shape.js).
-    const cursor = this._o.shaper === undefined ? reply.cursor : this._o.shaper.shape(SHAPE_CHANGE_CURSOR, reply.cursor)
-    const b = binding().transcodeChangeBatch(cursor, this._whole, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
+    const b = native.transcodeChangeBatch(cursor, this._whole, this._o)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime
     }
@@ -365,16 +347,12 @@ class ChangeStream extends RawCursor {
     if (this._pending.length > 0) ck = out.length ? out[out.length - 1].resumeToken : this._checkpoint
     else ck = pbrt || (out.length ? out[out.length - 1].resumeToken : this._checkpoint)
     this._checkpoint = ck
-    if (out.length === 0) {
-      // Coalesce consecutive empty batches: only the newest token matters.
-      const last = this._queue[this._queue.length - 1]
-      if (last && last.events && last.events.length === 0) {
-        last.resumeToken = ck
-        if (this._waiter) this._deliver()
-        return null
-      }
-    }
-    this._push({ events: out, resumeToken: ck })
+    // Consecutive empty batches are coalesced: only the newest token matters.
+    this._pushOrFold({ events: out, resumeToken: ck }, (newest) => {
+      if (out.length !== 0 || newest.events.length !== 0) return false
+      newest.resumeToken = ck
+      return true
+    })
     if (invalidate) return new ChangeStreamInvalidatedError(invalidate)
     return null
   }
@@ -471,44 +449,10 @@ class ChangeStream extends RawCursor {
 
   /** A Node.js object-mode Readable of events, with backpressure; destroying it closes the stream. */
   stream(options = {}) {
-    const { Readable } = require('node:stream')
-    const self = this
-    let reading = false
-    // The Readable's buffer is the read-ahead: no getMore while it is full.
-    this._readableConsumer()
-    return new Readable({
+    return cursorReadable(this, {
       objectMode: true,
       highWaterMark: options.highWaterMark === undefined ? 16 : options.highWaterMark,
-      read() {
-        self._consumerFull(false)
-        if (reading) return
-        reading = true
-        const pump = () => {
-          self.next().then(
-            (r) => {
-              if (r.done) {
-                reading = false
-                this.push(null)
-              } else if (this.push(r.value)) pump()
-              else {
-                reading = false
-                self._consumerFull(true)
-              }
-            },
-            (e) => {
-              reading = false
-              this.destroy(e)
-            },
-          )
-        }
-        pump()
-      },
-      destroy(err, cb) {
-        self.close().then(
-          () => cb(err),
-          () => cb(err),
-        )
-      },
+      next: () => this.next().then((r) => (r.done ? null : [r.value])),
     })
   }
 
@@ -582,8 +526,8 @@ class SnapshotCursor extends RawCursor {
     const t = resolveTarget(collection)
     if (t.aggregate === 1) throw new TypeError('bson2json: a snapshot needs a Collection')
     const o = resolveDriverOptions(collection, options, SNAPSHOT_KEYS)
-    const batchSize = positiveInt('batchSize', options.batchSize, 1)
-    const prefetch = options.prefetch === undefined ? 1 : positiveInt('prefetch', options.prefetch, 0)
+    const batchSize = intOption(options, 'batchSize', 1, Infinity, undefined)
+    const prefetch = intOption(options, 'prefetch', 0, Infinity, 1)
     super({ client: t.client, db: t.db, prefetch, prefetchGiven: true, batchSize, signal: options.signal, what: 'snapshot' })
     this._o = o
     this._coll = t.aggregate
@@ -605,8 +549,8 @@ class SnapshotCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact: the snapshot's records get what the change stream's events get
-    const cursor = this._o.shaper === undefined ? reply.cursor : this._o.shaper.shape(SHAPE_CHANGE_CURSOR, reply.cursor)
-    const b = binding().transcodeChangeBatch(cursor, false, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
+    const b = native.transcodeChangeBatch(cursor, false, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events
     if (events.length > 0) {

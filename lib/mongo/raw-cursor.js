@@ -23,7 +23,9 @@
  *                                an Error to end the stream with, or null
  *   _retry(err, isGetMore)       true when a failed command is to be retried by re-running the
  *                                initial command (the cursor is killed first); default false
- *   _queuedBatches()             batches counted against `prefetch` (default: queue length)
+ *
+ * and queues its batches with `_push(item)`, or `_pushOrFold(item, fold)` to fold an item into
+ * the newest queued one (change streams coalesce empty batches).
  */
 
 /** Server-side default wait of an awaitData getMore without maxTimeMS. */
@@ -31,7 +33,7 @@ const DEFAULT_AWAIT_MS = 1000
 /** Slack on top of the getMore's own wait before close() cancels it after all. */
 const CLOSE_GRACE_MS = 2000
 
-const { describe } = require('./options')
+const { describe } = require('../errors')
 
 const END = Object.freeze({ end: true })
 
@@ -151,10 +153,6 @@ class RawCursor {
     return false
   }
 
-  _queuedBatches() {
-    return this._queue.length
-  }
-
   // -- pump --------------------------------------------------------------------------------
 
   _start() {
@@ -167,6 +165,13 @@ class RawCursor {
   _wantMore() {
     if (this._demand && this._queue.length === 0) return true
     return !this._full && this._queuedBatches() < this._prefetch
+  }
+
+  /** Batches queued for the consumer (an error or the end is not one), counted against `prefetch`. */
+  _queuedBatches() {
+    let n = 0
+    for (const item of this._queue) if (item !== END && item.error === undefined) n++
+    return n
   }
 
   // -- a Readable consumer (stream()) ------------------------------------------------------
@@ -291,6 +296,21 @@ class RawCursor {
   _push(item) {
     this._queue.push(item)
     if (this._waiter) this._deliver()
+  }
+
+  /**
+   * Queues `item`, unless `fold(newest)` folds it into the newest queued item (which it then
+   * updates itself and returns true for); a waiting consumer gets the newest item either way.
+   * @param {object} item
+   * @param {(newest: object) => boolean} fold
+   */
+  _pushOrFold(item, fold) {
+    const newest = this._queue[this._queue.length - 1]
+    if (newest !== undefined && newest !== END && newest.error === undefined && fold(newest)) {
+      if (this._waiter) this._deliver()
+      return
+    }
+    this._push(item)
   }
 
   _deliver() {

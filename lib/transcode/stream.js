@@ -25,8 +25,9 @@
  */
 
 const { Transform } = require('stream')
-const { resolveOptions, BATCH_KEYS } = require('./options')
-const { loadBackend } = require('./backend')
+const native = require('../native')
+const { resolveOptions, BATCH_KEYS, intOption } = require('../options')
+const { transcodeError, rebase, inProjectedDocument } = require('../errors')
 
 /** The stream's own options; every other name goes to the transcoder (which rejects unknown ones). */
 const STREAM_KEYS = new Set([
@@ -53,19 +54,17 @@ const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 const EMPTY = Buffer.alloc(0)
 
-const { Concatenated: SHAPE_CONCATENATED, Document: SHAPE_DOCUMENT } = require('./shape').ShapeInput
+const { Concatenated: SHAPE_CONCATENATED, Document: SHAPE_DOCUMENT } = native.ShapeInput
+const NDJSON = native.Layout.NdjsonBuffer
 
-let backend = null
-/** What `toNDJSON(buf, options)` does, from the backend directly (no require of index.js). */
+/** What `toNDJSON(buf, options)` does. */
 function ndjson(buf, o) {
-  if (backend === null) backend = loadBackend().binding
-  const b = backend
-  if (o.shaper === undefined) return b.transcodeBatch(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+  if (o.shaper === undefined) return native.transcodeBatch(buf, NDJSON, o, o.threads)
   let shaped = null
   if (o.threads !== 1) shaped = shapeBatch(buf, o)
   try {
-    if (shaped === null) return o.shaper.transcodeConcatenated(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes)
-    return b.transcodeBatch(shaped, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads)
+    if (shaped === null) return native.shapeConcatenated(o.shaper, buf, NDJSON, o)
+    return native.transcodeBatch(shaped, NDJSON, o, o.threads)
   } catch (e) {
     // the pass could not read the input (no index): transcoding it as it is reports it exactly
     if (shaped === null && (e === null || typeof e !== 'object' || typeof e.index !== 'number')) shapeBatch(buf, o)
@@ -73,13 +72,11 @@ function ndjson(buf, o) {
   }
 }
 
-/** `toNDJSONAsync(buf, options)` from the backend: a Promise, transcoded on the libuv pool. */
+/** `toNDJSONAsync(buf, options)`: a Promise, transcoded on the libuv pool. */
 function ndjsonAsync(buf, o) {
-  if (backend === null) backend = loadBackend().binding
-  const b = backend
-  if (o.shaper === undefined) return b.transcodeBatchAsync(buf, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false)
+  if (o.shaper === undefined) return native.transcodeBatchAsync(buf, NDJSON, o, o.threads, false)
   const shaped = shapeBatch(buf, o)
-  return b.transcodeBatchAsync(shaped, b.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, o.threads, false).catch((e) => {
+  return native.transcodeBatchAsync(shaped, NDJSON, o, o.threads, false).catch((e) => {
     throw atDocumentStart(e, buf)
   })
 }
@@ -91,14 +88,14 @@ function ndjsonAsync(buf, o) {
  */
 function shapeBatch(buf, o) {
   try {
-    return o.shaper.shape(SHAPE_CONCATENATED, buf)
+    return native.shape(o.shaper, SHAPE_CONCATENATED, buf)
   } catch (e) {
-    backend.transcodeBatch(buf, backend.BatchLayout.NdjsonBuffer, o.flags, o.maxDepth, o.maxOutputBytes, 1)
+    native.transcodeBatch(buf, NDJSON, o, 1)
     // The transcoder accepts what the pass could not read (not expected): locate the document.
     for (let i = 0, at = 0; at + 4 <= buf.length; i++) {
       const len = buf.readInt32LE(at)
       try {
-        o.shaper.shape(SHAPE_DOCUMENT, buf.subarray(at, at + len))
+        native.shape(o.shaper, SHAPE_DOCUMENT, buf.subarray(at, at + len))
       } catch (inner) {
         inner.index = i
         inner.offset += at
@@ -110,56 +107,12 @@ function shapeBatch(buf, o) {
   }
 }
 
-/**
- * An error found in a projected document: its offset is the document's first byte in `buf`
- * (the fault's own offset is one in the projected document, not in the input).
- */
+/** An error found in a projected document: at the document's first byte in `buf`. */
 function atDocumentStart(e, buf) {
   if (e === null || typeof e !== 'object' || typeof e.index !== 'number') return e
   let at = 0
   for (let i = 0; i < e.index && at + 4 <= buf.length; i++) at += buf.readInt32LE(at)
-  e.offset = at
-  e.message = `${e.message.replace(/ \(document \d+.*\)$/s, '')} (in the projected document)`
-  return e
-}
-
-function threadsOf(t) {
-  if (t === undefined) return 1
-  if (!Number.isInteger(t) || t < 1 || t > 256) {
-    throw new RangeError(`bson2json: options.threads must be an integer from 1 to 256, got ${String(t)}`)
-  }
-  return t
-}
-
-function positiveInt(value, name, fallback) {
-  if (value === undefined || value === null) return fallback
-  if (!Number.isInteger(value) || value < 1) {
-    throw new RangeError(`bson2json: options.${name} must be a positive integer, got ${String(value)}`)
-  }
-  return value
-}
-
-/** A TranscodeError like the native ones, for errors found by the stream itself. */
-function makeError(code, detail, index, offset) {
-  const e = new Error(`${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
-  e.name = 'TranscodeError'
-  e.code = code
-  e.offset = offset
-  e.index = index
-  return e
-}
-
-/** Rebase a native batch error onto stream-global document index and byte offset. */
-function rebase(e, baseIndex, baseOffset) {
-  if (!e || typeof e !== 'object' || typeof e.code !== 'string' || typeof e.index !== 'number') return e
-  const index = baseIndex + e.index
-  const offset = baseOffset + (typeof e.offset === 'number' ? e.offset : 0)
-  const m = /^(.*?)(?: \(document \d+, byte (\d+) of the document\))?$/s.exec(e.message)
-  const inDoc = m && m[2] !== undefined ? `byte ${m[2]} of the document, ` : ''
-  e.message = `${m ? m[1] : e.message} (document ${index}, ${inDoc}byte offset ${offset} in the stream)`
-  e.index = index
-  e.offset = offset
-  return e
+  return inProjectedDocument(e, at)
 }
 
 class TranscodeStream extends Transform {
@@ -170,20 +123,17 @@ class TranscodeStream extends Transform {
     if (format !== 'ndjson' && format !== 'array') {
       throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${String(format)}`)
     }
-    const chunkSize = positiveInt(o.chunkSize, 'chunkSize', 0)
-    const maxDocumentBytes = positiveInt(o.maxDocumentBytes, 'maxDocumentBytes', DEFAULT_MAX_DOCUMENT_BYTES)
-    const batchBytes = positiveInt(o.batchBytes, 'batchBytes', chunkSize || DEFAULT_BATCH_BYTES)
-    const concurrency = positiveInt(o.concurrency, 'concurrency', 1)
-    if (concurrency > 256) {
-      throw new RangeError(`bson2json: options.concurrency must be an integer from 1 to 256, got ${String(concurrency)}`)
-    }
+    const chunkSize = intOption(o, 'chunkSize', 1, Infinity, 0)
+    const maxDocumentBytes = intOption(o, 'maxDocumentBytes', 1, Infinity, DEFAULT_MAX_DOCUMENT_BYTES)
+    const batchBytes = intOption(o, 'batchBytes', 1, Infinity, chunkSize || DEFAULT_BATCH_BYTES)
+    const concurrency = intOption(o, 'concurrency', 1, 256, 1)
     const transcode = {}
     for (const k of Object.keys(o)) {
       if (o[k] === undefined || STREAM_KEYS.has(k)) continue
       transcode[k] = o[k]
     }
     // validated now (unknown names too), not on the first chunk
-    const resolved = { ...resolveOptions(transcode, ACCEPTED_KEYS), threads: threadsOf(transcode.threads) }
+    const resolved = resolveOptions(transcode, ACCEPTED_KEYS)
     super({
       highWaterMark: o.highWaterMark,
       readableHighWaterMark: o.readableHighWaterMark,
@@ -382,7 +332,7 @@ class TranscodeStream extends Transform {
     if (this._failed) return callback()
     if (this._have > 0) {
       const need = this._pending === null ? 'its length prefix' : `${this._pending.length} bytes`
-      return this._fail(makeError('BSON_TRUNCATED', `input ends inside a document (${this._have} bytes of ${need})`, this._index, this._offset), callback)
+      return this._fail(transcodeError('BSON_TRUNCATED', `input ends inside a document (${this._have} bytes of ${need})`, this._index, this._offset), callback)
     }
     if (this._array) this.push(this._written === 0 ? EMPTY_ARRAY : CLOSE)
     callback()
@@ -398,7 +348,7 @@ class TranscodeStream extends Transform {
   /** Checks a declared document length; throws at the current index and offset. */
   _checkLength(len) {
     const bad = this._badLength(len)
-    if (bad !== null) throw makeError('BSON_BAD_LENGTH', bad, this._index, this._offset)
+    if (bad !== null) throw transcodeError('BSON_BAD_LENGTH', bad, this._index, this._offset)
   }
 
   /** Reports `bytes` bytes at the current position as one skipped document and moves past them. */
@@ -435,7 +385,7 @@ class TranscodeStream extends Transform {
     try {
       ndjson(r.doc, this._opts)
     } catch (e) {
-      if (typeof e.index === 'number' && typeof e.offset === 'number') return rebase(e, this._index, this._offset)
+      if (typeof e.index === 'number' && typeof e.offset === 'number') return rebase(e, this._index, this._offset, [0])
     }
     return r.error
   }
@@ -550,7 +500,7 @@ class TranscodeStream extends Transform {
         const bad = this._badLength(len)
         if (bad !== null && this._skipInvalid) {
           this._have = 0
-          this._startResync(makeError('BSON_BAD_LENGTH', bad, this._index, this._offset), Buffer.concat([this._head, chunk.subarray(pos)]))
+          this._startResync(transcodeError('BSON_BAD_LENGTH', bad, this._index, this._offset), Buffer.concat([this._head, chunk.subarray(pos)]))
           return this._resyncFeed(EMPTY)
         }
         this._checkLength(len)
@@ -583,7 +533,7 @@ class TranscodeStream extends Transform {
       if (bad !== null || (this._skipInvalid && pos + len <= n && view[pos + len - 1] !== 0 && this._plausibleAt(view, pos + len, false, true) !== true)) {
         this._emitSpan(view, start, pos, starts)
         if (!this._skipInvalid) this._checkLength(len) // throws with the global index/offset
-        this._startResync(bad !== null ? makeError('BSON_BAD_LENGTH', bad, this._index, this._offset) : this._badEnd(len), view.subarray(pos), bad !== null ? 0 : len)
+        this._startResync(bad !== null ? transcodeError('BSON_BAD_LENGTH', bad, this._index, this._offset) : this._badEnd(len), view.subarray(pos), bad !== null ? 0 : len)
         return this._resyncFeed(EMPTY)
       }
       if (pos + len > n) break
@@ -613,7 +563,7 @@ class TranscodeStream extends Transform {
 
   /** The error for a document whose declared length does not end at a 0 byte. */
   _badEnd(len) {
-    return makeError('BSON_BAD_TERMINATOR', `document length ${len} does not end at a document's 0 terminator`, this._index, this._offset)
+    return transcodeError('BSON_BAD_TERMINATOR', `document length ${len} does not end at a document's 0 terminator`, this._index, this._offset)
   }
 
   /**
@@ -639,7 +589,7 @@ class TranscodeStream extends Transform {
         const badStart = starts[bad]
         const badEnd = bad + 1 < starts.length ? starts[bad + 1] : end - start
         // The documents before it are out: this._index / this._offset now point at the bad one.
-        rebase(e, this._index - bad, this._offset - badStart)
+        rebase(e, this._index - bad, this._offset - badStart, starts)
         if (!this._skipInvalid) throw e
         this._index++
         this._offset += badEnd - badStart

@@ -11,7 +11,7 @@
 const { parseArgs } = require('node:util')
 const { startTestServer } = require('./index')
 
-const HELP = `Usage: node test-server/cli.js [options]
+const HELP = `Usage: node tools/test-server/cli.js [options]
 
 MongoDB wire-protocol TEST FIXTURE (not a database): an in-memory single-node
 replica-set primary with change streams and fault injection.

@@ -9,30 +9,19 @@
  * server cursor is killed when the consumer stops early.
  */
 
-const { resolveDriverOptions, BASE_KEYS, describe } = require('./options')
-const { loadBackend } = require('./backend')
+const native = require('../native')
+const { resolveDriverOptions, BASE_KEYS } = require('../options')
+const { describe } = require('../errors')
 const { pipeline } = require('node:stream')
 const { RawCursor, checkPipeline } = require('./raw-cursor')
-const SHAPE_CURSOR = require('./shape').ShapeInput.Cursor
+const { cursorReadable } = require('./readable')
 
-// Batch layouts of the backend's `transcodeCursor` (the addon's `BatchLayout` enum).
-const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = loadBackend().binding.BatchLayout
+const SHAPE_CURSOR = native.ShapeInput.Cursor
+const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = native.Layout
 const NL = 0x0a
 const COMMA = 0x2c
 const COMMA_BUF = Buffer.from(',')
 const OPEN_BUF = Buffer.from('[')
-
-let native = null
-function binding() {
-  if (native === null) {
-    const b = loadBackend()
-    if (typeof b.binding.transcodeCursor !== 'function') {
-      throw new Error('bson2json: find()/aggregate() need transcodeCursor from the native addon')
-    }
-    native = b.binding
-  }
-  return native
-}
 
 const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS', 'collation', 'comment', 'let', 'allowDiskUse', 'min', 'max', 'returnKey', 'showRecordId', 'readConcern']
 const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
@@ -105,8 +94,8 @@ class JsonCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const cursor = this._o.shaper === undefined ? reply.cursor : this._o.shaper.shape(SHAPE_CURSOR, reply.cursor)
-    const b = binding().transcodeCursor(cursor, this._layout, this._o.flags, this._o.maxDepth, this._o.maxOutputBytes)
+    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CURSOR, reply.cursor)
+    const b = native.transcodeCursor(cursor, this._layout, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     if (b.count > 0) this._push({ docs: b.docs, count: b.count })
     return null
@@ -175,66 +164,24 @@ class JsonCursor extends RawCursor {
    * @param {{ format?: 'ndjson' | 'array', highWaterMark?: number }} [options]
    */
   stream(options = {}) {
-    const { Readable } = require('node:stream')
     const format = options.format === undefined ? 'ndjson' : options.format
     if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${describe(format, 'string')}`)
-    const self = this
-    // The Readable's buffer is the read-ahead: no getMore while it is full.
-    this._readableConsumer()
     // Both formats come from the NDJSON Buffer of each batch: for an array its newlines become
     // commas (JSON text has no raw newline), so no per-document strings are made and re-encoded.
-    const layout = LAYOUT_NDJSON
     let started = false
-    let reading = false
-    let any = false
-    const readable = new Readable({
+    const readable = cursorReadable(this, {
       highWaterMark: options.highWaterMark,
-      read() {
-        self._consumerFull(false)
-        if (reading) return
-        reading = true
-        const step = () => {
-          self._nextBatch(layout).then(
-            (b) => {
-              let more
-              if (b === null) {
-                if (format === 'array') this.push(started ? ']' : '[]')
-                reading = false
-                this.push(null)
-                return
-              }
-              if (format === 'ndjson') more = this.push(b.docs)
-              else {
-                const body = b.docs
-                for (let i = body.indexOf(NL); i !== -1; i = body.indexOf(NL, i + 1)) body[i] = COMMA
-                const head = started ? (any ? COMMA_BUF : null) : OPEN_BUF
-                started = true
-                any = true
-                if (head !== null) this.push(head)
-                more = this.push(body.subarray(0, body.length - 1))
-              }
-              // Another batch only while the Readable's buffer is below its highWaterMark (with
-              // highWaterMark 0, as pipe() uses, one batch per read() call: none ahead).
-              if (more && this.readableLength < this.readableHighWaterMark) step()
-              else {
-                reading = false
-                self._consumerFull(true)
-              }
-            },
-            (e) => {
-              reading = false
-              this.destroy(e)
-            },
-          )
-        }
-        step()
+      next: async () => {
+        const b = await this._nextBatch(LAYOUT_NDJSON)
+        if (b === null) return null
+        if (format === 'ndjson') return [b.docs]
+        const body = b.docs
+        for (let i = body.indexOf(NL); i !== -1; i = body.indexOf(NL, i + 1)) body[i] = COMMA
+        const head = started ? COMMA_BUF : OPEN_BUF
+        started = true
+        return [head, body.subarray(0, body.length - 1)]
       },
-      destroy(err, cb) {
-        self.close().then(
-          () => cb(err),
-          () => cb(err),
-        )
-      },
+      end: () => (format === 'array' ? [started ? ']' : '[]'] : []),
     })
     readable.contentType = format === 'ndjson' ? 'application/x-ndjson' : 'application/json'
     return readable

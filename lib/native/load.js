@@ -11,7 +11,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 
-const ROOT = path.join(__dirname, '..')
+const ROOT = path.join(__dirname, '..', '..')
 
 /** The wrapped WASI binding, made once (lib/wasi.js keeps views of its staged regions). */
 let wasi
@@ -23,10 +23,10 @@ let wasi
  */
 function requireBinding() {
   const env = process.env
-  if (env.NAPI_RS_FORCE_WASI !== '1') return quietWasi(() => require('../binding.js'))
+  if (env.NAPI_RS_FORCE_WASI !== '1') return quietWasi(() => require('../../binding.js'))
   env.NAPI_RS_FORCE_WASI = 'error'
   try {
-    return quietWasi(() => require('../binding.js'))
+    return quietWasi(() => require('../../binding.js'))
   } finally {
     env.NAPI_RS_FORCE_WASI = '1'
   }

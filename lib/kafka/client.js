@@ -1,0 +1,104 @@
+'use strict'
+
+/**
+ * The Kafka client (the optional peer dependency `@platformatic/kafka`, loaded on first use) and
+ * what the sink asks of it: topics created, messages sent in produce requests of a bounded size.
+ */
+
+const { loadPeer } = require('../peer')
+const { errorText } = require('./errors')
+
+let kafkaLib = null
+function kafka() {
+  if (kafkaLib === null) {
+    try {
+      kafkaLib = loadPeer('@platformatic/kafka')
+    } catch (e) {
+      const err = new Error('bson2json/kafka needs the Kafka client `@platformatic/kafka` (npm install @platformatic/kafka@~1.35.0)', { cause: e })
+      err.code = 'ERR_BSON2JSON_KAFKA_CLIENT'
+      throw err
+    }
+  }
+  return kafkaLib
+}
+
+let EJSON = null
+/** The `bson` package's EJSON (checkpoints keep resume tokens as canonical Extended JSON). */
+function ejson() {
+  if (EJSON === null) EJSON = require('bson').EJSON
+  return EJSON
+}
+
+/** The transactional.id of a stream id (one active process per id). */
+function transactionalIdOf(id) {
+  return `bson2json-cdc.${id}`
+}
+
+async function ensureTopics(o, brokers, extra, register = () => {}) {
+  const { Admin } = kafka()
+  const admin = new Admin({ retries: 1, retryDelay: 200, ...extra, clientId: `bson2json-cdc-admin.${o.id}`, bootstrapBrokers: brokers })
+  register(admin)
+  try {
+    const existing = new Set(await admin.listTopics())
+    if (!existing.has(o.checkpointTopic)) {
+      await createTopic(admin, o.checkpointTopic, 1, [
+        { name: 'cleanup.policy', value: 'compact' },
+        { name: 'min.compaction.lag.ms', value: '0' },
+      ])
+    }
+    if (!existing.has(o.topic)) await createTopic(admin, o.topic, o.partitions === undefined ? 1 : o.partitions, [])
+  } finally {
+    register(null)
+    await admin.close().catch(() => {})
+  }
+}
+
+async function createTopic(admin, name, partitions, configs) {
+  try {
+    await admin.createTopics({ topics: [name], partitions, replicas: -1, configs })
+  } catch (e) {
+    // Created concurrently by another process: fine.
+    if (!/TOPIC_ALREADY_EXISTS|already exists/i.test(errorText(e))) throw e
+  }
+}
+
+/** A message's bytes as counted against the produce-request and transaction sizes. */
+function messageSize(m) {
+  return (m.value ? m.value.length : 0) + (m.key ? m.key.length : 0) + 64
+}
+
+/**
+ * Sends `messages` into the open transaction in produce requests of about `maxBytes` each.
+ * @returns {Promise<number>} their size (messageSize)
+ */
+async function sendChunked(tx, messages, maxBytes) {
+  let total = 0
+  let bytes = 0
+  let from = 0
+  for (let i = 0; i < messages.length; i++) {
+    const size = messageSize(messages[i])
+    total += size
+    bytes += size
+    if (bytes >= maxBytes) {
+      await tx.send({ messages: messages.slice(from, i + 1) })
+      from = i + 1
+      bytes = 0
+    }
+  }
+  if (from < messages.length) await tx.send({ messages: messages.slice(from) })
+  return total
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms)
+    function done() {
+      clearTimeout(t)
+      if (signal) signal.removeEventListener('abort', done)
+      resolve()
+    }
+    if (signal) signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, sleep }

@@ -1,0 +1,100 @@
+'use strict'
+
+/** The options of `changeStreamToKafka`, checked before anything connects. */
+
+const OPTION_NAMES = new Set([
+  'source',
+  'pipeline',
+  'brokers',
+  'topic',
+  'checkpointTopic',
+  'id',
+  'dialect',
+  'value',
+  'fullDocument',
+  'fullDocumentBeforeChange',
+  'showExpandedEvents',
+  'startAtOperationTime',
+  'resumeAfter',
+  'overrideCheckpoint',
+  'snapshot',
+  'snapshotBatchSize',
+  'onHistoryLost',
+  'batchSize',
+  'maxAwaitTimeMS',
+  'prefetch',
+  'splitLargeEvents',
+  'projection',
+  'redact',
+  'createTopics',
+  'partitions',
+  'idleCheckpointMS',
+  'commitIntervalMS',
+  'maxTransactionBytes',
+  'maxRequestBytes',
+  'retryDelayMS',
+  'connectTimeoutMS',
+  'retryTimeoutMS',
+  'kafka',
+  'onProgress',
+  'onRestart',
+  'signal',
+])
+
+function checkOptions(o) {
+  if (o === null || typeof o !== 'object') throw new TypeError('bson2json/kafka: options must be an object')
+  for (const k of Object.keys(o)) {
+    if (!OPTION_NAMES.has(k)) throw new TypeError(`bson2json/kafka: unknown option ${JSON.stringify(k)}`)
+  }
+  if (o.source === null || typeof o.source !== 'object') {
+    throw new TypeError('bson2json/kafka: options.source must be a driver MongoClient, Db or Collection')
+  }
+  for (const k of ['topic', 'checkpointTopic', 'id']) {
+    if (typeof o[k] !== 'string' || o[k].length === 0) throw new TypeError(`bson2json/kafka: options.${k} must be a non-empty string`)
+  }
+  if (o.topic === o.checkpointTopic) throw new RangeError('bson2json/kafka: options.topic and options.checkpointTopic must differ')
+  const brokers = typeof o.brokers === 'string' ? o.brokers.split(',') : o.brokers
+  if (!Array.isArray(brokers) || brokers.length === 0 || !brokers.every((b) => typeof b === 'string' && /^[^:\s]+:\d+$/.test(b))) {
+    throw new TypeError('bson2json/kafka: options.brokers must be "HOST:PORT" strings (an array or a comma-separated string)')
+  }
+  if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') {
+    throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
+  }
+  if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
+  // projection / redact: checked (and compiled) now, applied by watch() to every event.
+  if (o.projection !== undefined || o.redact !== undefined) require('../shape').compileShape(o.projection, o.redact)
+  for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
+    const v = o[k]
+    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
+      throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
+    }
+  }
+  if (o.resumeAfter !== undefined && (o.resumeAfter === null || typeof o.resumeAfter !== 'object')) {
+    throw new TypeError('bson2json/kafka: options.resumeAfter must be a resume token (an object such as {_data: "82..."})')
+  }
+  if (o.resumeAfter !== undefined && o.startAtOperationTime !== undefined) {
+    throw new TypeError('bson2json/kafka: options.resumeAfter and options.startAtOperationTime are exclusive')
+  }
+  if (o.snapshot !== undefined && typeof o.snapshot !== 'boolean') throw new TypeError('bson2json/kafka: options.snapshot must be a boolean')
+  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') {
+    throw new RangeError('bson2json/kafka: options.onHistoryLost must be "fail" or "snapshot"')
+  }
+  if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
+    if (typeof o.source.collectionName !== 'string') throw new TypeError('bson2json/kafka: a snapshot (options.snapshot, onHistoryLost "snapshot") needs a Collection as options.source')
+    if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
+      throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
+    }
+  }
+  if (o.overrideCheckpoint !== undefined && typeof o.overrideCheckpoint !== 'boolean') {
+    throw new TypeError('bson2json/kafka: options.overrideCheckpoint must be a boolean')
+  }
+  for (const k of ['onProgress', 'onRestart']) {
+    if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`bson2json/kafka: options.${k} must be a function`)
+  }
+  if (o.kafka !== undefined && (o.kafka === null || typeof o.kafka !== 'object')) {
+    throw new TypeError('bson2json/kafka: options.kafka must be an object (extra @platformatic/kafka client options)')
+  }
+  return brokers
+}
+
+module.exports = { checkOptions }

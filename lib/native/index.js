@@ -1,0 +1,153 @@
+'use strict'
+
+/**
+ * The one owner of the binding (the native addon, or its WASI build wrapped by `wasi.js`): every
+ * call into it in the package goes through the named functions here, which take the resolved
+ * options of lib/options.js (`{ flags, packed, maxDepth, maxOutputBytes, shaper }`) and pass the
+ * binding its positional arguments. __test__/module-graph.spec.ts keeps it the only module
+ * that requires `load.js` or the generated loader.
+ *
+ * The binding is loaded when this module is first required; a platform with neither a native
+ * binary nor the WASI build fails there with `ERR_BSON2JSON_NO_BINDING`.
+ */
+
+const { loadBackend } = require('./load')
+const { DEFAULT_MAX_OUTPUT_BYTES } = require('./protocol')
+
+const backend = loadBackend()
+const b = backend.binding
+
+/** The flag bits of `flags` (the binding's `OptionFlag` enum). */
+const OptionFlag = Object.freeze({ ...b.OptionFlag })
+/** The output layouts of the batch calls (the binding's `BatchLayout` enum). */
+const Layout = Object.freeze({ ...b.BatchLayout })
+/** What a `Shaper` reads (the binding's `ShapeInput` enum). */
+const ShapeInput = Object.freeze({ ...b.ShapeInput })
+
+/**
+ * The layout the per-document string calls ask for. `Joined` (native only) sends texts of whole
+ * documents (<= 64 KiB each) with UTF-16 offsets, which {@link split} cuts with `slice` (V8
+ * shares the parent text instead of copying): one string creation per text rather than one per
+ * document.
+ */
+const LIST_LAYOUT = backend.name === 'native' ? Layout.Joined : Layout.List
+
+/**
+ * The per-document strings of a `LIST_LAYOUT` result: `[text0, offsets0, text1, offsets1, ...]`
+ * cut at its offsets, or the plain list the binding sends when the documents are large.
+ * @param {any} joined
+ * @returns {string[]}
+ */
+function split(joined) {
+  if (LIST_LAYOUT !== Layout.Joined || !(joined[1] instanceof Uint32Array)) return joined
+  const list = []
+  for (let t = 0; t < joined.length; t += 2) {
+    const text = joined[t]
+    const offsets = joined[t + 1]
+    for (let i = 1; i < offsets.length; i++) list.push(text.slice(offsets[i - 1], offsets[i]))
+  }
+  return list
+}
+
+/** One document to a JSON string with the default options (the binding's function itself). */
+const transcodeDefault = b.transcode
+/** One document to JSON bytes with the default options. */
+const transcodeBufferDefault = b.transcodeBuffer
+
+/**
+ * One document to JSON: a string, or its UTF-8 bytes when `buffer`.
+ * @param {Uint8Array} bson
+ * @param {any} o resolved options
+ * @param {boolean} buffer
+ */
+function transcode(bson, o, buffer) {
+  if (o.shaper !== undefined) return o.shaper.transcode(bson, o.packed, o.maxOutputBytes, buffer)
+  if (buffer) return b.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
+  return o.maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES ? b.transcode(bson, o.packed) : b.transcode(bson, o.packed, o.maxOutputBytes)
+}
+
+/**
+ * Many documents (an array of documents or concatenated documents) in one call.
+ * @param {Uint8Array | Uint8Array[]} docs
+ * @param {number} layout
+ * @param {any} o resolved options
+ * @param {number} threads
+ */
+function transcodeBatch(docs, layout, o, threads) {
+  return b.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads)
+}
+
+/**
+ * {@link transcodeBatch} on the libuv pool; `isCursor` when `input` is a raw reply's `cursor`.
+ * @returns {Promise<any>}
+ */
+function transcodeBatchAsync(input, layout, o, threads, isCursor) {
+  return b.transcodeBatchAsync(input, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, isCursor)
+}
+
+/**
+ * A raw cursor reply's `cursor` document: `{ id, ns, postBatchResumeToken, count, docs }`.
+ * @param {Uint8Array} cursor
+ * @param {number} layout
+ * @param {any} o resolved options
+ */
+function transcodeCursor(cursor, layout, o) {
+  return b.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes)
+}
+
+/**
+ * A change stream reply's `cursor` document: `{ id, ns, postBatchResumeToken, events }`.
+ * @param {Uint8Array} cursor
+ * @param {boolean} whole every event also as one JSON text (`json`)
+ * @param {any} o resolved options
+ */
+function transcodeChangeBatch(cursor, whole, o) {
+  return b.transcodeChangeBatch(cursor, whole, o.flags, o.maxDepth, o.maxOutputBytes)
+}
+
+/**
+ * A compiled projection and redaction (lib/shape.js validates the specification first).
+ * @returns {any} the binding's `Shaper`
+ */
+function createShaper(paths, include, redactPaths, key) {
+  return new b.Shaper(paths, include, redactPaths, key)
+}
+
+/**
+ * The projected and redacted BSON of `input`, read as `kind` (a {@link ShapeInput}).
+ * @returns {Buffer}
+ */
+function shape(shaper, kind, input) {
+  return shaper.shape(kind, input)
+}
+
+/** Concatenated documents shaped and transcoded in one call (no Buffer between the passes). */
+function shapeConcatenated(shaper, docs, layout, o) {
+  return shaper.transcodeConcatenated(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes)
+}
+
+/** The binding's deliberate panic, for the tests that check a panic becomes an exception. */
+function panicForTests() {
+  return b.__panicForTests()
+}
+
+module.exports = {
+  /** `'native'` or `'wasi'`: which build of the binding loaded. */
+  name: backend.name,
+  OptionFlag,
+  Layout,
+  ShapeInput,
+  LIST_LAYOUT,
+  split,
+  transcodeDefault,
+  transcodeBufferDefault,
+  transcode,
+  transcodeBatch,
+  transcodeBatchAsync,
+  transcodeCursor,
+  transcodeChangeBatch,
+  createShaper,
+  shape,
+  shapeConcatenated,
+  panicForTests,
+}
