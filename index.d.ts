@@ -59,7 +59,7 @@ export interface TranscodeOptions {
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
    * through embedded documents and arrays of documents (README: Projection and redaction).
    * Operators, expressions, mixed inclusion/exclusion and colliding paths are a TypeError.
-   * Native addon only. In `find`, this name is the server's projection: use `clientProjection`.
+   * In `find`, this name is the server's projection: use `clientProjection`.
    */
   projection?: Projection
   /** Values to mask: the key stays, the value becomes `null` or an HMAC-SHA256 pseudonym. */
@@ -96,14 +96,20 @@ export type TranscodeErrorCode =
   | 'BSON_TOO_DEEP'
   | 'BSON_OUTPUT_TOO_LARGE'
   | 'BSON_INVALID_REGEX'
+  | 'BSON_NOT_A_CURSOR'
 
 /** The error thrown for malformed or over-limit input. `name` is `'TranscodeError'`. */
 export interface TranscodeError extends Error {
   /** Machine-readable reason; stable across releases. */
   code: TranscodeErrorCode
-  /** Byte offset in the offending document where decoding failed. */
+  /** What is wrong, without its position (the message is `code: detail (position)`). */
+  detail: string
+  /**
+   * Byte offset where decoding failed: in the document for one-document calls, in the input
+   * for batch calls and streams.
+   */
   offset: number
-  /** For batch functions: the index of the offending document. */
+  /** For batch functions and streams: the index of the offending document. */
   index?: number
 }
 
@@ -271,7 +277,7 @@ export interface TranscodeStream {
  */
 export declare function createTranscodeStream(options?: TranscodeStreamOptions): TranscodeStream
 
-// ---- change streams and JSON cursors (lib/change-stream.js, lib/cursor.js) ----------------
+// ---- change streams and JSON cursors (lib/mongo/change-stream.js, lib/mongo/cursor.js) ----------------
 // Structural types only: no dependency on @types/node or the mongodb typings.
 
 /** A driver `MongoClient` (cluster stream), `Db` (database stream) or `Collection`. */

@@ -15,7 +15,7 @@ function missing(e, name) {
 
 /**
  * One package: from bson2json's own resolution, else from the current directory. Throws the
- * MODULE_NOT_FOUND error when neither has it (for lib/kafka.js and the like to wrap).
+ * MODULE_NOT_FOUND error when neither has it (for lib/kafka/ and the like to wrap).
  * @param {string} name
  */
 function loadPeer(name) {

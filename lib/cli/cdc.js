@@ -1,7 +1,7 @@
 'use strict'
 
 // `bson2json cdc`: a MongoDB change stream (collection, database or cluster) into a Kafka topic,
-// exactly once for read_committed consumers, until SIGTERM/SIGINT. The work is lib/kafka.js
+// exactly once for read_committed consumers, until SIGTERM/SIGINT. The work is lib/kafka/
 // `changeStreamToKafka()`; this file parses arguments, connects, logs progress and maps the
 // outcome to an exit status.
 

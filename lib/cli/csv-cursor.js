@@ -1,6 +1,6 @@
 'use strict'
 
-// `export --type csv` on the project's raw-cursor engine (lib/raw-cursor.js): the same find /
+// `export --type csv` on the project's raw-cursor engine (lib/mongo/raw-cursor.js): the same find /
 // getMore pump, prefetch, session and kill as find()'s JSON cursors, but each reply's batch is
 // turned into CSV rows straight from its raw bytes (lib/cli/csv.js), with no document objects.
 

@@ -2,7 +2,7 @@
 
 // `bson2json export`: a live collection to JSON or CSV, the counterpart of `mongoexport`, with
 // its argument names where the meaning is the same. JSON output runs on the project's raw
-// cursors (`find()` of lib/cursor.js: one native call per server batch, the next batch
+// cursors (`find()` of lib/mongo/cursor.js: one native call per server batch, the next batch
 // prefetched, memory bounded by `prefetch` batches); CSV runs on the same engine, rows written
 // from each reply's raw bytes (lib/cli/csv-cursor.js).
 // `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/cli/ranges.js).

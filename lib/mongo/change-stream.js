@@ -518,7 +518,7 @@ function afterFilter(after) {
  * (`operationType: 'snapshot'`, `ns`, `documentKey`, `fullDocument`): an `aggregate` of
  * `[$match after, $sort _id, $project]` whose replies go through the change-event transcoder, so
  * `documentKey` and `fullDocument` are byte for byte what the change stream gives for the same
- * document. For change capture's initial snapshot (lib/kafka.js). `batches()` yields
+ * document. For change capture's initial snapshot (lib/kafka/sink.js). `batches()` yields
  * `{ events, after }`, `after` being the last `_id` of the batch (resume with `options.after`).
  */
 class SnapshotCursor extends RawCursor {

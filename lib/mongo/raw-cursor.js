@@ -1,8 +1,8 @@
 'use strict'
 
 /**
- * The raw-cursor engine shared by `find()` / `aggregate()` (lib/cursor.js) and `watch()`
- * (lib/change-stream.js): the initial command and the `getMore` pump, run as
+ * The raw-cursor engine shared by `find()` / `aggregate()` (lib/mongo/cursor.js) and `watch()`
+ * (lib/mongo/change-stream.js): the initial command and the `getMore` pump, run as
  * `db.command(cmd, { raw: true, session })`, with prefetch, the batch queue between the pump and
  * the consumer, and close/kill.
  *

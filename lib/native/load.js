@@ -3,7 +3,7 @@
 /**
  * Chooses the implementation through the generated loader (`binding.js`): the native addon, or,
  * where no native binary matches or loads, the WASI build (the same Rust core compiled to
- * `wasm32-wasip1-threads`, wrapped by lib/wasi.js; `NAPI_RS_FORCE_WASI=1` forces it). When
+ * `wasm32-wasip1-threads`, wrapped by lib/native/wasi.js; `NAPI_RS_FORCE_WASI=1` forces it). When
  * neither loads, the error says which files and packages were looked for, why each failed, and
  * what to do ({@link diagnoseNativeLoad}). There is no JavaScript implementation behind them.
  */
@@ -13,7 +13,7 @@ const path = require('node:path')
 
 const ROOT = path.join(__dirname, '..', '..')
 
-/** The wrapped WASI binding, made once (lib/wasi.js keeps views of its staged regions). */
+/** The wrapped WASI binding, made once (lib/native/wasi.js keeps views of its staged regions). */
 let wasi
 
 /**
