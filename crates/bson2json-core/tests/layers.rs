@@ -30,6 +30,9 @@ const ORDER: &[&str] = &[
     // the walk
     "options",
     "compat",
+    "compat::keys",
+    "compat::repair",
+    "compat::values",
     "transcode",
     // many documents per call; concatenated BSON; MongoDB cursor replies and change events
     "batch",
