@@ -20,6 +20,9 @@ const ORDER: &[&str] = &[
     // cstring scanning and value writers
     "decimal128",
     "escape",
+    "number::integer",
+    "number::double",
+    "number::date",
     "number",
     "scan",
     "text",
