@@ -52,7 +52,7 @@ struct Frame {
     /// Extra `}` to write after this container closes (code-with-scope wrappers). A `u16` so
     /// that the small fields fill eight bytes: with seven, the compiler initialises them with
     /// two overlapping four-byte stores, and the first read of `count` after a push cannot be
-    /// forwarded from them (a 25 % stall on tiny documents, found with `perf`).
+    /// forwarded from them (a stall on tiny documents; ARCHITECTURE.md, design decision 2).
     pub extra_close: u16,
 }
 
@@ -396,15 +396,14 @@ impl Transcoder {
     /// as an object closes that needs them (a repair, or an exact duplicate check that finds
     /// one), and the caller starts over with records. Otherwise `Ok(true)`.
     ///
-    /// Kept as one function on purpose (ARCHITECTURE.md, design decision 5): the loop's speed
-    /// depends on how much of its state (input position, the open frame, the output's length
-    /// and capacity) stays in registers, and every split of common work measured slower side
-    /// by side (`benchmark/ab-core.sh`): the rare value types moved out of line, the frame's
-    /// `end` cached in a local, a slimmer member record and capacity checks looping around a
-    /// cold grow each cost 1-5 %, and one shared helper for the two Bloom-filter updates
-    /// +2.5 % instructions on 10 KB documents. Rare work (non-plain, `$` and index keys, Bloom
-    /// hits, duplicate checks, repairs, long keys) already lives in `#[inline(never)]` helpers
-    /// above. Measure a new split the same way before landing it.
+    /// Kept as one function on purpose (ARCHITECTURE.md, design decision 5, which lists the
+    /// splits measured and rejected): the loop's speed depends on how much of its state (input
+    /// position, the open frame, the output's length and capacity) stays in registers, and
+    /// every split of common work measured slower side by side (`benchmark/ab-core.sh`). Rare
+    /// work (non-plain, `$` and index keys, Bloom hits, duplicate checks, repairs, long keys)
+    /// lives in `#[inline(never)]` helpers (`compat_member` above, `compat::keys`); the
+    /// common key's Bloom update and the common values are inline. Measure a new split the
+    /// same way before landing it.
     fn run<const D: u8, const LEAN: bool>(
         &mut self,
         input: &[u8],
@@ -451,9 +450,9 @@ impl Transcoder {
             ));
         }
         // The terminator of every document (this one included) is checked when the walk
-        // reaches it, not when the document opens: then it is in cache (reading a 10 KB
-        // document's last byte first costs a cache miss that stalled ~7 % of the time), and
-        // errors come in input order.
+        // reaches it, not when the document opens: then it is in cache (reading a large
+        // document's last byte first is a cache miss; design decision 3), and errors come in
+        // input order.
         if opts.max_depth == 0 {
             return Err(err(ErrorKind::TooDeep, 0, "nesting deeper than maxDepth"));
         }
@@ -718,8 +717,8 @@ impl Transcoder {
 
             // The value. Strings, about 40 % of the values of realistic documents, take a
             // conditional branch ahead of the type dispatch: the jump table's indirect branch
-            // mispredicts often on mixed types, and this test is cheaper to get wrong
-            // (1.03-1.06x on 1-10 KB documents and events in `compat`).
+            // mispredicts often on mixed types, and this test is cheaper to get wrong (design
+            // decision 8).
             if t == el::STRING {
                 let (_, next) = read_string(input, v, end)?;
                 pos = next;

@@ -220,8 +220,11 @@ fn modules_form_a_stack() {
                 continue;
             }
             match rank_of(&used) {
+                Some((r, m)) if r > rank && used == m => {
+                    problems.push(format!("{name} uses {m}, which is above it"));
+                }
                 Some((r, m)) if r > rank => {
-                    problems.push(format!("{name} uses {m} ({used}), which is above it"));
+                    problems.push(format!("{name} uses {used} (in {m}), which is above it"));
                 }
                 _ => {}
             }

@@ -97,9 +97,9 @@ pub(crate) fn bloom_hit(mine: &[Member], input: &[u8], h: u64, key: &[u8]) -> u8
 /// A lean Bloom hit in an object with fewer members reads the earlier keys back at once;
 /// larger objects are checked once, when they close. Lower than [`SCAN_LIMIT`]
 /// (the recording walk's, whose check scans hashes already in hand): reading keys back from
-/// the input costs more per key, and 1-3 rescans of a 30-key object cost more than one pass
-/// over all of it (10 KB update events, whose `updatedFields` has ~60 keys: −2.7 %
-/// instructions).
+/// the input costs more per key, and a few rescans of a 30-key object cost more than one
+/// pass over all of it (measured on update events, whose `updatedFields` has ~60 keys:
+/// design decision 4).
 pub(crate) const LEAN_SCAN_LIMIT: usize = 16;
 
 /// Lean `compat`'s answer to a Bloom hit on the key `input[ks..ke]` of the open object whose

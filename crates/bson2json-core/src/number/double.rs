@@ -11,8 +11,8 @@ use crate::number::integer::{digits_word, write_u64};
 /// finite double: shortest round-trip digits, `-0` as `0`, exponent form outside
 /// `1e-7 < |x| < 1e21` (`1e+21`, `1.5e-7`). `x` must be finite.
 ///
-/// The digits come from Żmij (a Schubfach variant, about 2.5x faster than Ryū on this
-/// machine): the shortest digits that read back as `x`, the closest to `x` among those, which
+/// The digits come from Żmij (a Schubfach variant, chosen over Ryū for speed: design decision
+/// 7): the shortest digits that read back as `x`, the closest to `x` among those, which
 /// is ECMAScript's choice too. [`write_js_number_plain`] (Ryū as ECMAScript prints) is the twin
 /// that tests (millions of values) and the `swar` fuzz target hold equal to it.
 #[inline]
