@@ -25,10 +25,10 @@ pub fn split_concatenated(
     Ok(())
 }
 
-/// [`transcode_docs`] over concatenated documents (the mongodump `.bson` format), framed from
+/// [`crate::batch::transcode_docs`] over concatenated documents (the mongodump `.bson` format), framed from
 /// their length prefixes as it goes, without first listing them (for small documents the
 /// lists cost as much as a tenth of the work). Errors are the ones [`split_concatenated`]
-/// followed by [`transcode_docs`] reports: a framing error anywhere in `input` wins over an
+/// followed by [`crate::batch::transcode_docs`] reports: a framing error anywhere in `input` wins over an
 /// error in an earlier document; `doc_offset` is the failing document's start.
 pub fn transcode_concatenated(
     tc: &mut Transcoder,
