@@ -10,6 +10,9 @@
 //! - `cursor_parts` vs a reference built from `top_level_elements`.
 #![no_main]
 use bson2json_core::batch::*;
+use bson2json_core::concat::{split_concatenated, transcode_concatenated};
+use bson2json_core::mongo::{cursor_parts, CursorParts};
+use bson2json_core::raw::top_level_elements;
 use bson2json_core::{Dialect, Options, Transcoder, Utf8Mode};
 use bson2json_fuzz::*;
 use libfuzzer_sys::fuzz_target;

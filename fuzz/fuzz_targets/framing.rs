@@ -4,7 +4,7 @@
 //! reading of the same field: type, string content, timestamp, date, int32s, document bytes.
 #![no_main]
 use bson::raw::{RawBsonRef, RawDocument};
-use bson2json_core::framing::{change_event_fields, resume_token_data, EventField, Part};
+use bson2json_core::mongo::{change_event_fields, resume_token_data, EventField, Part};
 use libfuzzer_sys::fuzz_target;
 
 /// The `bson` crate's reading of `doc`, or `None` if any element of it (recursively) is unreadable.

@@ -5,7 +5,7 @@
 //! `cargo bench -p bson2json-core` (add `-- doc10k` to pick one).
 use std::path::PathBuf;
 
-use bson2json_core::batch::split_concatenated;
+use bson2json_core::concat::split_concatenated;
 use bson2json_core::{Dialect, Options, Transcoder};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 

@@ -5,7 +5,7 @@
 //! (fields as in benchmark/projection.mjs: an exclusion of 2 fields, an HMAC redaction of 5).
 use std::time::Instant;
 
-use bson2json_core::batch::split_concatenated;
+use bson2json_core::concat::split_concatenated;
 use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
 use bson2json_core::{Options, Transcoder};
 

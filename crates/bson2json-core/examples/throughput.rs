@@ -8,7 +8,7 @@
 //! so compare builds over several skews, not at one.
 use std::time::Instant;
 
-use bson2json_core::batch::split_concatenated;
+use bson2json_core::concat::split_concatenated;
 use bson2json_core::{Dialect, Options, Transcoder};
 
 fn main() {

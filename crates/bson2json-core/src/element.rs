@@ -71,8 +71,8 @@ pub(crate) const MIN_KEY: u8 = 0xFF;
 pub(crate) const MAX_KEY: u8 = 0x7F;
 
 /// Length in bytes of the value of an element of type `t` starting at `at`, which must lie
-/// before `end`; used to step over top-level fields of a cursor reply without decoding them,
-/// and by the lean `compat` walk to read back the keys of an object it has already walked.
+/// before `end`, which the value must not pass; `raw::Elements` steps over values with it (for
+/// cursor replies, change events, projection, and the lean `compat` walk's key read-back).
 pub(crate) fn value_len(input: &[u8], t: u8, at: usize, end: usize) -> Result<usize, Error> {
     let need = |n: usize| -> Result<usize, Error> {
         if at + n > end {

@@ -66,8 +66,8 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) -> bool {
 #[inline]
 pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
     // Clean runs before an escape are copied with `copy_run` (short ones as one 16-byte block,
-    // not a `memcpy` call whose size dispatch mispredicts on text with many escapes: string-
-    // heavy documents 1.14-1.17x). It needs the run's length + 16 bytes of spare capacity:
+    // not a `memcpy` call whose size dispatch mispredicts on text with many escapes: design
+    // decision 9). It needs the run's length + 16 bytes of spare capacity:
     // this reserve, and the one after each escape, keep the rest of the input + 18.
     out.reserve(to - from + 18);
     let s = &buf[..to];

@@ -46,15 +46,18 @@ mod number;
 mod scan;
 mod text;
 mod utf8;
-// 4. element types: tags and value lengths
+// 4. element types: tags and value lengths; raw elements (one iterator over a document's
+//    elements, values not decoded)
 mod element;
+pub mod raw;
 // 5. the walk: options, compat's object model, the walker
 mod compat;
 mod options;
 mod transcode;
-// 6. many documents per call, cursor replies and change-event framing
+// 6. many documents per call; concatenated BSON; MongoDB cursor replies and change events
 pub mod batch;
-pub mod framing;
+pub mod concat;
+pub mod mongo;
 // 7. projection and redaction: a BSON → BSON pass ahead of the transcoder
 pub mod project;
 

@@ -33,9 +33,9 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use crate::bytes::load_i32;
-use crate::element::{value_len, ARRAY, DOCUMENT, NULL, STRING};
+use crate::element::{ARRAY, DOCUMENT, NULL, STRING};
 use crate::error::{Error, ErrorKind};
-use crate::scan::find_nul;
+use crate::raw::Elements;
 
 /// The most components a path may have (MongoDB documents nest at most 100 levels).
 pub const MAX_PATH_DEPTH: usize = 200;
@@ -329,10 +329,12 @@ struct Elem {
     value: (usize, usize),
 }
 
-/// Iterates a document's elements, checking each against the document's end.
+/// A document's elements for the passes below: [`Elements`] over the document, with this
+/// module's own checks at the terminator and at a NUL type byte (their errors are part of the
+/// projection's contract, tested in tests/project.rs and the `project` fuzz target).
 struct Elems<'a> {
     input: &'a [u8],
-    pos: usize,
+    it: Elements<'a>,
     /// The terminator's index.
     last: usize,
 }
@@ -342,38 +344,32 @@ impl<'a> Elems<'a> {
         let doc_end = doc_bounds(input, start, end)?;
         Ok(Elems {
             input,
-            pos: start + 4,
+            it: Elements::within(input, start + 4, doc_end - 1),
             last: doc_end - 1,
         })
     }
 
     fn next(&mut self) -> Result<Option<Elem>, Error> {
-        let at = self.pos;
+        let at = self.it.position();
         if at >= self.last {
             if self.input[at] != 0 || at != self.last {
                 return Err(truncated(at));
             }
             return Ok(None);
         }
-        let t = self.input[at];
-        if t == 0 {
+        if self.input[at] == 0 {
             return Err(Error::new(
                 ErrorKind::BadLength,
                 at,
                 "document ends before its length says",
             ));
         }
-        let k = at + 1;
-        let n = find_nul(&self.input[k..self.last])
-            .ok_or_else(|| Error::new(ErrorKind::Truncated, k, "key has no NUL terminator"))?;
-        let v = k + n + 1;
-        let len = value_len(self.input, t, v, self.last)?;
-        self.pos = v + len;
+        let e = self.it.step()?;
         Ok(Some(Elem {
             at,
-            t,
-            key: (k, k + n),
-            value: (v, v + len),
+            t: e.element_type,
+            key: e.key_range(),
+            value: (e.value_start, e.value_end),
         }))
     }
 }
@@ -428,7 +424,7 @@ impl Projection {
     ) -> Result<(), Error> {
         let mut it = Elems::new(input, start, end)?;
         let p = begin_doc(out);
-        let mut run = it.pos;
+        let mut run = it.it.position();
         while let Some(e) = it.next()? {
             let key = &input[e.key.0..e.key.1];
             let s = match step(node, key) {
@@ -608,7 +604,7 @@ impl Redaction {
         }
         let mut it = Elems::new(input, v.0, v.1)?;
         let p = begin_doc(out);
-        let mut run = it.pos;
+        let mut run = it.it.position();
         while let Some(e) = it.next()? {
             if e.t == DOCUMENT {
                 out.extend_from_slice(&input[run..e.value.0]);
@@ -635,7 +631,7 @@ impl Redaction {
     ) -> Result<(), Error> {
         let mut it = Elems::new(input, start, end)?;
         let p = begin_doc(out);
-        let mut run = it.pos;
+        let mut run = it.it.position();
         while let Some(e) = it.next()? {
             let key = &input[e.key.0..e.key.1];
             match step(node, key) {

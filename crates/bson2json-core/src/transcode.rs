@@ -5,6 +5,12 @@
 //! document before anything is read, so a lying length can only produce an error.
 
 use crate::bytes::{load_i32, load_u64};
+use crate::compat::keys::{
+    bloom_hit, bloom_insert, has_duplicate, hash_of, key_flags, lean_bloom_hit, lean_has_duplicate,
+    mix_key_hash,
+};
+use crate::compat::repair::{fixup, split_namespace};
+use crate::compat::values::{write_bson_regexp, write_long, write_node_buffer};
 use crate::compat::{self, Member};
 use crate::decimal128::{write_decimal128, Decimal128Style};
 use crate::element as el;
@@ -17,6 +23,7 @@ use crate::number::{
 use crate::options::{BsonVersion, Dialect, Options, Utf8Mode};
 use crate::scan::{find_nul, nul_in_16, short_key, short_key_tail, ShortKey};
 use crate::text::{write_base64, write_hex, write_uuid};
+use crate::utf8::write_quoted_lossy;
 
 const COMPAT: u8 = 0;
 const RELAXED: u8 = 1;
@@ -36,7 +43,7 @@ struct Frame {
     /// Elements written so far (decides the comma).
     pub count: u32,
     /// `compat` objects: a Bloom filter over key hashes, to spot possible duplicates: two
-    /// 64-bit words, one bit set in each per key (see [`bloom_insert`]).
+    /// 64-bit words, one bit set in each per key (see [`compat::keys::bloom_insert`]).
     pub bloom: [u64; 2],
     /// `compat` objects: `compat::F_*` bits saying whether the object needs reordering.
     pub flags: u8,
@@ -45,7 +52,7 @@ struct Frame {
     /// Extra `}` to write after this container closes (code-with-scope wrappers). A `u16` so
     /// that the small fields fill eight bytes: with seven, the compiler initialises them with
     /// two overlapping four-byte stores, and the first read of `count` after a push cannot be
-    /// forwarded from them (a 25 % stall on tiny documents, found with `perf`).
+    /// forwarded from them (a stall on tiny documents; ARCHITECTURE.md, design decision 2).
     pub extra_close: u16,
 }
 
@@ -196,141 +203,6 @@ fn write_str_value(
     }
 }
 
-/// Appends `input[from..to]` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns
-/// false if a replacement happened.
-#[inline(always)]
-fn write_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
-    let mark = out.len();
-    let s = &input[from..to];
-    if write_quoted_in(out, input, from, to) || crate::utf8::is_valid(s) {
-        true
-    } else {
-        out.truncate(mark);
-        write_quoted(out, String::from_utf8_lossy(s).as_bytes());
-        false
-    }
-}
-
-/// Adds the key hash `h` to an object's Bloom filter: bit `h >> 58` of the first word and bit
-/// `(h >> 52) & 63` of the second. Returns true if both were already set (a possible
-/// duplicate). Two bits in two words cut the false hits of one 64-bit word for objects of a
-/// dozen keys from about one per object to about one in ten, and a false hit costs a lean walk
-/// a scan of the object's earlier keys.
-#[inline(always)]
-fn bloom_insert(bloom: &mut [u64; 2], h: u64) -> bool {
-    let (b0, b1) = (1u64 << (h >> 58), 1u64 << ((h >> 52) & 63));
-    let hit = bloom[0] & b0 != 0 && bloom[1] & b1 != 0;
-    bloom[0] |= b0;
-    bloom[1] |= b1;
-    hit
-}
-
-/// A key whose Bloom bits are already set in its object: settles small objects with a scan of
-/// their hashes (`F_DUP`), and marks larger ones for one exact check when they close.
-#[inline(never)]
-fn bloom_hit(mine: &[Member], input: &[u8], h: u64, key: &[u8]) -> u8 {
-    if mine.len() >= compat::SCAN_LIMIT {
-        compat::F_MAYBE_DUP
-    } else if mine
-        .iter()
-        .any(|m| m.hash == h && &input[m.key_start..m.key_end] == key)
-    {
-        compat::F_DUP
-    } else {
-        0
-    }
-}
-
-/// The element of an already walked (so already validated) container that starts at `at`,
-/// whose elements end at `end`: its key's input range and the index just after its value.
-/// `None` only if the bytes disagree with the walk, which cannot happen; callers then take the
-/// recording path, which reports whatever the walk reports.
-fn element_at(input: &[u8], at: usize, end: usize) -> Option<(usize, usize, usize)> {
-    let t = *input.get(at)?;
-    let ks = at + 1;
-    let klen = match (ks + 16 <= input.len()).then(|| nul_in_16(input, ks)) {
-        Some(Some(n)) => n,
-        _ => find_nul(input.get(ks..end)?)?,
-    };
-    let ke = ks + klen;
-    if ke >= end {
-        return None;
-    }
-    let v = ke + 1;
-    let n = el::value_len(input, t, v, end).ok()?;
-    Some((ks, ke, v + n))
-}
-
-/// A lean Bloom hit in an object with fewer members reads the earlier keys back at once;
-/// larger objects are checked once, when they close. Lower than [`compat::SCAN_LIMIT`]
-/// (the recording walk's, whose check scans hashes already in hand): reading keys back from
-/// the input costs more per key, and 1-3 rescans of a 30-key object cost more than one pass
-/// over all of it (10 KB update events, whose `updatedFields` has ~60 keys: −2.7 %
-/// instructions).
-const LEAN_SCAN_LIMIT: usize = 16;
-
-/// Lean `compat`'s answer to a Bloom hit on the key `input[ks..ke]` of the open object `f`:
-/// objects with fewer than [`LEAN_SCAN_LIMIT`] members read their earlier keys back from
-/// the input (`F_DUP` if one is equal), larger ones are marked for one exact check when they
-/// close.
-#[inline(never)]
-fn lean_bloom_hit(input: &[u8], f: &Frame, ks: usize, ke: usize) -> u8 {
-    if f.count as usize >= LEAN_SCAN_LIMIT {
-        return compat::F_MAYBE_DUP;
-    }
-    let key = &input[ks..ke];
-    let mut at = f.first;
-    while at + 1 < ks {
-        match element_at(input, at, f.end) {
-            Some((s, e, next)) => {
-                if &input[s..e] == key {
-                    return compat::F_DUP;
-                }
-                at = next;
-            }
-            None => return compat::F_DUP,
-        }
-    }
-    0
-}
-
-/// Lean `compat`'s exact duplicate check of the closed object `f` (marked `F_MAYBE_DUP`): its
-/// keys read back from the input into `scratch` (emptied again) for
-/// [`compat::has_duplicate`].
-#[inline(never)]
-fn lean_has_duplicate(
-    input: &[u8],
-    f: &Frame,
-    scratch: &mut Vec<Member>,
-    table: &mut Vec<u32>,
-) -> bool {
-    let mut at = f.first;
-    let mut dup = false;
-    while at < f.end {
-        match element_at(input, at, f.end) {
-            Some((ks, ke, next)) => {
-                scratch.push(Member {
-                    key_start: ks,
-                    key_end: ke,
-                    out_key: 0,
-                    out_val: 0,
-                    val_start: ke + 1,
-                    vtype: input[at],
-                    hash: key_hash(input, ks, ke - ks),
-                });
-                at = next;
-            }
-            None => {
-                dup = true;
-                break;
-            }
-        }
-    }
-    dup = dup || compat::has_duplicate(input, scratch, table);
-    scratch.clear();
-    dup
-}
-
 /// Every `compat` member the walker's fast path does not take (array-index, `$`-prefixed,
 /// long, escaped or invalid-UTF-8 keys, `undefined` values): writes the key, sets the object's
 /// flags and records the member. Returns true for an `undefined` value (nothing is written).
@@ -347,25 +219,11 @@ fn compat_member<const LEAN: bool>(
     short: Option<ShortKey>,
 ) -> bool {
     let key = &input[ks..ke];
-    let mut flags = 0u8;
-    if let Some(&c) = key.first() {
-        if c.wrapping_sub(b'0') < 10 && compat::array_index(key).is_some() {
-            flags |= compat::F_INDEX;
-        } else if c == b'$' {
-            flags |= if key == b"$ref" || key == b"$id" || key == b"$db" {
-                compat::F_DBREF_KEY
-            } else {
-                compat::F_DOLLAR_OTHER
-            };
-        }
-    }
-    let h = match short {
-        Some(ShortKey { lo, hi, len, .. }) => mix_key_hash(lo, hi, 0, len),
-        None => key_hash(input, ks, key.len()),
-    };
+    let mut flags = key_flags(key);
+    let h = hash_of(input, ks, ke, short);
     if bloom_insert(&mut f.bloom, h) {
         flags |= if LEAN {
-            lean_bloom_hit(input, f, ks, ke)
+            lean_bloom_hit(input, f.first, f.end, f.count, ks, ke)
         } else {
             bloom_hit(&members[f.members_start..], input, h, key)
         };
@@ -387,7 +245,7 @@ fn compat_member<const LEAN: bool>(
                     out.push(b',');
                 }
                 let at = out.len();
-                if !write_lossy(out, input, ks, ke) {
+                if !write_quoted_lossy(out, input, ks, ke) {
                     flags |= compat::F_LOSSY;
                 }
                 out.push(b':');
@@ -408,78 +266,6 @@ fn compat_member<const LEAN: bool>(
         });
     }
     undefined
-}
-
-/// A js-bson `Long` as `JSON.stringify` prints it: it has no `toJSON`, so its own fields, in
-/// the order the class creates them (js-bson 7 declares `high` first; js-bson 6 assigns `low`
-/// first in its constructor).
-#[cold]
-fn write_long(out: &mut Vec<u8>, n: i64, version: BsonVersion) {
-    let (high, low) = (i64::from((n >> 32) as i32), i64::from(n as i32));
-    match version {
-        BsonVersion::V7 => {
-            out.extend_from_slice(b"{\"high\":");
-            write_i64(out, high);
-            out.extend_from_slice(b",\"low\":");
-            write_i64(out, low);
-        }
-        BsonVersion::V6 => {
-            out.extend_from_slice(b"{\"low\":");
-            write_i64(out, low);
-            out.extend_from_slice(b",\"high\":");
-            write_i64(out, high);
-        }
-    }
-    out.extend_from_slice(b",\"unsigned\":false}");
-}
-
-/// A binary value under js-bson's `promoteBuffers`: a Node `Buffer`, whose `toJSON` gives
-/// `{"type":"Buffer","data":[…bytes]}`.
-#[cold]
-fn write_node_buffer(out: &mut Vec<u8>, payload: &[u8]) {
-    out.reserve(payload.len() * 4 + 26);
-    out.extend_from_slice(b"{\"type\":\"Buffer\",\"data\":[");
-    for (i, &b) in payload.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_i64(out, i64::from(b));
-    }
-    out.extend_from_slice(b"]}");
-}
-
-/// A regex under js-bson's `bsonRegExp`: a `BSONRegExp`, printed as its own fields
-/// `{"pattern":…,"options":…}`. Both are decoded with U+FFFD replacement (js-bson does not
-/// validate them); the options are sorted (by UTF-16 code unit, which for the only options
-/// that pass, ASCII letters, is byte order), and the constructor throws a `BSONError` for any
-/// option outside `imxlsu`, reported here as [`ErrorKind::InvalidRegex`] at the option.
-#[cold]
-fn write_bson_regexp(
-    out: &mut Vec<u8>,
-    input: &[u8],
-    from: usize,
-    to: usize,
-    flags: &[u8],
-    flags_at: usize,
-) -> Result<(), Error> {
-    if let Some(i) = flags
-        .iter()
-        .position(|c| !matches!(c, b'i' | b'm' | b'x' | b'l' | b's' | b'u'))
-    {
-        return Err(err(
-            ErrorKind::InvalidRegex,
-            flags_at + i,
-            "regex option outside imxlsu (js-bson's BSONRegExp rejects it)",
-        ));
-    }
-    out.extend_from_slice(b"{\"pattern\":");
-    write_lossy(out, input, from, to);
-    out.extend_from_slice(b",\"options\":\"");
-    let mut sorted = flags.to_vec();
-    sorted.sort_unstable();
-    out.extend_from_slice(&sorted);
-    out.extend_from_slice(b"\"}");
-    Ok(())
 }
 
 /// Length of the key at `ks` by a scan for its NUL, which must come before `end` (keys of 16
@@ -506,30 +292,6 @@ fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey, input: &[u8], ks: 
         None => crate::lanes::words_block(k.lo, k.hi),
     };
     crate::sink::put_key(out, comma, block, k.len);
-}
-
-/// A cheap 64-bit hash of a key from its first sixteen bytes (zero-padded), its last eight
-/// when longer, and its length, mixed by a multiply so the top bits depend on all of them.
-/// Equal keys hash equal; collisions are resolved by comparing bytes. [`ShortKey`] carries the
-/// same first-sixteen-byte words, so both paths agree.
-#[inline(always)]
-fn mix_key_hash(lo: u64, mid: u64, tail: u64, n: usize) -> u64 {
-    (lo ^ mid.rotate_left(23) ^ tail.rotate_left(47) ^ ((n as u64) << 56))
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// [`mix_key_hash`] of `input[ks..ks + n]`, reading byte by byte where needed.
-fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
-    let mut words = [0u8; 16];
-    let k = n.min(16);
-    words[..k].copy_from_slice(&input[ks..ks + k]);
-    let (lo, mid) = (load_u64(&words, 0), load_u64(&words, 8));
-    let tail = if n > 16 {
-        load_u64(input, ks + n - 8)
-    } else {
-        0
-    };
-    mix_key_hash(lo, mid, tail, n)
 }
 
 impl Transcoder {
@@ -634,15 +396,14 @@ impl Transcoder {
     /// as an object closes that needs them (a repair, or an exact duplicate check that finds
     /// one), and the caller starts over with records. Otherwise `Ok(true)`.
     ///
-    /// Kept as one function on purpose (ARCHITECTURE.md, design decision 5): the loop's speed
-    /// depends on how much of its state (input position, the open frame, the output's length
-    /// and capacity) stays in registers, and every split of common work measured slower side
-    /// by side (`benchmark/ab-core.sh`): the rare value types moved out of line, the frame's
-    /// `end` cached in a local, a slimmer member record and capacity checks looping around a
-    /// cold grow each cost 1-5 %, and one shared helper for the two Bloom-filter updates
-    /// +2.5 % instructions on 10 KB documents. Rare work (non-plain, `$` and index keys, Bloom
-    /// hits, duplicate checks, repairs, long keys) already lives in `#[inline(never)]` helpers
-    /// above. Measure a new split the same way before landing it.
+    /// Kept as one function on purpose (ARCHITECTURE.md, design decision 5, which lists the
+    /// splits measured and rejected): the loop's speed depends on how much of its state (input
+    /// position, the open frame, the output's length and capacity) stays in registers, and
+    /// every split of common work measured slower side by side (`benchmark/ab-core.sh`). Rare
+    /// work (non-plain, `$` and index keys, Bloom hits, duplicate checks, repairs, long keys)
+    /// lives in `#[inline(never)]` helpers (`compat_member` above, `compat::keys`); the
+    /// common key's Bloom update and the common values are inline. Measure a new split the
+    /// same way before landing it.
     fn run<const D: u8, const LEAN: bool>(
         &mut self,
         input: &[u8],
@@ -689,9 +450,9 @@ impl Transcoder {
             ));
         }
         // The terminator of every document (this one included) is checked when the walk
-        // reaches it, not when the document opens: then it is in cache (reading a 10 KB
-        // document's last byte first costs a cache miss that stalled ~7 % of the time), and
-        // errors come in input order.
+        // reaches it, not when the document opens: then it is in cache (reading a large
+        // document's last byte first is a cache miss; design decision 3), and errors come in
+        // input order.
         if opts.max_depth == 0 {
             return Err(err(ErrorKind::TooDeep, 0, "nesting deeper than maxDepth"));
         }
@@ -732,25 +493,27 @@ impl Transcoder {
                     && LEAN
                     && (compat::needs_fixup(flags)
                         || flags & compat::F_MAYBE_DUP != 0
-                            && lean_has_duplicate(input, &f, &mut self.members, &mut self.table))
+                            && lean_has_duplicate(
+                                input,
+                                f.first,
+                                f.end,
+                                &mut self.members,
+                                &mut self.table,
+                            ))
                 {
                     return Ok(false);
                 }
                 if compat
                     && !LEAN
                     && flags & compat::F_MAYBE_DUP != 0
-                    && compat::has_duplicate(
-                        input,
-                        &self.members[f.members_start..],
-                        &mut self.table,
-                    )
+                    && has_duplicate(input, &self.members[f.members_start..], &mut self.table)
                 {
                     flags |= compat::F_DUP;
                 }
                 if compat && !LEAN && !f.is_array && compat::needs_fixup(flags) {
                     // The cap was last checked at this length; the repair may shorten it.
                     self.peak = self.peak.max(out.len());
-                    compat::fixup(
+                    fixup(
                         out,
                         input,
                         f.out_start,
@@ -892,7 +655,7 @@ impl Transcoder {
                                 let h = mix_key_hash(k.lo, k.hi, 0, k.len);
                                 if bloom_insert(&mut f.bloom, h) {
                                     f.flags |= if LEAN {
-                                        lean_bloom_hit(input, f, ks, ke)
+                                        lean_bloom_hit(input, f.first, f.end, f.count, ks, ke)
                                     } else {
                                         bloom_hit(
                                             &self.members[f.members_start..],
@@ -954,8 +717,8 @@ impl Transcoder {
 
             // The value. Strings, about 40 % of the values of realistic documents, take a
             // conditional branch ahead of the type dispatch: the jump table's indirect branch
-            // mispredicts often on mixed types, and this test is cheaper to get wrong
-            // (1.03-1.06x on 1-10 KB documents and events in `compat`).
+            // mispredicts often on mixed types, and this test is cheaper to get wrong (design
+            // decision 8).
             if t == el::STRING {
                 let (_, next) = read_string(input, v, end)?;
                 pos = next;
@@ -1205,11 +968,11 @@ impl Transcoder {
                         if flen <= sorted.len() {
                             sorted[..flen].copy_from_slice(flags);
                             sorted[..flen].sort_unstable();
-                            write_lossy(out, &sorted, 0, flen);
+                            write_quoted_lossy(out, &sorted, 0, flen);
                         } else {
                             let mut v = flags.to_vec();
                             v.sort_unstable();
-                            write_lossy(out, &v, 0, v.len());
+                            write_quoted_lossy(out, &v, 0, v.len());
                         }
                         out.extend_from_slice(b"}}");
                     }
@@ -1235,7 +998,7 @@ impl Transcoder {
                                     ))
                                 }
                             };
-                        let (db, coll) = compat::split_namespace(&ns_text);
+                        let (db, coll) = split_namespace(&ns_text);
                         out.extend_from_slice(b"{\"$ref\":");
                         write_quoted(out, coll);
                         out.extend_from_slice(b",\"$id\":\"");

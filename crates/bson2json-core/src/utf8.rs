@@ -201,6 +201,21 @@ pub fn to_utf16_plain(s: &[u8], dst: &mut Vec<u16>) {
     dst.extend(String::from_utf8_lossy(s).encode_utf16());
 }
 
+/// Appends `input[from..to]` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns
+/// false if a replacement happened.
+#[inline(always)]
+pub(crate) fn write_quoted_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
+    let mark = out.len();
+    let s = &input[from..to];
+    if crate::escape::write_quoted_in(out, input, from, to) || is_valid(s) {
+        true
+    } else {
+        out.truncate(mark);
+        crate::escape::write_quoted(out, String::from_utf8_lossy(s).as_bytes());
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

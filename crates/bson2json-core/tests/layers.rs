@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-/// Bottom first. A module may use any module listed before it, never one after it.
+/// Bottom first. A module may use any module listed before it, never one after it. A
+/// directory module's files are listed as `dir::file` (`dir/mod.rs` is `dir`); a path is
+/// judged by the longest module it starts with, so `compat::keys` and `compat` rank apart.
 const ORDER: &[&str] = &[
     // reading input, errors
     "bytes",
@@ -18,19 +20,29 @@ const ORDER: &[&str] = &[
     // cstring scanning and value writers
     "decimal128",
     "escape",
+    "number::integer",
+    "number::double",
+    "number::date",
     "number",
     "scan",
     "text",
     "utf8",
-    // element types: tags and value lengths
+    // element types: tags and value lengths; raw elements (the one element iterator)
     "element",
+    "raw",
     // the walk
     "options",
     "compat",
+    "compat::keys",
+    "compat::repair",
+    "compat::values",
     "transcode",
-    // many documents per call, cursor replies, change-event framing
+    // many documents per call; concatenated BSON; MongoDB cursor replies and change events
     "batch",
-    "framing",
+    "concat",
+    "mongo::change",
+    "mongo::cursor",
+    "mongo",
     // projection and redaction: BSON → BSON ahead of the walk
     "project",
 ];
@@ -80,60 +92,141 @@ fn code_of(src: &str) -> String {
     out
 }
 
-/// The modules a source refers to as `crate::m` or inside `use crate::{m, …}`.
-fn uses(code: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let mut rest = code;
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for part in group[..end].split(',') {
-                let name: String = part
-                    .trim()
+/// The module paths a source refers to as `crate::m::n`, inside `use crate::{m, n::o, …}` or
+/// `use crate::m::{self, n, …}` (one level of braces), or as `super::n` (resolved against
+/// `parent`, the enclosing module of the file's own module: `compat` for `compat::keys`).
+/// Each path keeps its leading lowercase segments: `crate::compat::keys::bloom_insert` gives
+/// `compat::keys::bloom_insert`, which [`rank_of`] resolves to the longest module in [`ORDER`].
+fn uses(code: &str, parent: &str) -> BTreeSet<String> {
+    fn path(s: &str) -> String {
+        // Items (`Error`, `Member`, `F_DUP`) are not modules: the path stops at the first.
+        s.split("::")
+            .map(|seg| {
+                seg.trim()
                     .chars()
                     .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                found.insert(name);
+                    .collect::<String>()
+            })
+            .take_while(|n| n.starts_with(|c: char| c.is_ascii_lowercase()))
+            .collect::<Vec<_>>()
+            .join("::")
+    }
+    let mut found = BTreeSet::new();
+    for (marker, base) in [("crate::", String::new()), ("super::", parent.to_owned())] {
+        let mut rest = code;
+        while let Some(i) = rest.find(marker) {
+            // `foo_super::` or `mycrate::` are other names.
+            let before = rest[..i].chars().next_back();
+            rest = &rest[i + marker.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
             }
-        } else {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            found.insert(name);
+            // The path up to a brace group, if any: `compat::{self, keys::x}`.
+            let head_len = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let head = rest[..head_len].trim_end_matches(':');
+            let prefix = [base.as_str(), head]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("::");
+            if rest[head_len..].starts_with('{') {
+                let group = &rest[head_len + 1..];
+                let end = group.find('}').unwrap_or(group.len());
+                for part in group[..end].split(',') {
+                    let part = part.trim();
+                    let full = if part == "self" || part.is_empty() {
+                        prefix.clone()
+                    } else if prefix.is_empty() {
+                        path(part)
+                    } else {
+                        format!("{prefix}::{part}")
+                    };
+                    let p = path(&full);
+                    if !p.is_empty() {
+                        found.insert(p);
+                    }
+                }
+            } else {
+                let p = path(&prefix);
+                if !p.is_empty() {
+                    found.insert(p);
+                }
+            }
         }
     }
-    // Items re-exported at the crate root (`crate::Error`, `crate::Options`) are not modules.
-    found.retain(|n| n.chars().next().is_some_and(|c| c.is_ascii_lowercase()));
     found
+}
+
+/// The rank in [`ORDER`] of the longest module that `path` starts with.
+fn rank_of(path: &str) -> Option<(usize, &'static str)> {
+    ORDER
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| path == **m || path.starts_with(&format!("{m}::")))
+        .max_by_key(|(_, m)| m.len())
+        .map(|(i, m)| (i, *m))
+}
+
+/// Every source file under `dir` with its module path (`compat/keys.rs` is `compat::keys`,
+/// `compat/mod.rs` is `compat`), `lib.rs` left out.
+fn sources(dir: &Path, prefix: &str, out: &mut Vec<(String, std::path::PathBuf)>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        let join = |name: &str| {
+            if prefix.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{prefix}::{name}")
+            }
+        };
+        if path.is_dir() {
+            sources(&path, &join(&stem), out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            match stem.as_str() {
+                "lib" if prefix.is_empty() => {}
+                "mod" => out.push((prefix.to_owned(), path)),
+                _ => out.push((join(&stem), path)),
+            }
+        }
+    }
 }
 
 #[test]
 fn modules_form_a_stack() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&dir, "", &mut files);
+    files.sort();
     let mut seen = BTreeSet::new();
     let mut problems = Vec::new();
-    for entry in fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
-        if name == "lib" {
-            continue;
-        }
+    for (name, path) in files {
         let Some(rank) = ORDER.iter().position(|m| *m == name) else {
-            problems.push(format!("src/{name}.rs is not placed in ORDER"));
+            problems.push(format!(
+                "{} ({name}) is not placed in ORDER",
+                path.display()
+            ));
             continue;
         };
         seen.insert(name.clone());
+        let parent = name.rsplit_once("::").map_or("", |(p, _)| p);
         let code = code_of(&fs::read_to_string(&path).unwrap());
-        for used in uses(&code) {
-            match ORDER.iter().position(|m| *m == used) {
-                Some(r) if r < rank => {}
-                Some(_) => problems.push(format!("{name} uses {used}, which is above it")),
-                None if used == "testing" => {
-                    problems.push(format!("{name} uses the testing module"));
+        for used in uses(&code, parent) {
+            if used == "testing" || used.starts_with("testing::") {
+                problems.push(format!("{name} uses the testing module"));
+                continue;
+            }
+            match rank_of(&used) {
+                Some((r, m)) if r > rank && used == m => {
+                    problems.push(format!("{name} uses {m}, which is above it"));
                 }
-                None => {}
+                Some((r, m)) if r > rank => {
+                    problems.push(format!("{name} uses {used} (in {m}), which is above it"));
+                }
+                _ => {}
             }
         }
         let has_unsafe = code.contains("unsafe ");
@@ -153,8 +246,31 @@ fn modules_form_a_stack() {
 fn the_checker_sees_a_use_in_either_form() {
     let code = code_of(
         "use crate::a::b;\nuse crate::{c::D, e};\n// crate::comment\n\
-         #[cfg(test)]\nmod tests {\n    use crate::f;\n}\nfn g() { crate::h::i(); }\n",
+         #[cfg(test)]\nmod tests {\n    use crate::f;\n}\nfn g() { crate::h::i(); }\n\
+         use crate::compat::{self, keys::x, Member};\nuse super::repair::Y;\n",
     );
-    let found: Vec<String> = uses(&code).into_iter().collect();
-    assert_eq!(found, ["a", "c", "e", "h"]);
+    let found: Vec<String> = uses(&code, "compat").into_iter().collect();
+    assert_eq!(
+        found,
+        [
+            "a::b",
+            "c",
+            "compat",
+            "compat::keys::x",
+            "compat::repair",
+            "e",
+            "h::i"
+        ]
+    );
+}
+
+#[test]
+fn a_path_resolves_to_the_longest_module() {
+    assert_eq!(rank_of("element").map(|r| r.1), Some("element"));
+    assert_eq!(rank_of("raw::Elements").map(|r| r.1), Some("raw"));
+    assert_eq!(
+        rank_of("mongo::cursor::x").map(|r| r.1),
+        Some("mongo::cursor")
+    );
+    assert_eq!(rank_of("nosuchmodule"), None);
 }

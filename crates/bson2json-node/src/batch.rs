@@ -10,9 +10,10 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 use bson2json_core::batch::{
-    cursor_parts, split_concatenated, transcode_concatenated, transcode_docs,
-    transcode_docs_parallel, BatchError, BatchOutput, CursorParts, Layout,
+    transcode_docs, transcode_docs_parallel, BatchError, BatchOutput, Layout,
 };
+use bson2json_core::concat::{split_concatenated, transcode_concatenated};
+use bson2json_core::mongo::{cursor_parts, CursorParts};
 use bson2json_core::{Options, Transcoder};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;

@@ -2,8 +2,9 @@
 //! event are extracted here, in Rust, and the document parts become JSON text in the chosen
 //! dialect; nothing is deserialized into JS objects by js-bson on this path.
 
-use bson2json_core::batch::{cursor_parts, CursorParts};
-use bson2json_core::framing::{change_event_fields, resume_token_data, EventField, Part};
+use bson2json_core::mongo::{
+    change_event_fields, cursor_parts, resume_token_data, CursorParts, EventField, Part,
+};
 use bson2json_core::{Error as CoreError, Options, Transcoder};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;

@@ -19,7 +19,8 @@
 
 use std::cell::RefCell;
 
-use bson2json_core::batch::{split_concatenated, transcode_concatenated, BatchOutput};
+use bson2json_core::batch::BatchOutput;
+use bson2json_core::concat::{split_concatenated, transcode_concatenated};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 

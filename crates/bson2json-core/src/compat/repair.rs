@@ -1,116 +1,16 @@
-//! The JavaScript object model that `compat` must reproduce when an object is not simply
-//! "keys in BSON order": V8 puts array-index keys first in ascending order, a duplicate key keeps
-//! its first position but takes the last value (and disappears from the JSON if that value is
-//! `undefined`), and js-bson turns `$ref`/`$id`/`$db` documents into `DBRef`s whose `toJSON`
-//! reorders them. The walker writes every object in BSON order; only objects that need it (rare
-//! in real data) are rewritten here, after they close, from the member records of the
-//! recording walk. The lean walk that runs first keeps no records: it only sets the flags
-//! below, and gives the document to the recording walk when an object needs a rewrite.
+//! The rewrite of a closed `compat` object into the order and shape js-bson's value has under
+//! `JSON.stringify`: array-index keys first in ascending order, a duplicate key at its first
+//! position with its last value, `$ref`/`$id`/`$db` objects as `DBRef`s. It runs only for an
+//! object whose flags say so ([`super::needs_fixup`]), from the recording walk's member
+//! records, after the object has been written in BSON order (design decision 4).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::compat::keys::array_index;
+use crate::compat::{Member, F_DBREF_KEY, F_DOLLAR_OTHER, F_LOSSY, F_NO_DBREF, NONE};
 use crate::element as el;
 use crate::escape::write_quoted;
-
-/// An array-index key (canonical decimal 0..=4294967294) is present.
-pub(crate) const F_INDEX: u8 = 1;
-/// A duplicate key is present.
-pub(crate) const F_DUP: u8 = 2;
-/// One of `$ref`, `$id`, `$db` is present.
-pub(crate) const F_DBREF_KEY: u8 = 4;
-/// Another `$`-prefixed key is present (so the object can't become a DBRef).
-pub(crate) const F_DOLLAR_OTHER: u8 = 8;
-/// A key had invalid UTF-8 and was decoded with U+FFFD: duplicates must be judged on the
-/// decoded text.
-pub(crate) const F_LOSSY: u8 = 16;
-/// Two keys share a Bloom filter bit: check for duplicates exactly when the object closes.
-pub(crate) const F_MAYBE_DUP: u8 = 32;
-
-/// The object is a code-with-scope scope, which js-bson never promotes to a DBRef.
-pub(crate) const F_NO_DBREF: u8 = 64;
-
-/// Objects with fewer members check a Bloom hit by scanning their hashes right away.
-pub(crate) const SCAN_LIMIT: usize = 32;
-
-/// `out_key` of a member whose value is `undefined` (nothing was written).
-pub(crate) const NONE: usize = usize::MAX;
-
-/// One key/value of an open `compat` object.
-pub(crate) struct Member {
-    /// Input range of the raw key bytes.
-    pub key_start: usize,
-    pub key_end: usize,
-    /// Output index of the member's `"key":value` text, or [`NONE`] for `undefined`.
-    pub out_key: usize,
-    /// Output index of the member's value text.
-    pub out_val: usize,
-    /// Input index of the value bytes.
-    pub val_start: usize,
-    /// BSON element type of the value.
-    pub vtype: u8,
-    /// [`crate::transcode`]'s key hash.
-    pub hash: u64,
-}
-
-/// Whether an object with these flags must be rewritten when it closes.
-#[inline(always)]
-pub(crate) fn needs_fixup(flags: u8) -> bool {
-    flags & (F_INDEX | F_DUP | F_LOSSY) != 0
-        || (flags & F_DBREF_KEY != 0 && flags & (F_DOLLAR_OTHER | F_NO_DBREF) == 0)
-}
-
-/// Exact duplicate check over the raw keys of one object's members, with an open-addressing
-/// table of member indices (`table` is reusable scratch). O(n); no allocation once warm.
-#[inline(never)]
-pub(crate) fn has_duplicate(input: &[u8], members: &[Member], table: &mut Vec<u32>) -> bool {
-    let n = members.len();
-    if n < 2 {
-        return false;
-    }
-    let size = (n * 2).next_power_of_two();
-    table.clear();
-    table.resize(size, u32::MAX);
-    let mask = size - 1;
-    for (i, m) in members.iter().enumerate() {
-        let key = &input[m.key_start..m.key_end];
-        let mut slot = (m.hash >> 32) as usize & mask;
-        loop {
-            let e = table[slot];
-            if e == u32::MAX {
-                table[slot] = i as u32;
-                break;
-            }
-            let o = &members[e as usize];
-            if o.hash == m.hash && &input[o.key_start..o.key_end] == key {
-                return true;
-            }
-            slot = (slot + 1) & mask;
-        }
-    }
-    false
-}
-
-/// The value of `key` as a V8 array index: canonical decimal (no sign, no leading zeros other
-/// than "0" itself) and at most 2^32 - 2.
-pub(crate) fn array_index(key: &[u8]) -> Option<u32> {
-    if key.is_empty() || key.len() > 10 || (key[0] == b'0' && key.len() > 1) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in key {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + u64::from(d);
-    }
-    if v <= 4_294_967_294 {
-        Some(v as u32)
-    } else {
-        None
-    }
-}
 
 /// js-bson's `DBRef` constructor: a namespace that splits on `.` into exactly two parts is
 /// `db.collection`; anything else is all collection. Returns `(db, collection)`.
@@ -316,24 +216,6 @@ pub(crate) fn fixup(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn array_indices() {
-        assert_eq!(array_index(b"0"), Some(0));
-        assert_eq!(array_index(b"10"), Some(10));
-        assert_eq!(array_index(b"4294967294"), Some(4_294_967_294));
-        for k in [
-            &b"4294967295"[..],
-            b"01",
-            b"-1",
-            b"1.5",
-            b" 1",
-            b"",
-            b"9007199254740991",
-        ] {
-            assert_eq!(array_index(k), None, "{k:?}");
-        }
-    }
 
     #[test]
     fn namespaces() {

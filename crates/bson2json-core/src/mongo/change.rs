@@ -1,4 +1,4 @@
-//! Change-event framing: the routing fields of one change-stream event (`_id`, `operationType`,
+//! MongoDB change events: the routing fields of one change-stream event (`_id`, `operationType`,
 //! `ns`, `clusterTime`, `wallTime`, `splitEvent`, `documentKey`, and where the document parts
 //! are), read in place and listed in the event's own field order. The Node binding turns each
 //! into a JavaScript value; the document parts are transcoded by [`crate::Transcoder`].
@@ -6,10 +6,10 @@
 
 use std::ops::Range;
 
-use crate::batch::{top_level_elements, RawElement};
 use crate::bytes::{load_u32, load_u64};
 use crate::element::{DATE_TIME, DOCUMENT, INT32, STRING, TIMESTAMP};
 use crate::error::Error;
+use crate::raw::{top_level_elements, RawElement};
 
 /// Which document part of an event a [`EventField::Part`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
