@@ -99,7 +99,7 @@ export declare const enum BatchLayout {
   List = 2,
   /** One NDJSON string. */
   NdjsonString = 3,
-  /** Joined texts of whole documents with their UTF-16 offsets (see [`JOINED`]). */
+  /** Joined texts of whole documents with their UTF-16 offsets (`[text, offsets, …]`). */
   Joined = 4,
 }
 
