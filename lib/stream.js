@@ -119,7 +119,7 @@ function atDocumentStart(e, buf) {
   let at = 0
   for (let i = 0; i < e.index && at + 4 <= buf.length; i++) at += buf.readInt32LE(at)
   e.offset = at
-  e.message = `${e.message.replace(/ \(document \d+.*\)$/s, '')} (in the projected document)`
+  e.message = `${e.code}: ${typeof e.detail === 'string' ? e.detail : e.message} (in the projected document)`
   return e
 }
 
@@ -146,6 +146,7 @@ function makeError(code, detail, index, offset) {
   e.code = code
   e.offset = offset
   e.index = index
+  e.detail = detail
   return e
 }
 
@@ -154,9 +155,8 @@ function rebase(e, baseIndex, baseOffset) {
   if (!e || typeof e !== 'object' || typeof e.code !== 'string' || typeof e.index !== 'number') return e
   const index = baseIndex + e.index
   const offset = baseOffset + (typeof e.offset === 'number' ? e.offset : 0)
-  const m = /^(.*?)(?: \(document \d+, byte (\d+) of the document\))?$/s.exec(e.message)
-  const inDoc = m && m[2] !== undefined ? `byte ${m[2]} of the document, ` : ''
-  e.message = `${m ? m[1] : e.message} (document ${index}, ${inDoc}byte offset ${offset} in the stream)`
+  const detail = typeof e.detail === 'string' ? e.detail : e.message
+  e.message = `${e.code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`
   e.index = index
   e.offset = offset
   return e
