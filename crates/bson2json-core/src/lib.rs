@@ -57,6 +57,7 @@ pub mod batch;
 pub mod framing;
 // 7. projection and redaction: a BSON → BSON pass ahead of the transcoder
 pub mod project;
+pub mod split;
 
 pub use error::{Error, ErrorKind};
 pub use options::{

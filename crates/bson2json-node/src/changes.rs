@@ -6,11 +6,12 @@ use std::ffi::{c_char, CStr};
 
 use bson2json_core::batch::{cursor_parts, CursorParts};
 use bson2json_core::framing::{change_event_fields, resume_token_data, EventField, Part};
-use bson2json_core::{Dialect, Options, RegexRecord};
+use bson2json_core::split::merge_fragments;
+use bson2json_core::{Options, RegexRecord};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::errors::Failure;
+use crate::errors::{type_error, Failure};
 use crate::node_api::{self, bytes_of, Value};
 use crate::{options, regex, strings, with_state, State};
 
@@ -48,6 +49,9 @@ struct EventWriter<'a> {
     /// Whether each event carries `json`, the whole event's text, instead of one text per
     /// document part.
     whole: bool,
+    /// Whether a fragment of a split event (one with `splitEvent`) is handed over raw, as
+    /// `{ resumeToken, splitEvent, raw }`, for [`transcode_change_fragments`] to reassemble.
+    raw_fragments: bool,
     st: &'a mut State,
     keys: Keys,
     fields: Vec<EventField>,
@@ -60,6 +64,7 @@ impl<'a> EventWriter<'a> {
             env,
             opts,
             whole,
+            raw_fragments: false,
             st,
             keys: Keys::default(),
             fields: Vec::new(),
@@ -110,28 +115,18 @@ impl<'a> EventWriter<'a> {
 
     /// A resume token: `{ _data: string }` built here when `data` (its `_data` string, see
     /// [`resume_token_data`]) says it has that shape, the format every MongoDB version uses;
-    /// any other shape as its canonical Extended JSON text (`plain` false), which the wrapper
-    /// parses. Offsets in a failure are `doc`'s.
-    fn token(
-        &mut self,
-        doc: &[u8],
-        data: Option<&[u8]>,
-    ) -> std::result::Result<(Value, bool), Failure> {
-        if let Some(data) = data {
-            let o = self.object()?;
-            let s = self.string(data)?;
-            self.set(o, c"_data", s)?;
-            return Ok((o, true));
+    /// any other shape as a `Buffer` holding a copy of its BSON (`doc`), which the wrapper
+    /// decodes.
+    fn token(&mut self, doc: &[u8], data: Option<&[u8]>) -> Result<Value> {
+        match data {
+            Some(data) => {
+                let o = self.object()?;
+                let s = self.string(data)?;
+                self.set(o, c"_data", s)?;
+                Ok(o)
+            }
+            None => node_api::buffer_copy(self.env, doc),
         }
-        let State {
-            transcoder,
-            out,
-            wide,
-            ..
-        } = &mut *self.st;
-        out.clear();
-        transcoder.transcode(doc, &Options::with_dialect(Dialect::Canonical), out)?;
-        Ok((strings::json(self.env, out, wide)?, false))
     }
 
     /// The `{ id, ns, postBatchResumeToken, events }` of a cursor document (`bytes`, framed
@@ -148,17 +143,10 @@ impl<'a> EventWriter<'a> {
         let pbrt = match parts.post_batch_resume_token {
             Some((a, b)) => {
                 let token = &bytes[a..b];
-                let at = |f: Failure| f.in_event(0, a);
                 let data = resume_token_data(token)
-                    .map_err(|e| at(e.into()))?
+                    .map_err(|e| Failure::from(e.shifted(a)))?
                     .map(|r| &token[r]);
-                match self.token(token, data).map_err(at)? {
-                    (v, true) => v,
-                    (v, false) => {
-                        self.set(result, c"postBatchResumeTokenEJSON", v)?;
-                        self.null()?
-                    }
-                }
+                self.token(token, data)?
             }
             None => self.null()?,
         };
@@ -181,6 +169,10 @@ impl<'a> EventWriter<'a> {
             .map_err(Failure::from)
             .and_then(|()| {
                 let o = self.object()?;
+                let fragment = |f: &EventField| matches!(f, EventField::SplitEvent { .. });
+                if self.raw_fragments && fields.iter().any(fragment) {
+                    return self.fragment(o, index, ev, &fields);
+                }
                 for field in &fields {
                     self.field(o, index, ev, field)?;
                 }
@@ -192,6 +184,28 @@ impl<'a> EventWriter<'a> {
             });
         self.fields = fields;
         built
+    }
+
+    /// A fragment of a split event, raw: its resume token and `splitEvent` as values, and
+    /// `raw`, a copy of its BSON.
+    fn fragment(
+        &mut self,
+        o: Value,
+        index: usize,
+        ev: &[u8],
+        fields: &[EventField],
+    ) -> std::result::Result<Value, Failure> {
+        for field in fields {
+            if matches!(
+                field,
+                EventField::ResumeToken { .. } | EventField::SplitEvent { .. }
+            ) {
+                self.field(o, index, ev, field)?;
+            }
+        }
+        let raw = node_api::buffer_copy(self.env, ev)?;
+        self.set(o, c"raw", raw)?;
+        Ok(o)
     }
 
     /// Sets one routing field or document part of the event `ev` on `o`.
@@ -206,13 +220,7 @@ impl<'a> EventWriter<'a> {
         let (key, value) = match field {
             EventField::ResumeToken { doc, data } => {
                 let data = data.clone().map(|r| &ev[r]);
-                let (v, plain) = self.token(&ev[doc.clone()], data).map_err(at(doc.start))?;
-                let key = if plain {
-                    c"resumeToken"
-                } else {
-                    c"resumeTokenEJSON"
-                };
-                (key, v)
+                (c"resumeToken", self.token(&ev[doc.clone()], data)?)
             }
             EventField::OperationType(r) => (c"operationType", self.string(&ev[r.clone()])?),
             EventField::Ns { db, coll } => {
@@ -269,12 +277,14 @@ impl<'a> EventWriter<'a> {
 
 /// One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
 /// events }`. With `whole`, each event also carries `json`, the whole event as one JSON string
-/// (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields).
+/// (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields). With
+/// `rawFragments`, each fragment of a split event is `{ resumeToken, splitEvent, raw }`, `raw`
+/// a copy of its BSON (see `transcodeChangeFragments`).
 #[napi(
     js_name = "transcodeChangeBatch",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
-    ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | null; postBatchResumeTokenEJSON?: string; events: RawChangeEvent[] }"
+    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean",
+    ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }"
 )]
 pub fn transcode_change_batch<'env>(
     env: &'env Env,
@@ -283,6 +293,7 @@ pub fn transcode_change_batch<'env>(
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
+    raw_fragments: Option<bool>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
     // Copied: the events are read while their JS objects are built, and setting a property
@@ -290,7 +301,7 @@ pub fn transcode_change_batch<'env>(
     #[allow(unsafe_code)]
     // SAFETY: copied at once (`into_owned`); nothing runs in between.
     let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? }.into_owned();
-    change_batch(env, &bytes, whole, &opts)
+    change_batch(env, &bytes, whole, raw_fragments.unwrap_or(false), &opts)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
@@ -299,18 +310,86 @@ fn change_batch(
     env: &Env,
     bytes: &[u8],
     whole: bool,
+    raw_fragments: bool,
     opts: &Options,
 ) -> std::result::Result<Value, Failure> {
     let mut parts = CursorParts::default();
     cursor_parts(bytes, &mut parts)?;
+    write_events(env, opts, whole, raw_fragments, |w| w.batch(bytes, &parts))
+}
+
+/// Runs `write` with an [`EventWriter`] on the thread's scratch, then checks the regexes it
+/// met (which can run JavaScript, so only once the writer has given the scratch back).
+fn write_events(
+    env: &Env,
+    opts: &Options,
+    whole: bool,
+    raw_fragments: bool,
+    write: impl FnOnce(&mut EventWriter<'_>) -> std::result::Result<Value, Failure>,
+) -> std::result::Result<Value, Failure> {
     let (value, regexes) = with_state(|st| {
         let mut w = EventWriter::new(env, opts, whole, st);
-        let value = w.batch(bytes, &parts);
-        (value, std::mem::take(&mut w.regexes))
+        w.raw_fragments = raw_fragments;
+        let value = write(&mut w);
+        (value, w.regexes)
     });
     let value = value?;
     if !regexes.is_empty() {
         regex::check(env, regexes)?;
     }
     Ok(value)
+}
+
+/// The event that the fragments of one split event (their `raw` bytes, in order, from
+/// `transcodeChangeBatch` with `rawFragments`) were split from, reassembled at the BSON level
+/// ([`merge_fragments`]) and returned exactly as `transcodeChangeBatch` returns an event that
+/// was not split.
+#[napi(
+    js_name = "transcodeChangeFragments",
+    catch_unwind,
+    ts_args_type = "fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_return_type = "RawChangeEvent"
+)]
+pub fn transcode_change_fragments<'env>(
+    env: &'env Env,
+    fragments: Unknown<'env>,
+    whole: bool,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+) -> Result<Unknown<'env>> {
+    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let list = Value::of_unknown(&fragments);
+    if !node_api::is_array(env, list)? {
+        return Err(type_error(
+            env,
+            "bson2json: fragments must be an array of Uint8Arrays",
+        ));
+    }
+    // Every element is read (which can run JavaScript: an accessor) before any byte pointer
+    // is taken.
+    let len = node_api::array_length(env, list)?;
+    let mut values = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        values.push(node_api::get_element(env, list, i)?);
+    }
+    let mut merged = Vec::new();
+    {
+        let mut parts = Vec::with_capacity(values.len());
+        for (i, v) in values.into_iter().enumerate() {
+            #[allow(unsafe_code)]
+            // SAFETY: read only by the merge just below, which runs no JavaScript; dropped at
+            // the end of this block, before anything else runs.
+            parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
+        }
+        let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+        if let Err(e) = merge_fragments(&refs, &mut merged) {
+            return Err(Failure::from(e).throw(env));
+        }
+    }
+    write_events(env, &opts, whole, false, |w| {
+        w.event(0, &merged).map_err(|f| f.in_event(0, 0))
+    })
+    .map(|v| v.into_unknown(env))
+    .map_err(|f| f.throw(env))
 }
