@@ -64,13 +64,14 @@ struct Report {
 }
 
 impl Failure {
-    fn report(&self) -> Option<Report> {
-        Some(match self {
+    /// The `TranscodeError` this failure becomes; `Err` for a Node-API failure.
+    fn report(self) -> std::result::Result<Report, Error> {
+        Ok(match self {
             Failure::Transcode(e, index) => Report {
                 code: e.code(),
                 detail: e.detail().to_owned(),
                 offset: e.offset(),
-                index: *index,
+                index,
                 message: match index {
                     Some(i) => format!("{}: {e} (event {i})", e.code()),
                     None => format!("{}: {e}", e.code()),
@@ -97,10 +98,10 @@ impl Failure {
                 code: error.code(),
                 detail: format!("{} ({message})", error.detail()),
                 offset: error.offset(),
-                index: *index,
+                index,
                 message: format!("{}: {error} ({message})", error.code()),
             },
-            Failure::Napi(_) => return None,
+            Failure::Napi(e) => return Err(e),
         })
     }
 
@@ -126,11 +127,9 @@ impl Failure {
     /// Node-API failure) and returns what an export returns for it: the marker error that
     /// tells napi-rs an exception is pending, or the Node-API error for napi-rs to throw.
     pub(crate) fn throw(self, env: &Env) -> Error {
-        let Some(r) = self.report() else {
-            let Failure::Napi(e) = self else {
-                unreachable!("only Node-API failures have no report")
-            };
-            return e;
+        let r = match self.report() {
+            Ok(r) => r,
+            Err(e) => return e,
         };
         match error_object(env, &r).and_then(|obj| node_api::throw(env, obj)) {
             Ok(()) => Error::new(Status::PendingException, r.message),
@@ -141,13 +140,7 @@ impl Failure {
     /// This failure as a JS value without throwing it (a task's rejection): the
     /// `TranscodeError`, or `Err` for a Node-API failure.
     pub(crate) fn into_value(self, env: &Env) -> Result<Value> {
-        match self.report() {
-            Some(r) => error_object(env, &r),
-            None => match self {
-                Failure::Napi(e) => Err(e),
-                _ => unreachable!("only Node-API failures have no report"),
-            },
-        }
+        error_object(env, &self.report()?)
     }
 }
 
