@@ -14,9 +14,8 @@ export type BatchValue = string | Uint8Array | string[] | Array<string | Uint32A
 
 /** One change event of `transcodeChangeBatch`: routing fields as values, documents as JSON. */
 export interface RawChangeEvent {
-  /** `{ _data }`, or `resumeTokenEJSON` (canonical Extended JSON) for any other token shape. */
-  resumeToken?: { _data: string }
-  resumeTokenEJSON?: string
+  /** `{ _data }`, or for any other token shape a copy of the token document's BSON. */
+  resumeToken?: { _data: string } | Uint8Array
   operationType?: string
   ns?: { db?: string; coll?: string }
   clusterTime?: { t: number; i: number }
@@ -29,6 +28,8 @@ export interface RawChangeEvent {
   updateDescription?: string | null
   /** With `whole`: the whole event as one JSON text. */
   json?: string
+  /** With `rawFragments`, on a fragment of a split event: a copy of its BSON. */
+  raw?: Uint8Array
 }
 
 /**
@@ -99,7 +100,7 @@ export declare const enum BatchLayout {
   List = 2,
   /** One NDJSON string. */
   NdjsonString = 3,
-  /** Joined texts of whole documents with their UTF-16 offsets (see [`JOINED`]). */
+  /** Joined texts of whole documents with their UTF-16 offsets (`[text, offsets, …]`). */
   Joined = 4,
 }
 
@@ -168,9 +169,19 @@ export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], la
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
  * events }`. With `whole`, each event also carries `json`, the whole event as one JSON string
- * (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields).
+ * (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields). With
+ * `rawFragments`, each fragment of a split event is `{ resumeToken, splitEvent, raw }`, `raw`
+ * a copy of its BSON (see `transcodeChangeFragments`).
  */
-export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | null; postBatchResumeTokenEJSON?: string; events: RawChangeEvent[] }
+export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }
+
+/**
+ * The event that the fragments of one split event (their `raw` bytes, in order, from
+ * `transcodeChangeBatch` with `rawFragments`) were split from, reassembled at the BSON level
+ * ([`merge_fragments`]) and returned exactly as `transcodeChangeBatch` returns an event that
+ * was not split.
+ */
+export declare function transcodeChangeFragments(fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): RawChangeEvent
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a

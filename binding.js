@@ -846,5 +846,6 @@ module.exports.stagedOutput = nativeBinding.stagedOutput
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
 module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch
+module.exports.transcodeChangeFragments = nativeBinding.transcodeChangeFragments
 module.exports.transcodeCursor = nativeBinding.transcodeCursor
 module.exports.transcodeStaged = nativeBinding.transcodeStaged

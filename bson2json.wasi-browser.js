@@ -1451,5 +1451,6 @@ export const stagedOutput = __napiModule.exports.stagedOutput
 export const transcodeBatch = __napiModule.exports.transcodeBatch
 export const transcodeBatchAsync = __napiModule.exports.transcodeBatchAsync
 export const transcodeChangeBatch = __napiModule.exports.transcodeChangeBatch
+export const transcodeChangeFragments = __napiModule.exports.transcodeChangeFragments
 export const transcodeCursor = __napiModule.exports.transcodeCursor
 export const transcodeStaged = __napiModule.exports.transcodeStaged

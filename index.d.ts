@@ -109,7 +109,7 @@ export interface TranscodeError extends Error {
    * for batch calls and streams.
    */
   offset: number
-  /** For batch functions and streams: the index of the offending document. */
+  /** For batch functions, streams and change batches: the index of the offending document or event. */
   index?: number
 }
 
@@ -336,12 +336,12 @@ export interface WatchOptions extends TranscodeOptions {
  */
 export interface ChangeEvent {
   /**
-   * The event's `_id`: `{ _data }`, or when it has another shape, the value parsed from
-   * `resumeTokenEJSON`. (For the last event of a batch, `stream.resumeToken` is the batch's
+   * The event's `_id`: `{ _data }`, or when it has another shape, its value as js-bson
+   * deserializes it (BSON types kept, as with `promoteValues: false`). (For the last event of a batch, `stream.resumeToken` is the batch's
    * postBatchResumeToken.)
    */
   resumeToken: ResumeToken
-  /** Canonical EJSON of `_id` when it is not the usual `{ _data }` shape. */
+  /** Canonical EJSON of `_id` (of `resumeToken`) when it is not the usual `{ _data }` shape. */
   resumeTokenEJSON?: string
   /** `'insert'`, `'update'`, `'replace'`, `'delete'`, `'invalidate'`, `'drop'`, … (the server may add more). */
   operationType: string

@@ -14,9 +14,8 @@ export type BatchValue = string | Uint8Array | string[] | Array<string | Uint32A
 
 /** One change event of `transcodeChangeBatch`: routing fields as values, documents as JSON. */
 export interface RawChangeEvent {
-  /** `{ _data }`, or `resumeTokenEJSON` (canonical Extended JSON) for any other token shape. */
-  resumeToken?: { _data: string }
-  resumeTokenEJSON?: string
+  /** `{ _data }`, or for any other token shape a copy of the token document's BSON. */
+  resumeToken?: { _data: string } | Uint8Array
   operationType?: string
   ns?: { db?: string; coll?: string }
   clusterTime?: { t: number; i: number }
@@ -29,6 +28,8 @@ export interface RawChangeEvent {
   updateDescription?: string | null
   /** With `whole`: the whole event as one JSON text. */
   json?: string
+  /** With `rawFragments`, on a fragment of a split event: a copy of its BSON. */
+  raw?: Uint8Array
 }
 
 /**

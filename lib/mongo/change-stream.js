@@ -43,10 +43,10 @@ const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
 const { RawCursor, checkPipeline } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
-let EJSON = null
-function parseTokenEJSON(text) {
-  if (EJSON === null) EJSON = require('bson').EJSON
-  return EJSON.parse(text, { relaxed: false })
+let bson = null
+function bsonPackage() {
+  if (bson === null) bson = require('bson')
+  return bson
 }
 
 /** Server error codes that are resumable on servers with maxWireVersion < 9 (spec list). */
@@ -136,101 +136,15 @@ function maxWireVersionOf(client) {
   }
 }
 
-/** Token as sent back to the server: `{_data}` as-is, otherwise parsed canonical EJSON. */
-function eventToken(ev) {
-  if (ev.resumeToken !== undefined && ev.resumeToken !== null) return ev.resumeToken
-  if (typeof ev.resumeTokenEJSON === 'string') return parseTokenEJSON(ev.resumeTokenEJSON)
-  return undefined
-}
-
-function batchPBRT(b) {
-  if (b.postBatchResumeToken) return b.postBatchResumeToken
-  if (typeof b.postBatchResumeTokenEJSON === 'string') return parseTokenEJSON(b.postBatchResumeTokenEJSON)
-  return null
-}
-
-// ---- split-event reassembly --------------------------------------------------------------
-
-function skipString(s, i) {
-  // s[i] === '"'
-  i++
-  for (;;) {
-    const q = s.indexOf('"', i)
-    if (q < 0) throw new ChangeStreamError('bson2json: malformed fragment JSON')
-    let bs = 0
-    for (let k = q - 1; k >= i && s.charCodeAt(k) === 92; k--) bs++
-    if ((bs & 1) === 0) return q + 1
-    i = q + 1
-  }
-}
-
-/** Top-level `"key":value` segments of compact JSON object text. */
-function topLevelFields(s) {
-  const out = []
-  const n = s.length - 1
-  let i = 1
-  while (i < n) {
-    const ks = i
-    i = skipString(s, i)
-    const key = JSON.parse(s.slice(ks, i))
-    i++ // ':'
-    let depth = 0
-    while (i < n) {
-      const c = s.charCodeAt(i)
-      if (c === 34) {
-        i = skipString(s, i)
-        continue
-      }
-      if (c === 123 || c === 91) depth++
-      else if (c === 125 || c === 93) depth--
-      else if (c === 44 && depth === 0) break
-      i++
-    }
-    out.push({ key, text: s.slice(ks, i) })
-    i++ // ','
-  }
-  return out
-}
-
-const MERGED_FIELDS = [
-  'operationType',
-  'clusterTime',
-  'wallTime',
-  'ns',
-  'documentKey',
-  'fullDocument',
-  'fullDocumentBeforeChange',
-  'updateDescription',
-]
-
-/** Reassembles fragments `{_id, splitEvent, ...fields}` into one event (spec: concatenate fields). */
-function mergeFragments(frags) {
-  const last = frags[frags.length - 1]
-  const ev = {}
-  ev.resumeToken = last.resumeToken
-  if (last.resumeTokenEJSON !== undefined) ev.resumeTokenEJSON = last.resumeTokenEJSON
-  for (const f of frags) {
-    for (const k of MERGED_FIELDS) if (f[k] !== undefined) ev[k] = f[k]
-    for (const k of Object.keys(f)) {
-      if (ev[k] === undefined && k !== 'splitEvent' && k !== 'json' && k !== 'resumeToken' && k !== 'resumeTokenEJSON') {
-        ev[k] = f[k]
-      }
-    }
-  }
-  if (last.json !== undefined) {
-    let id = null
-    const parts = []
-    for (const f of frags) {
-      for (const fld of topLevelFields(f.json)) {
-        if (fld.key === '_id') {
-          if (f === last) id = fld.text
-        } else if (fld.key !== 'splitEvent') parts.push(fld.text)
-      }
-    }
-    if (id !== null) parts.unshift(id)
-    ev.json = '{' + parts.join(',') + '}'
-  }
-  return ev
+/**
+ * A resume token as the binding gives it, as the driver takes it: `{_data}` as is; any other
+ * shape crosses as a Uint8Array of its BSON, decoded here once with its BSON types kept
+ * (`promoteValues: false`, as canonical Extended JSON would keep them), so it is sent back
+ * unchanged. `undefined` / `null` (no token) are returned as they are.
+ */
+function tokenValue(t) {
+  if (!(t instanceof Uint8Array)) return t
+  return bsonPackage().BSON.deserialize(t, { promoteValues: false, bsonRegExp: true })
 }
 
 // ---- the stream ----------------------------------------------------------------------------
@@ -307,7 +221,7 @@ class ChangeStream extends RawCursor {
   _accept(reply, isGetMore) {
     // projection / redact: each event's document parts shaped first (lib/shape.js).
     const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
-    const b = native.transcodeChangeBatch(cursor, this._whole, this._o)
+    const b = native.transcodeChangeBatch(cursor, this._whole, this._o, this._split)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime
     }
@@ -318,25 +232,29 @@ class ChangeStream extends RawCursor {
   /** Processes one transcoded batch: token bookkeeping, reassembly, queueing. */
   _acceptBatch(b) {
     const events = b.events
-    const pbrt = batchPBRT(b)
+    const pbrt = tokenValue(b.postBatchResumeToken)
     const out = []
     let invalidate = null
     for (let i = 0; i < events.length; i++) {
-      const ev = events[i]
-      const tok = eventToken(ev)
+      let ev = events[i]
+      const tok = tokenValue(ev.resumeToken)
       if (tok === undefined) {
         return new ChangeStreamError('bson2json: a change event lacks a resume token (_id); a pipeline must not remove or modify _id')
       }
-      if (ev.resumeToken === undefined) ev.resumeToken = tok
       this._position = tok
       this._received++
-      if (ev.splitEvent && this._split) {
-        this._pending.push(ev)
-        if (ev.splitEvent.fragment === ev.splitEvent.of) {
-          out.push(mergeFragments(this._pending))
-          this._pending = []
-        }
-        continue
+      if (ev.raw !== undefined) {
+        // A fragment of a split event (splitLargeEvents): its BSON is kept until the last one,
+        // then the binding merges them and returns the event as if it had not been split.
+        this._pending.push(ev.raw)
+        if (ev.splitEvent.fragment !== ev.splitEvent.of) continue
+        ev = native.transcodeChangeFragments(this._pending, this._whole, this._o)
+        this._pending = []
+      }
+      if (ev.resumeToken instanceof Uint8Array) {
+        // not the usual `{_data}` shape (rare): the value, and its canonical Extended JSON
+        ev.resumeToken = tok
+        ev.resumeTokenEJSON = bsonPackage().EJSON.stringify(tok, { relaxed: false })
       }
       out.push(ev)
       if (ev.operationType === 'invalidate') invalidate = ev
@@ -555,11 +473,8 @@ class SnapshotCursor extends RawCursor {
     const events = b.events
     if (events.length > 0) {
       const last = events[events.length - 1]
-      this._after = parseTokenEJSON(last.resumeTokenEJSON).k
-      for (const ev of events) {
-        delete ev.resumeTokenEJSON
-        delete ev.resumeToken
-      }
+      this._after = tokenValue(last.resumeToken).k
+      for (const ev of events) delete ev.resumeToken
     }
     this._push({ events, after: this._after })
     return null
@@ -603,5 +518,4 @@ module.exports = {
   ChangeStreamInvalidatedError,
   ChangeStreamError,
   isResumableError,
-  mergeFragments,
 }

@@ -96,13 +96,27 @@ function transcodeCursor(cursor, layout, o) {
 }
 
 /**
- * A change stream reply's `cursor` document: `{ id, ns, postBatchResumeToken, events }`.
+ * A change stream reply's `cursor` document: `{ id, ns, postBatchResumeToken, events }`. A
+ * resume token is `{ _data }`, or, in any other shape, a copy of its BSON.
  * @param {Uint8Array} cursor
  * @param {boolean} whole every event also as one JSON text (`json`)
  * @param {any} o resolved options
+ * @param {boolean} [rawFragments] a fragment of a split event as `{ resumeToken, splitEvent, raw }`
+ *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
  */
-function transcodeChangeBatch(cursor, whole, o) {
-  return b.transcodeChangeBatch(cursor, whole, o.flags, o.maxDepth, o.maxOutputBytes)
+function transcodeChangeBatch(cursor, whole, o, rawFragments = false) {
+  return b.transcodeChangeBatch(cursor, whole, o.flags, o.maxDepth, o.maxOutputBytes, rawFragments)
+}
+
+/**
+ * The fragments of one split event (their BSON, in order) merged and transcoded: the event
+ * {@link transcodeChangeBatch} gives for it unsplit.
+ * @param {Uint8Array[]} fragments
+ * @param {boolean} whole
+ * @param {any} o resolved options
+ */
+function transcodeChangeFragments(fragments, whole, o) {
+  return b.transcodeChangeFragments(fragments, whole, o.flags, o.maxDepth, o.maxOutputBytes)
 }
 
 /**
@@ -146,6 +160,7 @@ module.exports = {
   transcodeBatchAsync,
   transcodeCursor,
   transcodeChangeBatch,
+  transcodeChangeFragments,
   createShaper,
   shape,
   shapeConcatenated,

@@ -42,6 +42,7 @@ const ORDER: &[&str] = &[
     "concat",
     "mongo::change",
     "mongo::cursor",
+    "mongo::split",
     "mongo",
     // projection and redaction: BSON → BSON ahead of the walk
     "project",

@@ -1,7 +1,6 @@
 //! Batch exports: many documents per call, synchronously or on the libuv thread pool.
 //!
-//! `layout`: 0 = one JSON array string, 1 = NDJSON `Buffer`, 2 = array of per-document
-//! strings, 3 = NDJSON string, 4 = joined texts + offsets (see [`JOINED`]).
+//! The result's shape is the call's `layout` ([`BatchLayout`]).
 
 // Exports take one Rust argument per JS argument: the wrapper passes resolved options as numbers.
 #![allow(clippy::too_many_arguments)]
@@ -18,12 +17,14 @@ use bson2json_core::{Options, Transcoder};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::node_api::{self, Value};
-use crate::{bytes_of, check_regexes, error_object, make_string, options, throw_coded, STATE};
+use crate::errors::{type_error, Failure};
+use crate::node_api::{self, bytes_of, Value};
+use crate::{options, regex, strings, with_wide, STATE};
 
 /// The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
 /// generated `binding.d.ts` types the argument and `index.js` takes the numbers from here.
 #[napi]
+#[derive(Clone, Copy)]
 pub enum BatchLayout {
     /// One JSON array string, `[doc,doc,…]`.
     Array = 0,
@@ -33,79 +34,74 @@ pub enum BatchLayout {
     List = 2,
     /// One NDJSON string.
     NdjsonString = 3,
-    /// Joined texts of whole documents with their UTF-16 offsets (see [`JOINED`]).
+    /// Joined texts of whole documents with their UTF-16 offsets (`[text, offsets, …]`).
     Joined = 4,
 }
 
-pub(crate) const ARRAY: u32 = 0;
-const NDJSON_BUFFER: u32 = 1;
-pub(crate) const LIST: u32 = 2;
-pub(crate) const NDJSON_STRING: u32 = 3;
-/// One string holding every document back to back, plus a `Uint32Array` of the UTF-16 offsets
-/// where each starts (and the last ends): `[text, offsets]`. The wrapper cuts it with `slice`,
-/// which V8 does without copying, so a list costs one string creation instead of one per
-/// document.
-const JOINED: u32 = 4;
-
-pub(crate) fn core_layout(layout: u32) -> Layout {
-    match layout {
-        ARRAY => Layout::Array,
-        NDJSON_BUFFER | NDJSON_STRING => Layout::Lines,
-        _ => Layout::Bare,
+impl BatchLayout {
+    /// The layout numbered `x` (the staged calls' arguments); `None` if there is none.
+    pub(crate) fn from_number(x: u32) -> Option<Self> {
+        Some(match x {
+            0 => BatchLayout::Array,
+            1 => BatchLayout::NdjsonBuffer,
+            2 => BatchLayout::List,
+            3 => BatchLayout::NdjsonString,
+            4 => BatchLayout::Joined,
+            _ => return None,
+        })
     }
-}
 
-fn batch_message(e: &BatchError) -> (String, usize) {
-    let offset = e.doc_offset + e.error.offset();
-    (
-        format!(
-            "{}: {} (document {}, byte {} of the document)",
-            e.error.code(),
-            e.error.detail(),
-            e.index,
-            e.error.offset()
-        ),
-        offset,
-    )
-}
-
-pub(crate) fn throw_batch(env: &Env, e: &BatchError) -> Error {
-    let (msg, offset) = batch_message(e);
-    throw_coded(env, e.error.code(), &msg, offset, Some(e.index))
+    /// How the core separates the documents for this layout.
+    pub(crate) fn core(self) -> Layout {
+        match self {
+            BatchLayout::Array => Layout::Array,
+            BatchLayout::NdjsonBuffer | BatchLayout::NdjsonString => Layout::Lines,
+            BatchLayout::List | BatchLayout::Joined => Layout::Bare,
+        }
+    }
 }
 
 /// Builds the JS result for `layout` from a finished batch.
-fn batch_value(env: &Env, r: &BatchOutput, layout: u32, wide: &mut Vec<u16>) -> Result<Value> {
+fn batch_value(
+    env: &Env,
+    r: &BatchOutput,
+    layout: BatchLayout,
+    wide: &mut Vec<u16>,
+) -> Result<Value> {
     match layout {
-        NDJSON_BUFFER => crate::make_buffer(env, &r.out),
-        LIST => {
-            let n = r.offsets.len().saturating_sub(1);
-            let arr = node_api::array(env, n)?;
-            for i in 0..n {
-                let s = make_string(env, &r.out[r.offsets[i]..r.offsets[i + 1]], wide)?;
-                node_api::set_element(env, arr, i as u32, s)?;
-            }
-            Ok(arr)
-        }
-        // Joining pays off up to documents of tens of KB (one string creation per text instead of
-        // one per document: 1 KB documents 1.23x, 10 KB 1.11x, 10 KB inserts 1.01x); 100 KB
-        // documents fill a text each, so they are cheaper as plain separate strings (0.97x).
-        JOINED if r.out.len() <= JOINED_TEXT_BYTES / 2 * r.offsets.len().max(1) => {
+        BatchLayout::NdjsonBuffer => node_api::buffer_copy(env, &r.out),
+        BatchLayout::List => list_value(env, r, wide),
+        // Joining pays off up to documents of tens of KB; documents of a text's size or more
+        // are cheaper as separate strings.
+        BatchLayout::Joined if r.out.len() <= JOINED_TEXT_BYTES / 2 * r.offsets.len().max(1) => {
             joined_value(env, r, wide)
         }
-        JOINED => batch_value(env, r, LIST, wide),
-        _ => make_string(env, &r.out, wide),
+        BatchLayout::Joined => list_value(env, r, wide),
+        BatchLayout::Array | BatchLayout::NdjsonString => strings::json(env, &r.out, wide),
     }
 }
 
-/// UTF-8 bytes of JSON per text of a [`JOINED`] result: at most 128 KiB of V8 payload even
+/// One string per document.
+fn list_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value> {
+    let n = r.offsets.len().saturating_sub(1);
+    let arr = node_api::array(env, n)?;
+    for i in 0..n {
+        let s = strings::json(env, &r.out[r.offsets[i]..r.offsets[i + 1]], wide)?;
+        node_api::set_element(env, arr, i as u32, s)?;
+    }
+    Ok(arr)
+}
+
+/// UTF-8 bytes of JSON per text of a [`BatchLayout::Joined`] result: at most 128 KiB of V8 payload even
 /// as UTF-16, so each text is a flat string in V8's regular heap, which `slice` can share.
 /// (One multi-megabyte text would be a large object, or a rope that the first `slice`
 /// flattens into one.)
 const JOINED_TEXT_BYTES: usize = 64 * 1024 - 32;
 
-/// `[text0, offsets0, text1, offsets1, ...]` for [`JOINED`]: the documents' JSON back to back
-/// in texts of at most [`JOINED_TEXT_BYTES`] (or one document each), and for each text the
+/// `[text0, offsets0, text1, offsets1, ...]` for [`BatchLayout::Joined`]. The wrapper cuts
+/// each text with `slice`, which V8 does without copying, so a list costs one string creation
+/// per text instead of one per document. The texts hold the documents' JSON back to back, at
+/// most [`JOINED_TEXT_BYTES`] (or one document each), and for each text the
 /// UTF-16 index where each of its documents starts, plus its end.
 fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value> {
     let n = r.offsets.len().saturating_sub(1);
@@ -153,7 +149,7 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
 }
 
 fn bad_docs(env: &Env) -> Error {
-    crate::type_error(
+    type_error(
         env,
         "bson2json: docs must be an array of Uint8Arrays, one Uint8Array of concatenated BSON \
          documents, or a raw reply { cursor: Uint8Array }",
@@ -197,13 +193,13 @@ fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
         #[allow(unsafe_code)]
         // SAFETY: as above: nothing runs JavaScript until the caller drops the documents.
         let bytes = unsafe { bytes_of(env, array, &"docs") }.map_err(|_| {
-            crate::clear_pending(env);
+            node_api::take_exception(env);
             bad_docs(env)
         })?;
         let mut ranges = Vec::new();
         if let Err(e) = split_concatenated(&bytes, &mut ranges) {
             drop(bytes);
-            return Err(throw_batch(env, &e));
+            return Err(Failure::from(e).throw(env));
         }
         let starts = ranges.iter().map(|r| r.0).collect();
         let docs = match bytes {
@@ -224,15 +220,15 @@ pub(crate) fn run_batch(
     docs: &[&[u8]],
     starts: Option<&[usize]>,
     opts: &Options,
-    layout: u32,
+    layout: BatchLayout,
     threads: u32,
     tc: &mut Transcoder,
     r: &mut BatchOutput,
 ) -> std::result::Result<(), BatchError> {
     let res = if threads > 1 {
-        transcode_docs_parallel(tc, docs, opts, core_layout(layout), threads as usize, r)
+        transcode_docs_parallel(tc, docs, opts, layout.core(), threads as usize, r)
     } else {
-        transcode_docs(tc, docs, 0, opts, core_layout(layout), r)
+        transcode_docs(tc, docs, 0, opts, layout.core(), r)
     };
     res.map_err(|mut e| {
         if let Some(s) = starts {
@@ -258,8 +254,7 @@ pub fn transcode_batch<'env>(
     max_output_bytes: f64,
     threads: u32,
 ) -> Result<Unknown<'env>> {
-    let layout = layout as u32;
-    let opts = options(flags, max_depth, max_output_bytes);
+    let opts = options::decode(flags, max_depth, max_output_bytes);
     let outcome;
     let mut r;
     if !is_array(env, &input)? && threads <= 1 {
@@ -268,13 +263,13 @@ pub fn transcode_batch<'env>(
         // SAFETY: read only by the transcoder just below; dropped at the end of this branch,
         // before the first step that can run JavaScript (the regex check, the result).
         let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"docs") }.map_err(|_| {
-            crate::clear_pending(env);
+            node_api::take_exception(env);
             bad_docs(env)
         })?;
         r = take_output(bytes.len());
         outcome = STATE.with(|s| {
             let tc = &mut s.borrow_mut().transcoder;
-            transcode_concatenated(tc, &bytes, &opts, core_layout(layout), &mut r)
+            transcode_concatenated(tc, &bytes, &opts, layout.core(), &mut r)
         });
     } else {
         let (docs, starts) = collect_docs(env, &input)?;
@@ -295,13 +290,11 @@ pub fn transcode_batch<'env>(
     }
     // The input is not read after this point: everything below works on `r`, which this call
     // owns, and may run JavaScript (the regex check, setters met while building the result).
-    if let Err(e) = outcome {
-        keep_output(r);
-        return Err(throw_batch(env, &e));
-    }
-    let value = finish(env, &mut r, layout);
+    let value = outcome
+        .map_err(Failure::from)
+        .and_then(|()| finish(env, &mut r, layout));
     keep_output(r);
-    value
+    Ok(value.map_err(|f| f.throw(env))?.into_unknown(env))
 }
 
 /// `transcodeBatch` on concatenated documents already in Rust memory (the projected documents
@@ -309,35 +302,31 @@ pub fn transcode_batch<'env>(
 pub(crate) fn transcode_concatenated_bytes<'env>(
     env: &'env Env,
     bytes: &[u8],
-    layout: u32,
+    layout: BatchLayout,
     opts: &Options,
 ) -> Result<Unknown<'env>> {
     let mut r = take_output(bytes.len());
     let outcome = STATE.with(|s| {
         let tc = &mut s.borrow_mut().transcoder;
-        transcode_concatenated(tc, bytes, opts, core_layout(layout), &mut r)
+        transcode_concatenated(tc, bytes, opts, layout.core(), &mut r)
     });
-    if let Err(e) = outcome {
-        keep_output(r);
-        return Err(throw_batch(env, &e));
-    }
-    let value = finish(env, &mut r, layout);
+    let value = outcome
+        .map_err(Failure::from)
+        .and_then(|()| finish(env, &mut r, layout));
     keep_output(r);
-    value
+    Ok(value.map_err(|f| f.throw(env))?.into_unknown(env))
 }
 
-fn finish<'env>(env: &'env Env, r: &mut BatchOutput, layout: u32) -> Result<Unknown<'env>> {
+/// The JS result of a finished batch, after its regex check.
+fn finish(
+    env: &Env,
+    r: &mut BatchOutput,
+    layout: BatchLayout,
+) -> std::result::Result<Value, Failure> {
     if !r.regexes.is_empty() {
-        check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))?;
+        regex::check(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))?;
     }
-    // The UTF-16 scratch is taken out of the thread state while JS values are created, so a
-    // setter that re-enters the addon finds nothing borrowed.
-    let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
-    let value = batch_value(env, r, layout, &mut wide);
-    if wide.capacity() * 2 <= crate::KEEP_CAPACITY {
-        STATE.with(|s| s.borrow_mut().wide = wide);
-    }
-    Ok(value?.into_unknown(env))
+    Ok(with_wide(|wide| batch_value(env, r, layout, wide))?)
 }
 
 /// The thread's reusable batch output, emptied, with room for `input_bytes` of BSON turned
@@ -373,19 +362,26 @@ pub fn transcode_cursor<'env>(
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
-) -> Result<Object<'env>> {
-    let layout = layout as u32;
-    let opts = options(flags, max_depth, max_output_bytes);
+) -> Result<Unknown<'env>> {
+    let opts = options::decode(flags, max_depth, max_output_bytes);
     #[allow(unsafe_code)]
     // SAFETY: `bytes` is read by the framing and the transcoder and copied from (`ns`, the
-    // token), then dropped below before the first step that can run JavaScript (throwing the
-    // error, the regex check, the property sets).
+    // token), then dropped in `cursor_batch` before the first step that can run JavaScript
+    // (throwing the error, the regex check, creating the result).
     let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
+    cursor_batch(env, bytes, layout, &opts)
+        .map(|v| v.into_unknown(env))
+        .map_err(|f| f.throw(env))
+}
+
+fn cursor_batch(
+    env: &Env,
+    bytes: Cow<'_, [u8]>,
+    layout: BatchLayout,
+    opts: &Options,
+) -> std::result::Result<Value, Failure> {
     let mut parts = CursorParts::default();
-    if let Err(e) = cursor_parts(&bytes, &mut parts) {
-        drop(bytes);
-        return Err(crate::throw_transcode_error(env, &e, None));
-    }
+    cursor_parts(&bytes, &mut parts)?;
     let docs: Vec<&[u8]> = parts.docs.iter().map(|&(s, e)| &bytes[s..e]).collect();
     let starts: Vec<usize> = parts.docs.iter().map(|d| d.0).collect();
     let mut r = take_output(docs.iter().map(|d| d.len()).sum());
@@ -394,7 +390,7 @@ pub fn transcode_cursor<'env>(
         run_batch(
             &docs,
             Some(&starts),
-            &opts,
+            opts,
             layout,
             1,
             &mut s.transcoder,
@@ -404,33 +400,33 @@ pub fn transcode_cursor<'env>(
     // Everything still needed from the input is copied out now: the regex check and the
     // property sets below can run JavaScript, which may detach the input's buffer.
     let count = docs.len();
-    let ns = parts
-        .ns
-        .map(|(s, e)| String::from_utf8_lossy(&bytes[s..e]).into_owned());
+    let ns = parts.ns.map(|(s, e)| bytes[s..e].to_vec());
     let token = parts
         .post_batch_resume_token
         .map(|(s, e)| bytes[s..e].to_vec());
     drop(docs);
     drop(bytes);
-    if let Err(e) = outcome {
-        keep_output(r);
-        return Err(throw_batch(env, &e));
-    }
-    let out = finish(env, &mut r, layout);
+    let out = outcome
+        .map_err(Failure::from)
+        .and_then(|()| finish(env, &mut r, layout));
     keep_output(r);
     let out = out?;
-    let mut obj = Object::new(env)?;
-    obj.set_named_property("id", BigInt::from(parts.id))?;
-    match ns {
-        Some(ns) => obj.set_named_property("ns", ns)?,
-        None => obj.set_named_property("ns", Null)?,
-    }
-    match token {
-        Some(t) => obj.set_named_property("postBatchResumeToken", Buffer::from(t))?,
-        None => obj.set_named_property("postBatchResumeToken", Null)?,
-    }
-    obj.set_named_property("count", count as u32)?;
-    obj.set_named_property("docs", out)?;
+    let obj = node_api::object(env)?;
+    let id = node_api::bigint(env, parts.id)?;
+    node_api::set_named(env, obj, c"id", id)?;
+    let ns = match ns {
+        Some(ns) => node_api::string_utf8(env, &ns)?,
+        None => node_api::null(env)?,
+    };
+    node_api::set_named(env, obj, c"ns", ns)?;
+    let token = match token {
+        Some(t) => node_api::buffer_copy(env, &t)?,
+        None => node_api::null(env)?,
+    };
+    node_api::set_named(env, obj, c"postBatchResumeToken", token)?;
+    let count = node_api::number(env, count as f64)?;
+    node_api::set_named(env, obj, c"count", count)?;
+    node_api::set_named(env, obj, c"docs", out)?;
     Ok(obj)
 }
 
@@ -479,7 +475,7 @@ pub struct BatchTask {
     ranges: Vec<(usize, usize)>,
     concatenated: bool,
     opts: Options,
-    layout: u32,
+    layout: BatchLayout,
     threads: u32,
 }
 
@@ -521,7 +517,7 @@ impl Task for BatchTask {
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         match output {
             Ok(mut r) => {
-                let v = finish(&env, &mut r, self.layout);
+                let v = finish(&env, &mut r, self.layout).map_err(|f| f.throw(&env));
                 spare_put(&SPARE_OUTPUTS, std::mem::take(&mut r.out));
                 #[cfg(target_family = "wasm")]
                 if let Err(e) = &v {
@@ -532,13 +528,10 @@ impl Task for BatchTask {
                         }
                     }
                 }
-                let v = v?;
-                // Re-bound to the resolve callback's `env`, whose scope napi-rs uses it in.
-                Ok(Value::of_unknown(&v).into_task_result(&env))
+                Ok(v?.into_task_result(&env))
             }
             Err(e) => {
-                let (msg, offset) = batch_message(&e);
-                let obj = error_object(&env, e.error.code(), &msg, offset, Some(e.index))?;
+                let obj = Failure::from(e).into_value(&env)?;
                 // napi-rs's wasm build keeps only the message of an error value (no `code`,
                 // `offset`, `index`, `name`), so there the error is resolved and lib/wasi.js
                 // rejects with it (no batch result is an `Error`).
@@ -568,8 +561,7 @@ pub fn transcode_batch_async(
     threads: u32,
     cursor: bool,
 ) -> Result<AsyncTask<BatchTask>> {
-    let layout = layout as u32;
-    let opts = options(flags, max_depth, max_output_bytes);
+    let opts = options::decode(flags, max_depth, max_output_bytes);
     if cursor {
         #[allow(unsafe_code)]
         // SAFETY: framed, then copied (`into_owned`) or dropped before the error is thrown;
@@ -578,7 +570,7 @@ pub fn transcode_batch_async(
         let mut parts = CursorParts::default();
         if let Err(e) = cursor_parts(&bytes, &mut parts) {
             drop(bytes);
-            return Err(crate::throw_transcode_error(env, &e, None));
+            return Err(Failure::from(e).throw(env));
         }
         return Ok(AsyncTask::new(BatchTask {
             data: bytes.into_owned(),
@@ -596,7 +588,7 @@ pub fn transcode_batch_async(
         // SAFETY: copied into `data` below and dropped before anything can run JavaScript.
         let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"docs") };
         vec![bytes.map_err(|_| {
-            crate::clear_pending(env);
+            node_api::take_exception(env);
             bad_docs(env)
         })?]
     } else {
@@ -613,7 +605,7 @@ pub fn transcode_batch_async(
     if concatenated {
         ranges.clear();
         if let Err(e) = split_concatenated(&data, &mut ranges) {
-            return Err(throw_batch(env, &e));
+            return Err(Failure::from(e).throw(env));
         }
     }
     Ok(AsyncTask::new(BatchTask {

@@ -2,111 +2,290 @@
 //! event are extracted here, in Rust, and the document parts become JSON text in the chosen
 //! dialect; nothing is deserialized into JS objects by js-bson on this path.
 
+use std::ffi::{c_char, CStr};
+
+use bson2json_core::mongo::merge_fragments;
 use bson2json_core::mongo::{
     change_event_fields, cursor_parts, resume_token_data, CursorParts, EventField, Part,
 };
-use bson2json_core::{Error as CoreError, Options, Transcoder};
+use bson2json_core::{Options, RegexRecord};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::node_api::{self, Value};
-use crate::{bytes_of, check_regexes, make_string, options, throw_transcode_error};
-
-fn js_str(env: &Env, s: &[u8]) -> Result<Value> {
-    node_api::string_utf8(env, s)
-}
-
-fn set(env: &Env, obj: Value, key: &std::ffi::CStr, value: Value) -> Result<()> {
-    node_api::set_named(env, obj, key, value)
-}
+use crate::errors::{type_error, Failure};
+use crate::node_api::{self, bytes_of, Value};
+use crate::{options, regex, strings, with_state, State};
 
 /// Property names made once per call: `napi_set_named_property` makes the name's V8 string and
 /// looks it up in V8's string table on every call, ten times per event; a name made once is
 /// looked up on its first use and reused for every later event of the batch.
+///
+/// The names are JS values of the current call, so a `Keys` never outlives it.
 #[derive(Default)]
 struct Keys {
-    made: Vec<(*const std::ffi::c_char, Value)>,
+    made: Vec<(*const c_char, Value)>,
 }
 
 impl Keys {
-    fn set(
-        &mut self,
-        env: &Env,
-        obj: Value,
-        key: &'static std::ffi::CStr,
-        value: Value,
-    ) -> Result<()> {
+    fn get(&mut self, env: &Env, key: &'static CStr) -> Result<Value> {
         let p = key.as_ptr();
-        let k = match self.made.iter().find(|(q, _)| *q == p) {
-            Some(&(_, k)) => k,
-            None => {
-                let k = js_str(env, key.to_bytes())?;
-                self.made.push((p, k));
-                k
+        if let Some(&(_, k)) = self.made.iter().find(|(q, _)| *q == p) {
+            return Ok(k);
+        }
+        let k = node_api::string_utf8(env, key.to_bytes())?;
+        self.made.push((p, k));
+        Ok(k)
+    }
+}
+
+/// Writes the JS values of one call's change events.
+///
+/// It holds the thread's scratch for the whole call (taken out of the thread state, see
+/// [`with_state`]), so nothing it does borrows the state while it runs JavaScript (a setter
+/// met while setting a property). The regexes of every transcoded part are collected in
+/// `regexes`, each with its event's index, and checked by the caller once the writer is done.
+struct EventWriter<'a> {
+    env: &'a Env,
+    opts: &'a Options,
+    /// Whether each event carries `json`, the whole event's text, instead of one text per
+    /// document part.
+    whole: bool,
+    /// Whether a fragment of a split event (one with `splitEvent`) is handed over raw, as
+    /// `{ resumeToken, splitEvent, raw }`, for [`transcode_change_fragments`] to reassemble.
+    raw_fragments: bool,
+    st: &'a mut State,
+    keys: Keys,
+    fields: Vec<EventField>,
+    regexes: Vec<(Option<usize>, RegexRecord)>,
+}
+
+impl<'a> EventWriter<'a> {
+    fn new(env: &'a Env, opts: &'a Options, whole: bool, st: &'a mut State) -> Self {
+        EventWriter {
+            env,
+            opts,
+            whole,
+            raw_fragments: false,
+            st,
+            keys: Keys::default(),
+            fields: Vec::new(),
+            regexes: Vec::new(),
+        }
+    }
+
+    /// `obj[key] = value`, through the key cache.
+    fn set(&mut self, obj: Value, key: &'static CStr, value: Value) -> Result<()> {
+        let k = self.keys.get(self.env, key)?;
+        node_api::set_property(self.env, obj, k, value)
+    }
+
+    fn string(&self, s: &[u8]) -> Result<Value> {
+        node_api::string_utf8(self.env, s)
+    }
+
+    fn number(&self, x: f64) -> Result<Value> {
+        node_api::number(self.env, x)
+    }
+
+    fn object(&self) -> Result<Value> {
+        node_api::object(self.env)
+    }
+
+    fn null(&self) -> Result<Value> {
+        node_api::null(self.env)
+    }
+
+    /// `doc` (a whole BSON document) as JSON text in the call's options; its regexes are
+    /// recorded under `index`. Offsets in a failure are `doc`'s.
+    fn json(&mut self, index: usize, doc: &[u8]) -> std::result::Result<Value, Failure> {
+        let State {
+            transcoder,
+            out,
+            wide,
+            ..
+        } = &mut *self.st;
+        out.clear();
+        transcoder.transcode(doc, self.opts, out)?;
+        let found = transcoder.regexes();
+        if !found.is_empty() {
+            self.regexes
+                .extend(found.iter().cloned().map(|r| (Some(index), r)));
+        }
+        Ok(strings::json(self.env, out, wide)?)
+    }
+
+    /// A resume token: `{ _data: string }` built here when `data` (its `_data` string, see
+    /// [`resume_token_data`]) says it has that shape, the format every MongoDB version uses;
+    /// any other shape as a `Buffer` holding a copy of its BSON (`doc`), which the wrapper
+    /// decodes.
+    fn token(&mut self, doc: &[u8], data: Option<&[u8]>) -> Result<Value> {
+        match data {
+            Some(data) => {
+                let o = self.object()?;
+                let s = self.string(data)?;
+                self.set(o, c"_data", s)?;
+                Ok(o)
             }
+            None => node_api::buffer_copy(self.env, doc),
+        }
+    }
+
+    /// The `{ id, ns, postBatchResumeToken, events }` of a cursor document (`bytes`, framed
+    /// into `parts`).
+    fn batch(&mut self, bytes: &[u8], parts: &CursorParts) -> std::result::Result<Value, Failure> {
+        let result = self.object()?;
+        let id = node_api::bigint(self.env, parts.id)?;
+        self.set(result, c"id", id)?;
+        let ns = match parts.ns {
+            Some((a, b)) => self.string(&bytes[a..b])?,
+            None => self.null()?,
         };
-        // The keys are made in the current call and dropped with `self` before it returns.
-        node_api::set_property(env, obj, k, value)
+        self.set(result, c"ns", ns)?;
+        let pbrt = match parts.post_batch_resume_token {
+            Some((a, b)) => {
+                let token = &bytes[a..b];
+                let data = resume_token_data(token)
+                    .map_err(|e| Failure::from(e.shifted(a)))?
+                    .map(|r| &token[r]);
+                self.token(token, data)?
+            }
+            None => self.null()?,
+        };
+        self.set(result, c"postBatchResumeToken", pbrt)?;
+        let events = node_api::array(self.env, parts.docs.len())?;
+        for (i, &(a, b)) in parts.docs.iter().enumerate() {
+            let ev = self.event(i, &bytes[a..b]).map_err(|f| f.in_event(i, a))?;
+            node_api::set_element(self.env, events, i as u32, ev)?;
+        }
+        self.set(result, c"events", events)?;
+        Ok(result)
     }
-}
 
-use node_api::{date, null, number, object as new_object};
-
-/// Transcodes `doc` (a complete BSON document) to a JS string through the thread's buffers.
-// The thread state is passed split into its fields because it is borrowed once by the caller.
-#[allow(clippy::too_many_arguments)]
-fn json_value(
-    env: &Env,
-    tc: &mut Transcoder,
-    out: &mut Vec<u8>,
-    wide: &mut Vec<u16>,
-    regexes: &mut Vec<(Option<usize>, bson2json_core::RegexRecord)>,
-    index: usize,
-    doc: &[u8],
-    opts: &Options,
-) -> std::result::Result<Value, Either<CoreError, Error>> {
-    out.clear();
-    tc.transcode(doc, opts, out).map_err(Either::A)?;
-    regexes.extend(tc.regexes().iter().cloned().map(|r| (Some(index), r)));
-    make_string(env, out, wide).map_err(Either::B)
-}
-
-/// A resume token as a JS value: `{ _data: string }` built directly for the format every
-/// MongoDB version uses; any other shape as its canonical Extended JSON text (the wrapper
-/// parses it with `EJSON.parse`). `data` is the token's `_data` string, when that is its shape
-/// ([`resume_token_data`]).
-fn token_value(
-    env: &Env,
-    doc: &[u8],
-    data: Option<&[u8]>,
-    tc: &mut Transcoder,
-    out: &mut Vec<u8>,
-    wide: &mut Vec<u16>,
-) -> std::result::Result<(Value, bool), Either<CoreError, Error>> {
-    if let Some(data) = data {
-        let o = new_object(env).map_err(Either::B)?;
-        let s = js_str(env, data).map_err(Either::B)?;
-        set(env, o, c"_data", s).map_err(Either::B)?;
-        return Ok((o, true));
+    /// One event (`ev`, a whole BSON document, the `index`-th of its batch) as a JS object:
+    /// its routing fields as values, its document parts (or with `whole`, the whole event) as
+    /// JSON text. Offsets in a failure are `ev`'s.
+    fn event(&mut self, index: usize, ev: &[u8]) -> std::result::Result<Value, Failure> {
+        let mut fields = std::mem::take(&mut self.fields);
+        let built = change_event_fields(ev, &mut fields)
+            .map_err(Failure::from)
+            .and_then(|()| {
+                let o = self.object()?;
+                let fragment = |f: &EventField| matches!(f, EventField::SplitEvent { .. });
+                if self.raw_fragments && fields.iter().any(fragment) {
+                    return self.fragment(o, index, ev, &fields);
+                }
+                for field in &fields {
+                    self.field(o, index, ev, field)?;
+                }
+                if self.whole {
+                    let j = self.json(index, ev)?;
+                    self.set(o, c"json", j)?;
+                }
+                Ok(o)
+            });
+        self.fields = fields;
+        built
     }
-    out.clear();
-    tc.transcode(
-        doc,
-        &Options::with_dialect(bson2json_core::Dialect::Canonical),
-        out,
-    )
-    .map_err(Either::A)?;
-    Ok((make_string(env, out, wide).map_err(Either::B)?, false))
+
+    /// A fragment of a split event, raw: its resume token and `splitEvent` as values, and
+    /// `raw`, a copy of its BSON.
+    fn fragment(
+        &mut self,
+        o: Value,
+        index: usize,
+        ev: &[u8],
+        fields: &[EventField],
+    ) -> std::result::Result<Value, Failure> {
+        for field in fields {
+            if matches!(
+                field,
+                EventField::ResumeToken { .. } | EventField::SplitEvent { .. }
+            ) {
+                self.field(o, index, ev, field)?;
+            }
+        }
+        let raw = node_api::buffer_copy(self.env, ev)?;
+        self.set(o, c"raw", raw)?;
+        Ok(o)
+    }
+
+    /// Sets one routing field or document part of the event `ev` on `o`.
+    fn field(
+        &mut self,
+        o: Value,
+        index: usize,
+        ev: &[u8],
+        field: &EventField,
+    ) -> std::result::Result<(), Failure> {
+        let at = |start: usize| move |f: Failure| f.shifted(start);
+        let (key, value) = match field {
+            EventField::ResumeToken { doc, data } => {
+                let data = data.clone().map(|r| &ev[r]);
+                (c"resumeToken", self.token(&ev[doc.clone()], data)?)
+            }
+            EventField::OperationType(r) => (c"operationType", self.string(&ev[r.clone()])?),
+            EventField::Ns { db, coll } => {
+                let ns = self.object()?;
+                for (k, r) in [(c"db", db), (c"coll", coll)] {
+                    if let Some(r) = r {
+                        let s = self.string(&ev[r.clone()])?;
+                        self.set(ns, k, s)?;
+                    }
+                }
+                (c"ns", ns)
+            }
+            EventField::ClusterTime { t, i } => {
+                let ts = self.object()?;
+                let tv = self.number(f64::from(*t))?;
+                self.set(ts, c"t", tv)?;
+                let iv = self.number(f64::from(*i))?;
+                self.set(ts, c"i", iv)?;
+                (c"clusterTime", ts)
+            }
+            EventField::WallTime(ms) => (c"wallTime", node_api::date(self.env, *ms as f64)?),
+            EventField::SplitEvent { fragment, of } => {
+                let split = self.object()?;
+                for (k, x) in [(c"fragment", fragment), (c"of", of)] {
+                    if let Some(x) = x {
+                        let xv = self.number(f64::from(*x))?;
+                        self.set(split, k, xv)?;
+                    }
+                }
+                (c"splitEvent", split)
+            }
+            EventField::DocumentKey(r) => (
+                c"documentKey",
+                self.json(index, &ev[r.clone()]).map_err(at(r.start))?,
+            ),
+            EventField::Part(part, r) if !self.whole => {
+                let key = match part {
+                    Part::FullDocument => c"fullDocument",
+                    Part::FullDocumentBeforeChange => c"fullDocumentBeforeChange",
+                    Part::UpdateDescription => c"updateDescription",
+                };
+                let value = match r {
+                    Some(r) => self.json(index, &ev[r.clone()]).map_err(at(r.start))?,
+                    None => self.null()?,
+                };
+                (key, value)
+            }
+            EventField::Part(..) => return Ok(()),
+        };
+        self.set(o, key, value)?;
+        Ok(())
+    }
 }
 
 /// One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
 /// events }`. With `whole`, each event also carries `json`, the whole event as one JSON string
-/// (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields).
+/// (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields). With
+/// `rawFragments`, each fragment of a split event is `{ resumeToken, splitEvent, raw }`, `raw`
+/// a copy of its BSON (see `transcodeChangeFragments`).
 #[napi(
     js_name = "transcodeChangeBatch",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
-    ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | null; postBatchResumeTokenEJSON?: string; events: RawChangeEvent[] }"
+    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean",
+    ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }"
 )]
 pub fn transcode_change_batch<'env>(
     env: &'env Env,
@@ -115,177 +294,103 @@ pub fn transcode_change_batch<'env>(
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
+    raw_fragments: Option<bool>,
 ) -> Result<Unknown<'env>> {
-    let opts = options(flags, max_depth, max_output_bytes);
+    let opts = options::decode(flags, max_depth, max_output_bytes);
     // Copied: the events are read while their JS objects are built, and setting a property
     // can run JavaScript (a setter on `Object.prototype`) that could detach a borrowed input.
-    // (A reply is one network round trip's worth of data; the copy is small beside it.)
     #[allow(unsafe_code)]
     // SAFETY: copied at once (`into_owned`); nothing runs in between.
     let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? }.into_owned();
-    let bytes = &bytes[..];
+    change_batch(env, &bytes, whole, raw_fragments.unwrap_or(false), &opts)
+        .map(|v| v.into_unknown(env))
+        .map_err(|f| f.throw(env))
+}
+
+fn change_batch(
+    env: &Env,
+    bytes: &[u8],
+    whole: bool,
+    raw_fragments: bool,
+    opts: &Options,
+) -> std::result::Result<Value, Failure> {
     let mut parts = CursorParts::default();
-    if let Err(e) = cursor_parts(bytes, &mut parts) {
-        return Err(throw_transcode_error(env, &e, None));
-    }
-    let mut regexes = Vec::new();
-    let built = crate::with_state(
-        |st| -> std::result::Result<Value, Either<(usize, CoreError), Error>> {
-            let (tc, out, wide) = (&mut st.transcoder, &mut st.out, &mut st.wide);
-            let result = new_object(env).map_err(Either::B)?;
-            let idv = node_api::bigint(env, parts.id).map_err(Either::B)?;
-            set(env, result, c"id", idv).map_err(Either::B)?;
-            let nsv = match parts.ns {
-                Some((a, b)) => js_str(env, &bytes[a..b]),
-                None => null(env),
-            }
-            .map_err(Either::B)?;
-            set(env, result, c"ns", nsv).map_err(Either::B)?;
-            let pbrt = match parts.post_batch_resume_token {
-                Some((a, b)) => {
-                    let token = &bytes[a..b];
-                    let data = resume_token_data(token)
-                        .map_err(|x| Either::A((0, x.shifted(a))))?
-                        .map(|r| &token[r]);
-                    let (v, plain) = token_value(env, token, data, tc, out, wide)
-                        .map_err(|e| e.map_a(|x| (0, x)))?;
-                    if !plain {
-                        set(env, result, c"postBatchResumeTokenEJSON", v).map_err(Either::B)?;
-                        null(env).map_err(Either::B)?
-                    } else {
-                        v
-                    }
-                }
-                None => null(env).map_err(Either::B)?,
-            };
-            set(env, result, c"postBatchResumeToken", pbrt).map_err(Either::B)?;
+    cursor_parts(bytes, &mut parts)?;
+    write_events(env, opts, whole, raw_fragments, |w| w.batch(bytes, &parts))
+}
 
-            let arr = node_api::array(env, parts.docs.len()).map_err(Either::B)?;
-            let mut fields = Vec::new();
-            let mut keys = Keys::default();
-            for (i, &(a, b)) in parts.docs.iter().enumerate() {
-                let ev = &bytes[a..b];
-                let at = |off: usize| {
-                    move |e: Either<CoreError, Error>| e.map_a(|x| (i, x.shifted(off)))
-                };
-                change_event_fields(ev, &mut fields).map_err(|e| Either::A((i, e.shifted(a))))?;
-                let o = new_object(env).map_err(Either::B)?;
-                for field in &fields {
-                    let (key, value): (&'static std::ffi::CStr, Value) = match field {
-                        EventField::ResumeToken { doc, data } => {
-                            let data = data.clone().map(|r| &ev[r]);
-                            let (tv, plain) =
-                                token_value(env, &ev[doc.clone()], data, tc, out, wide)
-                                    .map_err(at(a + doc.start))?;
-                            (
-                                if plain {
-                                    c"resumeToken"
-                                } else {
-                                    c"resumeTokenEJSON"
-                                },
-                                tv,
-                            )
-                        }
-                        EventField::OperationType(r) => (
-                            c"operationType",
-                            js_str(env, &ev[r.clone()]).map_err(Either::B)?,
-                        ),
-                        EventField::Ns { db, coll } => {
-                            let nso = new_object(env).map_err(Either::B)?;
-                            for (k, r) in [(c"db", db), (c"coll", coll)] {
-                                if let Some(r) = r {
-                                    let sv = js_str(env, &ev[r.clone()]).map_err(Either::B)?;
-                                    keys.set(env, nso, k, sv).map_err(Either::B)?;
-                                }
-                            }
-                            (c"ns", nso)
-                        }
-                        EventField::ClusterTime { t, i: inc } => {
-                            let to = new_object(env).map_err(Either::B)?;
-                            let tv = number(env, f64::from(*t)).map_err(Either::B)?;
-                            keys.set(env, to, c"t", tv).map_err(Either::B)?;
-                            let iv = number(env, f64::from(*inc)).map_err(Either::B)?;
-                            keys.set(env, to, c"i", iv).map_err(Either::B)?;
-                            (c"clusterTime", to)
-                        }
-                        EventField::WallTime(ms) => {
-                            (c"wallTime", date(env, *ms as f64).map_err(Either::B)?)
-                        }
-                        EventField::SplitEvent { fragment, of } => {
-                            let so = new_object(env).map_err(Either::B)?;
-                            for (k, x) in [(c"fragment", fragment), (c"of", of)] {
-                                if let Some(x) = x {
-                                    let xv = number(env, f64::from(*x)).map_err(Either::B)?;
-                                    keys.set(env, so, k, xv).map_err(Either::B)?;
-                                }
-                            }
-                            (c"splitEvent", so)
-                        }
-                        EventField::DocumentKey(r) => (
-                            c"documentKey",
-                            json_value(env, tc, out, wide, &mut regexes, i, &ev[r.clone()], &opts)
-                                .map_err(at(a + r.start))?,
-                        ),
-                        EventField::Part(part, r) if !whole => {
-                            let key = match part {
-                                Part::FullDocument => c"fullDocument",
-                                Part::FullDocumentBeforeChange => c"fullDocumentBeforeChange",
-                                Part::UpdateDescription => c"updateDescription",
-                            };
-                            let value = match r {
-                                Some(r) => json_value(
-                                    env,
-                                    tc,
-                                    out,
-                                    wide,
-                                    &mut regexes,
-                                    i,
-                                    &ev[r.clone()],
-                                    &opts,
-                                )
-                                .map_err(at(a + r.start))?,
-                                None => null(env).map_err(Either::B)?,
-                            };
-                            (key, value)
-                        }
-                        EventField::Part(..) => continue,
-                    };
-                    keys.set(env, o, key, value).map_err(Either::B)?;
-                }
-                if whole {
-                    let j = json_value(env, tc, out, wide, &mut regexes, i, ev, &opts)
-                        .map_err(at(a))?;
-                    keys.set(env, o, c"json", j).map_err(Either::B)?;
-                }
-                node_api::set_element(env, arr, i as u32, o).map_err(Either::B)?;
-            }
-            set(env, result, c"events", arr).map_err(Either::B)?;
-            Ok(result)
-        },
-    );
-    let value = match built {
-        Ok(v) => v,
-        Err(Either::A((i, e))) => {
-            let msg = format!("{}: {} (event {i})", e.code(), e);
-            return Err(crate::throw_coded(env, e.code(), &msg, e.offset(), Some(i)));
-        }
-        Err(Either::B(e)) => return Err(e),
-    };
+/// Runs `write` with an [`EventWriter`] on the thread's scratch, then checks the regexes it
+/// met (which can run JavaScript, so only once the writer has given the scratch back).
+fn write_events(
+    env: &Env,
+    opts: &Options,
+    whole: bool,
+    raw_fragments: bool,
+    write: impl FnOnce(&mut EventWriter<'_>) -> std::result::Result<Value, Failure>,
+) -> std::result::Result<Value, Failure> {
+    let (value, regexes) = with_state(|st| {
+        let mut w = EventWriter::new(env, opts, whole, st);
+        w.raw_fragments = raw_fragments;
+        let value = write(&mut w);
+        (value, w.regexes)
+    });
+    let value = value?;
     if !regexes.is_empty() {
-        check_regexes(env, regexes)?;
+        regex::check(env, regexes)?;
     }
-    Ok(value.into_unknown(env))
+    Ok(value)
 }
 
-trait MapA<A, B> {
-    fn map_a<C>(self, f: impl FnOnce(A) -> C) -> Either<C, B>;
-}
-
-impl<A, B> MapA<A, B> for Either<A, B> {
-    fn map_a<C>(self, f: impl FnOnce(A) -> C) -> Either<C, B> {
-        match self {
-            Either::A(a) => Either::A(f(a)),
-            Either::B(b) => Either::B(b),
+/// The event that the fragments of one split event (their `raw` bytes, in order, from
+/// `transcodeChangeBatch` with `rawFragments`) were split from, reassembled at the BSON level
+/// ([`merge_fragments`]) and returned exactly as `transcodeChangeBatch` returns an event that
+/// was not split.
+#[napi(
+    js_name = "transcodeChangeFragments",
+    catch_unwind,
+    ts_args_type = "fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_return_type = "RawChangeEvent"
+)]
+pub fn transcode_change_fragments<'env>(
+    env: &'env Env,
+    fragments: Unknown<'env>,
+    whole: bool,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+) -> Result<Unknown<'env>> {
+    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let list = Value::of_unknown(&fragments);
+    if !node_api::is_array(env, list)? {
+        return Err(type_error(
+            env,
+            "bson2json: fragments must be an array of Uint8Arrays",
+        ));
+    }
+    // Every element is read (which can run JavaScript: an accessor) before any byte pointer
+    // is taken.
+    let len = node_api::array_length(env, list)?;
+    let mut values = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        values.push(node_api::get_element(env, list, i)?);
+    }
+    let mut merged = Vec::new();
+    {
+        let mut parts = Vec::with_capacity(values.len());
+        for (i, v) in values.into_iter().enumerate() {
+            #[allow(unsafe_code)]
+            // SAFETY: read only by the merge just below, which runs no JavaScript; dropped at
+            // the end of this block, before anything else runs.
+            parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
+        }
+        let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+        if let Err(e) = merge_fragments(&refs, &mut merged) {
+            return Err(Failure::from(e).throw(env));
         }
     }
+    write_events(env, &opts, whole, false, |w| {
+        w.event(0, &merged).map_err(|f| f.in_event(0, 0))
+    })
+    .map(|v| v.into_unknown(env))
+    .map_err(|f| f.throw(env))
 }

@@ -1,14 +1,19 @@
 //! The per-document hot path (`transcode`, `transcodeBuffer`) as plain Node-API callbacks
 //! ([`node_api::export_fast`]). napi-rs's generated glue spends a measurable share of a small
-//! document's budget on per-call scope bookkeeping (profiled: ~20 % of a `{_id, a}` call,
-//! with an allocation), so these two functions skip it; everything else uses the generated
+//! document's budget on per-call scope bookkeeping (with an allocation), so these two
+//! functions skip it; everything else uses the generated
 //! bindings.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::node_api::{self, Args, Value};
-use crate::{bytes_of, make_buffer, make_string, options, with_output};
+use std::borrow::Cow;
+
+use bson2json_core::Options;
+
+use crate::errors::Failure;
+use crate::node_api::{self, bytes_of, Args, Value};
+use crate::{options, regex, strings, with_wide, State, KEEP_CAPACITY, STATE};
 
 const STRING: u8 = 0;
 const BUFFER: u8 = 1;
@@ -34,19 +39,42 @@ fn bad_options() -> Error {
     Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
 }
 
-/// The options of `packed` (= flags | maxDepth << FLAG_BITS, exact in a double) and
-/// `maxOutputBytes`; `None` if `packed` is out of range.
-#[inline(always)]
-pub(crate) fn unpack(packed: f64, max_out: f64) -> Option<bson2json_core::Options> {
-    if !(0.0..=((1u64 << (32 + crate::FLAG_BITS)) - 1) as f64).contains(&packed) {
-        return None;
+/// Transcodes into the thread's output buffer and hands the bytes to `finish`.
+///
+/// `bson` (which may borrow JavaScript memory) is read only by the transcoder and dropped
+/// right after it, before anything here can run JavaScript: the regex check (which calls the
+/// global `RegExp`) and `finish` (which creates JS values) come after. The output buffers are
+/// taken out of the thread state for that time, so JavaScript that re-enters the addon
+/// meanwhile finds a state of its own and nothing borrowed.
+pub(crate) fn with_output<R>(
+    env: &Env,
+    bson: Cow<'_, [u8]>,
+    opts: &Options,
+    finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
+) -> std::result::Result<R, Failure> {
+    let (outcome, out) = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let State {
+            transcoder, out, ..
+        } = &mut *s;
+        let mut out = std::mem::take(out);
+        out.clear();
+        let outcome = transcoder
+            .transcode(&bson, opts, &mut out)
+            .map(|()| transcoder.regexes().to_vec());
+        (outcome, out)
+    });
+    drop(bson);
+    let result = outcome.map_err(Failure::from).and_then(|regexes| {
+        if !regexes.is_empty() {
+            regex::check(env, regexes.into_iter().map(|r| (None, r)))?;
+        }
+        Ok(with_wide(|wide| finish(&out, wide))?)
+    });
+    if out.capacity() <= KEEP_CAPACITY {
+        STATE.with(|s| s.borrow_mut().out = out);
     }
-    let packed = packed as u64;
-    Some(options(
-        (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
-        (packed >> crate::FLAG_BITS) as u32,
-        max_out,
-    ))
+    result
 }
 
 /// Shared body: `(bson[, packed[, maxOutputBytes]])` → string or Buffer.
@@ -61,7 +89,7 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
         } else {
             bson2json_core::DEFAULT_MAX_OUTPUT_BYTES as f64
         };
-        unpack(packed, max_out).ok_or_else(bad_options)?
+        options::unpack(packed, max_out).ok_or_else(bad_options)?
     } else {
         bson2json_core::Options::default()
     };
@@ -74,11 +102,12 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     let bytes = unsafe { bytes_of(env, args.argv[0], &"bson")? };
     with_output(env, bytes, &opts, |out, wide| {
         if output == BUFFER {
-            make_buffer(env, out)
+            node_api::buffer_copy(env, out)
         } else {
-            make_string(env, out, wide)
+            strings::json(env, out, wide)
         }
     })
+    .map_err(|f| f.throw(env))
 }
 
 /// Adds the hot-path functions to the module's exports: `transcode(bson[, packed[,

@@ -270,10 +270,66 @@ pub(crate) fn throw(env: &Env, v: Value) -> Result<()> {
     check(unsafe { sys::napi_throw(env.raw(), v.0) })
 }
 
+/// Throws a JS `TypeError` with `msg` and returns the marker error that tells napi-rs an
+/// exception is already pending (or the Node-API error if throwing failed).
+pub(crate) fn type_error(env: &Env, msg: &str) -> Error {
+    let thrown = string_utf8(env, msg.as_bytes()).and_then(|m| {
+        // SAFETY: live handle; valid out-pointer; a null code is allowed.
+        let e = make(|out| unsafe {
+            sys::napi_create_type_error(env.raw(), ptr::null_mut(), m.0, out)
+        })?;
+        throw(env, e)
+    });
+    match thrown {
+        Ok(()) => Error::new(Status::PendingException, msg.to_owned()),
+        Err(e) => e,
+    }
+}
+
 /// A new `Error` with `code` and `message` (both JS strings).
 pub(crate) fn error(env: &Env, code: Value, message: Value) -> Result<Value> {
     // SAFETY: live handles; valid out-pointer.
     make(|out| unsafe { sys::napi_create_error(env.raw(), code.0, message.0, out) })
+}
+
+/// A new `Buffer` that owns `bytes` without copying them (natively an external buffer whose
+/// finalizer frees them; the WASI build copies, as its external buffers are views of wasm
+/// memory).
+pub(crate) fn buffer_owned(env: &Env, bytes: Vec<u8>) -> Result<Value> {
+    #[cfg(target_family = "wasm")]
+    {
+        buffer_copy(env, &bytes)
+    }
+    #[cfg(not(target_family = "wasm"))]
+    {
+        unsafe extern "C" fn free(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+            // SAFETY: `hint` is the `Box<Vec<u8>>` leaked below, which this one call takes back.
+            drop(unsafe { Box::from_raw(hint.cast::<Vec<u8>>()) });
+        }
+        if bytes.is_empty() {
+            return buffer_copy(env, &[]);
+        }
+        let mut boxed = Box::new(bytes);
+        let (data, len) = (boxed.as_mut_ptr(), boxed.len());
+        let hint = Box::into_raw(boxed);
+        // SAFETY: `data..data + len` is the heap allocation of the boxed vector, which stays
+        // put (the box, not the vector, moves) until `free` drops it; valid out-pointer.
+        let made = make(|out| unsafe {
+            sys::napi_create_external_buffer(
+                env.raw(),
+                len,
+                data.cast(),
+                Some(free),
+                hint.cast(),
+                out,
+            )
+        });
+        if made.is_err() {
+            // SAFETY: the buffer was not made, so the finalizer never runs: the box is ours.
+            drop(unsafe { Box::from_raw(hint) });
+        }
+        made
+    }
 }
 
 /// A new `Buffer` holding a copy of `bytes` (V8-managed memory, never tied to Rust's).
@@ -421,7 +477,7 @@ pub(crate) unsafe fn bytes_of<'a>(
 ) -> Result<Cow<'a, [u8]>> {
     // SAFETY: the caller's contract is `borrow_bytes`'s.
     match unsafe { borrow_bytes(env, value) } {
-        None => Err(crate::type_error(
+        None => Err(type_error(
             env,
             &format!("bson2json: {name} must be a Uint8Array or Buffer"),
         )),

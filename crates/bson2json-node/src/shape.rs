@@ -7,8 +7,11 @@ use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::node_api::Value;
-use crate::{make_buffer, make_string, options, throw_transcode_error, with_output};
+use crate::batch::BatchLayout;
+use crate::errors::{type_error, Failure};
+use crate::fast::with_output;
+use crate::node_api;
+use crate::{options, strings, KEEP_CAPACITY};
 
 /// `Shaper.shape` results above this size become external buffers (no copy).
 const EXTERNAL_ABOVE: usize = 64 * 1024;
@@ -54,7 +57,7 @@ impl Shaper {
         key: Option<Buffer>,
     ) -> Result<Self> {
         if fields.len() != include.len() {
-            return Err(crate::type_error(
+            return Err(type_error(
                 &env,
                 "bson2json: fields and include differ in length",
             ));
@@ -65,14 +68,14 @@ impl Shaper {
             .zip(include.iter().copied())
             .collect();
         let projection = Projection::new(&pairs)
-            .map_err(|e| crate::type_error(&env, &format!("bson2json: options.projection: {e}")))?;
+            .map_err(|e| type_error(&env, &format!("bson2json: options.projection: {e}")))?;
         let paths: Vec<&str> = redact.iter().map(String::as_str).collect();
         let with = match key {
             None => RedactWith::Null,
             Some(k) => RedactWith::HmacSha256(k.to_vec()),
         };
         let redaction = Redaction::new(&paths, with)
-            .map_err(|e| crate::type_error(&env, &format!("bson2json: options.redact: {e}")))?;
+            .map_err(|e| type_error(&env, &format!("bson2json: options.redact: {e}")))?;
         Ok(Shaper {
             shape: Shape::new(projection, redaction),
         })
@@ -98,13 +101,17 @@ impl Shaper {
             ShapeInput::ChangeCursor => self.shape.cursor(&input, true, &mut out, &mut scratch),
             ShapeInput::ChangeEvent => self.shape.change_event(&input, &mut out, &mut scratch),
         };
-        match r {
-            // Large results (batches) are handed over without a copy; small ones are copied
-            // into a V8 buffer, which is cheaper than an external one with a finalizer.
-            Ok(()) if out.len() > EXTERNAL_ABOVE => Buffer::from(out).into_unknown(env),
-            Ok(()) => Ok(Value::into_unknown(make_buffer(env, &out)?, env)),
-            Err(e) => Err(throw_transcode_error(env, &e, None)),
+        if let Err(e) = r {
+            return Err(Failure::from(e).throw(env));
         }
+        // Large results (batches) are handed over without a copy; small ones are copied into a
+        // V8 buffer, which is cheaper than an external one with a finalizer.
+        let v = if out.len() > EXTERNAL_ABOVE {
+            node_api::buffer_owned(env, out)
+        } else {
+            node_api::buffer_copy(env, &out)
+        };
+        Ok(v?.into_unknown(env))
     }
 
     /// One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as
@@ -125,26 +132,26 @@ impl Shaper {
         // finds empty ones of its own) and kept for the next call unless large.
         let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         shaped.clear();
-        if let Err(e) = self.shape.document(&input, &mut shaped, &mut scratch) {
-            return Err(throw_transcode_error(env, &e, None));
-        }
-        let packed = packed as u64;
-        let opts = options(
-            (packed & ((1 << crate::FLAG_BITS) - 1)) as u32,
-            (packed >> crate::FLAG_BITS) as u32,
-            max_output_bytes,
-        );
-        let v = with_output(env, Cow::Borrowed(&shaped), &opts, |out, wide| {
-            if buffer {
-                make_buffer(env, out)
-            } else {
-                make_string(env, out, wide)
-            }
-        });
-        if shaped.capacity() + scratch.capacity() <= crate::KEEP_CAPACITY {
+        let v = self
+            .shape
+            .document(&input, &mut shaped, &mut scratch)
+            .map_err(Failure::from)
+            .and_then(|()| {
+                let opts = options::unpack(packed, max_output_bytes).ok_or_else(|| {
+                    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
+                })?;
+                with_output(env, Cow::Borrowed(&shaped), &opts, |out, wide| {
+                    if buffer {
+                        node_api::buffer_copy(env, out)
+                    } else {
+                        strings::json(env, out, wide)
+                    }
+                })
+            });
+        if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
             SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
         }
-        Ok(Value::into_unknown(v?, env))
+        Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
     }
 
     /// Concatenated documents shaped then transcoded as `transcodeBatch` does on one thread:
@@ -158,19 +165,21 @@ impl Shaper {
         &self,
         env: &'env Env,
         input: Uint8ArraySlice<'_>,
-        layout: u32,
+        layout: BatchLayout,
         flags: u32,
         max_depth: u32,
         max_output_bytes: f64,
     ) -> Result<Unknown<'env>> {
         let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         shaped.clear();
-        if let Err(e) = self.shape.concatenated(&input, &mut shaped, &mut scratch) {
-            return Err(throw_transcode_error(env, &e, None));
-        }
-        let opts = options(flags, max_depth, max_output_bytes);
-        let v = crate::batch::transcode_concatenated_bytes(env, &shaped, layout, &opts);
-        if shaped.capacity() + scratch.capacity() <= crate::KEEP_CAPACITY {
+        let v = match self.shape.concatenated(&input, &mut shaped, &mut scratch) {
+            Err(e) => Err(Failure::from(e).throw(env)),
+            Ok(()) => {
+                let opts = options::decode(flags, max_depth, max_output_bytes);
+                crate::batch::transcode_concatenated_bytes(env, &shaped, layout, &opts)
+            }
+        };
+        if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
             SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
         }
         v

@@ -6,9 +6,8 @@
 //! Through emnapi (the Node-API of the WASI build) the regular exports pay for what a native
 //! addon gets free: `napi_get_typedarray_info` copies the input's whole `ArrayBuffer` (an 8 KiB
 //! pool slab for a 300-byte `Buffer`) into wasm memory on every call, and
-//! `napi_create_string_*` builds the result one `String.fromCharCode` at a time (profiled:
-//! 9 MB/s). Here JavaScript copies the input into the staged input region with one
-//! `TypedArray#set`, the call returns the output's length, and JavaScript decodes the staged
+//! `napi_create_string_*` builds the result one `String.fromCharCode` at a time. Here
+//! JavaScript copies the input into the staged input region with one `TypedArray#set`, the call returns the output's length, and JavaScript decodes the staged
 //! output with `Buffer#utf8Slice` (V8's own UTF-8 decoder) or copies it into a `Buffer`.
 //!
 //! The views stay valid while their region is not reallocated (a shared wasm memory is never
@@ -24,8 +23,10 @@ use bson2json_core::concat::{split_concatenated, transcode_concatenated};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use crate::batch::BatchLayout;
+use crate::errors::{type_error, Failure};
 use crate::node_api::{self, Value};
-use crate::{check_regexes, options, throw_transcode_error, KEEP_CAPACITY, STATE};
+use crate::{options, regex, KEEP_CAPACITY, STATE};
 
 /// The smallest staged input region (most single documents fit; it is allocated once).
 const MIN_INPUT: usize = 64 * 1024;
@@ -39,7 +40,7 @@ struct Staged {
     /// The calls' arguments and result ([`ARGS`]), written and read by JavaScript through a
     /// `Float64Array` view (`stagedArgs()`): the calls take no JS arguments and return none,
     /// so they make no Node-API call at all on success (each one costs a JS function that
-    /// builds a `DataView` of the wasm memory in emnapi; profiled: ~35 % of a small document).
+    /// builds a `DataView` of the wasm memory in emnapi, a large share of a small document's cost).
     args: Box<[f64; ARGS]>,
 }
 
@@ -163,7 +164,7 @@ fn with_input<R>(len: u32, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
 }
 
 fn bad_length(env: &Env) -> Error {
-    crate::type_error(env, "bson2json: staged input length out of range")
+    type_error(env, "bson2json: staged input length out of range")
 }
 
 fn bad_options() -> Error {
@@ -216,7 +217,7 @@ impl node_api::FastFn for TranscodeBatchStaged {
         let r = transcode_batch_staged(
             env,
             whole(a[0])?,
-            whole(a[1])?,
+            BatchLayout::from_number(whole(a[1])?).ok_or_else(bad_options)?,
             whole(a[2])?,
             whole(a[3])?,
             a[4],
@@ -245,8 +246,7 @@ pub fn transcode_staged(
     max_output_bytes: f64,
     text: bool,
 ) -> Result<(f64, f64)> {
-    let opts = crate::fast::unpack(packed, max_output_bytes)
-        .ok_or_else(|| Error::new(Status::InvalidArg, "invalid resolved options".to_owned()))?;
+    let opts = options::unpack(packed, max_output_bytes).ok_or_else(bad_options)?;
     let mut out = take_output();
     // No JavaScript runs while the input is read: the transcoder neither calls nor allocates JS.
     let outcome = with_input(len, |input| {
@@ -259,10 +259,12 @@ pub fn transcode_staged(
     });
     let checked = match outcome {
         None => Err(bad_length(env)),
-        Some(Err(e)) => Err(throw_transcode_error(env, &e, None)),
+        Some(Err(e)) => Err(Failure::from(e).throw(env)),
         Some(Ok(regexes)) if regexes.is_empty() => Ok(()),
         // May run JavaScript (a patched `RegExp` that re-enters): the output is ours, taken.
-        Some(Ok(regexes)) => check_regexes(env, regexes.into_iter().map(|r| (None, r))),
+        Some(Ok(regexes)) => {
+            regex::check(env, regexes.into_iter().map(|r| (None, r))).map_err(|f| f.throw(env))
+        }
     };
     if let Err(e) = checked {
         out.clear();
@@ -283,19 +285,19 @@ pub fn transcode_staged(
 fn transcode_batch_staged(
     env: &Env,
     len: u32,
-    layout: u32,
+    layout: BatchLayout,
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
     threads: u32,
 ) -> Result<(f64, f64)> {
-    let opts = options(flags, max_depth, max_output_bytes);
+    let opts = options::decode(flags, max_depth, max_output_bytes);
     let mut r = crate::batch::take_output(len as usize);
     let outcome = with_input(len, |input| {
         if threads <= 1 {
             STATE.with(|s| {
                 let tc = &mut s.borrow_mut().transcoder;
-                transcode_concatenated(tc, input, &opts, crate::batch::core_layout(layout), &mut r)
+                transcode_concatenated(tc, input, &opts, layout.core(), &mut r)
             })
         } else {
             let mut ranges = Vec::new();
@@ -318,15 +320,16 @@ fn transcode_batch_staged(
     });
     let result = match outcome {
         None => Err(bad_length(env)),
-        Some(Err(e)) => Err(crate::batch::throw_batch(env, &e)),
+        Some(Err(e)) => Err(Failure::from(e).throw(env)),
         Some(Ok(())) if r.regexes.is_empty() => Ok(()),
-        Some(Ok(())) => check_regexes(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x))),
+        Some(Ok(())) => regex::check(env, r.regexes.drain(..).map(|(i, x)| (Some(i), x)))
+            .map_err(|f| f.throw(env)),
     }
     .map(|()| {
         let mut out = take_output();
         write_batch(&r, layout, &mut out);
         let encoding = match layout {
-            crate::batch::ARRAY | crate::batch::NDJSON_STRING => encode_text(&mut out),
+            BatchLayout::Array | BatchLayout::NdjsonString => encode_text(&mut out),
             _ => UTF8,
         };
         (put_output(out), encoding)
@@ -337,9 +340,9 @@ fn transcode_batch_staged(
 
 /// The staged output of a batch: the JSON, and for a list, after padding to 4 bytes, the
 /// `count + 1` offsets and then their number (the wrapper reads them from the end).
-fn write_batch(r: &BatchOutput, layout: u32, out: &mut Vec<u8>) {
+fn write_batch(r: &BatchOutput, layout: BatchLayout, out: &mut Vec<u8>) {
     out.extend_from_slice(&r.out);
-    if layout == crate::batch::LIST {
+    if matches!(layout, BatchLayout::List) {
         out.resize(out.len().next_multiple_of(4), 0);
         for &o in &r.offsets {
             out.extend_from_slice(&(o as u32).to_le_bytes());

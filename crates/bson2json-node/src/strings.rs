@@ -7,8 +7,7 @@
 //! as a rope (`ConsString`) of parts that each fit in a regular page, each part one-byte or
 //! two-byte on its own and converted while it is hot in the cache. A single
 //! flat string that size is allocated in V8's large-object space, on freshly mapped pages,
-//! and every one of those pages costs a page fault when it is filled (measured: ~150,000
-//! faults per second, half the time of `toJSON` on 100 KB documents). The parts are joined by
+//! and every one of those pages costs a page fault when it is filled. The parts are joined by
 //! a small JS function (`a + b` is the only way to make a rope; Node-API has no call for it),
 //! compiled once per environment.
 
@@ -28,15 +27,14 @@ const FLAT_MAX_BYTES: usize = 128 * 1024 - 64;
 const FLAT_UTF8: usize = FLAT_MAX_BYTES / 2;
 
 /// UTF-8 bytes per part of a rope (at most 64 KiB of payload). Parts near the 128 KiB limit
-/// would leave half of each 256 KiB young-generation page empty and double the scavenges
-/// (measured: batches as one string 0.56x with such parts).
+/// would leave half of each 256 KiB young-generation page empty and double the scavenges.
 const PART_UTF8: usize = 32 * 1024;
 
 /// The UTF-8 length above which a flat string is made after all: a rope is only cheaper while
 /// its parts, all alive until they are joined, fit in V8's young generation (a 16 MiB
 /// semi-space by default, up to twice this as UTF-16). Larger ones are copied and promoted by
 /// the scavenges their own allocation triggers, which costs as many page faults as one large
-/// object (measured on a 9.5 MB text: rope 1.3x slower than flat).
+/// object.
 const ROPE_MAX_UTF8: usize = 8 * 1024 * 1024;
 
 thread_local! {
@@ -163,4 +161,14 @@ fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
     // Only V8's string length limit can make `+` throw: report it like a flat string.
     let value = node_api::call(env, recv, join, &[parts]).map_err(|_| too_long())?;
     Ok((value, units))
+}
+
+/// A JS string of the UTF-8 JSON `text` ([`from_utf8`]). `wide` is scratch; it is released if
+/// this text grew it past [`crate::KEEP_CAPACITY`].
+pub(crate) fn json(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<Value> {
+    let value = from_utf8(env, text, wide).map(|(v, _)| v);
+    if wide.capacity() * 2 > crate::KEEP_CAPACITY {
+        *wide = Vec::new();
+    }
+    value
 }
