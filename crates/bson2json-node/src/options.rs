@@ -1,5 +1,5 @@
-//! The options every export takes, already resolved by the JavaScript wrapper (`index.js`,
-//! `lib/options.js`) into plain numbers, so a call costs no property lookups: `flags` (the
+//! The options every export takes, already resolved by the JavaScript layer (`lib/options.js`,
+//! passed on by `lib/native`) into plain numbers, so a call costs no property lookups: `flags` (the
 //! [`OptionFlag`] bits, the dialect in the two low bits), `maxDepth` and `maxOutputBytes`; the
 //! single-document calls pack the first two into one number (`flags | maxDepth << FLAG_BITS`).
 
@@ -7,8 +7,8 @@ use bson2json_core::{BsonVersion, Dialect, Options, Utf8Mode};
 use napi_derive::napi;
 
 /// The bits of every call's `flags` argument. Exported to JavaScript (the generated
-/// `binding.d.ts` carries it); `lib/options.js` builds `flags` from its own copy of these numbers,
-/// which `__test__/reentry.spec.ts` checks equal to this enum. The two low bits are the dialect.
+/// `binding.d.ts` carries it): `lib/options.js` reads its bits from this enum, and
+/// `__test__/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
 #[napi]
 pub enum OptionFlag {
     /// `dialect: 'relaxed'` (the low two bits: 0 compat, 1 relaxed, 2 canonical).
