@@ -41,7 +41,6 @@ const DEFAULTS = Object.freeze({
   dialect: 'compat',
   utf8: 'strict',
   bsonVersion: 7,
-  threads: 1,
   shaper: undefined,
 })
 
@@ -201,8 +200,17 @@ function resolveOptions(options, known = BASE_KEYS) {
   // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
   const shaper = options.projection === undefined && options.redact === undefined ? undefined : compileShape(options.projection, options.redact)
   // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  const threads = known.has('threads') ? intOption(options, 'threads', 1, MAX_THREADS, 1) : 1
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, threads, shaper }
+  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+}
+
+/**
+ * The batch calls' `threads` (1 when left out). Apart from {@link resolveOptions}, which every
+ * one-document call runs: they take no `threads`.
+ * @param {any} options
+ * @returns {number}
+ */
+function threadsOf(options) {
+  return intOption(options, 'threads', 1, MAX_THREADS, 1)
 }
 
 /**
@@ -298,5 +306,6 @@ module.exports = {
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
   intOption,
+  threadsOf,
   unknownOptionError,
 }

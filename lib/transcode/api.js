@@ -8,7 +8,7 @@
  */
 
 const native = require('../native')
-const { resolveOptions, BATCH_KEYS } = require('../options')
+const { resolveOptions, threadsOf, BATCH_KEYS } = require('../options')
 const { isTranscodeError } = require('../errors')
 const { shapeDocs, ShapeInput } = require('../shape')
 
@@ -49,16 +49,17 @@ function cursorOf(docs) {
 
 function batch(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
+  const threads = threadsOf(options)
   let cursor = cursorOf(docs)
   if (o.shaper !== undefined) {
     if (cursor !== undefined) cursor = native.shape(o.shaper, ShapeInput.Cursor, cursor)
-    else if (o.threads === 1 && ArrayBuffer.isView(docs)) {
+    else if (threads === 1 && ArrayBuffer.isView(docs)) {
       // concatenated documents: shaped and transcoded in one native call, no Buffer between
       return native.shapeConcatenated(o.shaper, docs, layout, o)
     } else docs = shapeDocs(o.shaper, docs)
   }
   if (cursor !== undefined) return native.transcodeCursor(cursor, layout, o).docs
-  return native.transcodeBatch(docs, layout, o, o.threads)
+  return native.transcodeBatch(docs, layout, o, threads)
 }
 
 /**
@@ -68,6 +69,7 @@ function batch(docs, layout, options) {
  */
 function batchAsync(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
+  const threads = threadsOf(options)
   let cursor = cursorOf(docs)
   try {
     // Shaping (projection, redact) runs here, on the calling thread; transcoding on the pool.
@@ -75,7 +77,7 @@ function batchAsync(docs, layout, options) {
       if (cursor !== undefined) cursor = native.shape(o.shaper, ShapeInput.Cursor, cursor)
       else docs = shapeDocs(o.shaper, docs)
     }
-    return native.transcodeBatchAsync(cursor === undefined ? docs : cursor, layout, o, o.threads, cursor !== undefined)
+    return native.transcodeBatchAsync(cursor === undefined ? docs : cursor, layout, o, threads, cursor !== undefined)
   } catch (e) {
     if (isTranscodeError(e)) return Promise.reject(e)
     throw e

@@ -26,7 +26,7 @@
 
 const { Transform } = require('stream')
 const native = require('../native')
-const { resolveOptions, BATCH_KEYS, intOption } = require('../options')
+const { resolveOptions, threadsOf, BATCH_KEYS, intOption } = require('../options')
 const { transcodeError, rebase, inProjectedDocument } = require('../errors')
 
 /** The stream's own options; every other name goes to the transcoder (which rejects unknown ones). */
@@ -133,7 +133,7 @@ class TranscodeStream extends Transform {
       transcode[k] = o[k]
     }
     // validated now (unknown names too), not on the first chunk
-    const resolved = resolveOptions(transcode, ACCEPTED_KEYS)
+    const resolved = { ...resolveOptions(transcode, ACCEPTED_KEYS), threads: threadsOf(transcode) }
     super({
       highWaterMark: o.highWaterMark,
       readableHighWaterMark: o.readableHighWaterMark,
