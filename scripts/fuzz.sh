@@ -13,7 +13,7 @@ shift || true
 cd "$(dirname "$0")/../fuzz"
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(transcode structured differential swar batch framing project)
+  TARGETS=(transcode structured differential swar batch framing project split)
 fi
 [ -d corpus/transcode ] || python3 gen_corpus.py
 mkdir -p logs
