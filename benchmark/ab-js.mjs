@@ -12,7 +12,7 @@
 // benchmark/workloads.mjs (quick sizes, the benchmark seed).
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { loadWorkload } from './workloads.mjs';
+import { batchesOf, loadWorkload } from './workloads.mjs';
 
 const require = createRequire(import.meta.url);
 if (!process.env.A || !process.env.B) {
@@ -72,14 +72,7 @@ const METHODS = {
 
 for (const wl of (process.env.WL || 'tiny,small250,doc1k').split(',')) {
   const w = loadWorkload(wl, { quick: true, seed: 20241122 });
-  const batches = [];
-  for (let s = 0; s < w.docs.length; ) {
-    let e = s;
-    let bytes = 0;
-    while (e < w.docs.length && e - s < 1000 && (e === s || bytes + w.docs[e].length <= 4 << 20)) bytes += w.docs[e++].length;
-    batches.push(Buffer.concat(w.docs.slice(s, e)));
-    s = e;
-  }
+  const batches = batchesOf(w.docs);
   for (const method of (process.env.METHODS || Object.keys(METHODS).join(',')).split(',')) {
     const run = METHODS[method];
     const res = { A: [], B: [] };

@@ -11,7 +11,7 @@
 // toJSONList uses. ROUNDS (default 9) timing rounds
 // of 250 ms each. Workloads come from benchmark/workloads.mjs (quick sizes, the benchmark seed).
 import { createRequire } from 'node:module';
-import { loadWorkload } from './workloads.mjs';
+import { batchesOf, loadWorkload } from './workloads.mjs';
 
 const require = createRequire(import.meta.url);
 if (!process.env.A || !process.env.B) {
@@ -24,14 +24,7 @@ const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
 
 for (const wl of (process.env.WL || 'tiny,small250,doc1k').split(',')) {
   const w = loadWorkload(wl, { quick: true, seed: 20241122 });
-  const batches = [];
-  for (let s = 0; s < w.docs.length; ) {
-    let e = s;
-    let bytes = 0;
-    while (e < w.docs.length && e - s < 1000 && (e === s || bytes + w.docs[e].length <= 4 << 20)) bytes += w.docs[e++].length;
-    batches.push(Buffer.concat(w.docs.slice(s, e)));
-    s = e;
-  }
+  const batches = batchesOf(w.docs);
   for (const method of (process.env.METHODS || 'doc,batch').split(',')) {
     const res = { A: [], B: [] };
     for (let r = 0; r < ROUNDS; r++) {

@@ -14,7 +14,7 @@
 // Methods: `doc` is one toJSON call per document (options object reused: compiled once), `batch`
 // one toNDJSON call per batch of up to 1,000 documents / 4 MiB.
 import { createRequire } from 'node:module';
-import { loadWorkload } from './workloads.mjs';
+import { batchesOf, loadWorkload } from './workloads.mjs';
 
 const require = createRequire(import.meta.url);
 const { toJSON, toNDJSON } = require('../index.js');
@@ -38,14 +38,7 @@ const TARGETS = { project3: 'at least 3x faster', exclude2: 'within 10 %', redac
 for (const wl of (process.env.WL || 'doc10k').split(',')) {
   const w = loadWorkload(wl, { quick: true, seed: 20241122 });
   const bytes = w.docs.reduce((n, d) => n + d.length, 0);
-  const batches = [];
-  for (let s = 0; s < w.docs.length; ) {
-    let e = s;
-    let b = 0;
-    while (e < w.docs.length && e - s < 1000 && (e === s || b + w.docs[e].length <= 4 << 20)) b += w.docs[e++].length;
-    batches.push(Buffer.concat(w.docs.slice(s, e)));
-    s = e;
-  }
+  const batches = batchesOf(w.docs);
   // The variants really differ (and are checked once, outside the timing).
   const sample = Object.fromEntries(Object.entries(VARIANTS).map(([k, o]) => [k, toJSON(w.docs[0], o).length]));
   console.log(`${wl}: ${w.docs.length} documents, ${(bytes / 1e6).toFixed(1)} MB, dialect ${dialect}; first document's JSON bytes: ${JSON.stringify(sample)}`);

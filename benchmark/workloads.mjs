@@ -404,6 +404,24 @@ export function splitConcatenated(buf) {
   return docs;
 }
 
+/**
+ * `docs` as concatenated batches of up to 1,000 documents or 4 MiB each (a batch holds at least
+ * one document): what the batch calls and the transcode stream are timed on.
+ * @param {Buffer[]} docs
+ * @returns {Buffer[]}
+ */
+export function batchesOf(docs) {
+  const batches = [];
+  for (let s = 0; s < docs.length; ) {
+    let e = s;
+    let bytes = 0;
+    while (e < docs.length && e - s < 1000 && (e === s || bytes + docs[e].length <= 4 << 20)) bytes += docs[e++].length;
+    batches.push(Buffer.concat(docs.slice(s, e)));
+    s = e;
+  }
+  return batches;
+}
+
 export function cachePath(name, { quick = false, seed = DEFAULT_SEED } = {}) {
   const w = WORKLOADS[name];
   const size = w.fullDocs ? `${quick ? w.quickDocs : w.fullDocs}docs` : `${(quick ? w.quick : w.full) / MB}MB`;
