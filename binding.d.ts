@@ -42,7 +42,13 @@ export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBy
 export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
 
 /**
- * The WASI build's staged calls (staged.rs, lib/wasi.js): `transcode` / `transcodeBatch` on the
+ * `transcode`, writing the UTF-8 JSON into `target` at `offset`: its length when it fits there,
+ * otherwise a new Buffer holding it (lib/native's pool for small results).
+ */
+export declare function transcodeInto(bson: Uint8Array, packed: number, maxOutputBytes: number, target: Uint8Array, offset: number): number | Uint8Array
+
+/**
+ * The WASI build's staged calls (staged.rs, lib/native/wasi.js): `transcode` / `transcodeBatch` on the
  * staged input, their arguments and result in the `stagedArgs()` region. Native builds export
  * them too, but have no staged regions.
  */

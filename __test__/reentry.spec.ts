@@ -184,6 +184,49 @@ describe('every export × every route', () => {
     }
   })
 
+  it('toJSONBuffer: results from the shared slab stay intact when a RegExp calls back in or takes the slab away', () => {
+    for (let i = 0; i < ROUNDS; i++) {
+      // small documents (their JSON comes from the slab) with regexes the addon has not seen,
+      // so each call reaches the global RegExp after transcoding and before its copy
+      serial++
+      const small = (k: string) => BSON.serialize({ [k]: serial, r: new RegExp(`${k}${serial}`) })
+      const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(small)
+      const text = (x: Uint8Array) => JSON.stringify(BSON.deserialize(x))
+      const earlier = b2j.toJSONBuffer(own(b))
+      // a call back in while the outer one is in the addon: each result keeps its own bytes
+      let inner: Buffer | undefined
+      let calledBack = false
+      globalThis.RegExp = function (p: string, fl: string) {
+        if (!calledBack) {
+          calledBack = true
+          inner = b2j.toJSONBuffer(own(c))
+        }
+        return new OriginalRegExp(p, fl)
+      } as any
+      let outer: Buffer
+      try {
+        outer = b2j.toJSONBuffer(own(a))
+      } finally {
+        globalThis.RegExp = OriginalRegExp
+      }
+      expect(inner).toBeDefined()
+      expect(outer.toString()).toBe(text(a))
+      expect(inner!.toString()).toBe(text(c))
+      expect(earlier.toString()).toBe(text(b))
+      expect(outer.buffer).toBe(earlier.buffer)
+      // the slab transferred mid-call through an earlier result's ArrayBuffer: no write into
+      // it, the result is a Buffer of its own, and the next calls share a new slab
+      const held = b2j.toJSONBuffer(own(b))
+      serial++
+      const e = small('e')
+      expect(withHostileRegExp(() => held, () => b2j.toJSONBuffer(own(e)).toString())).toBe(text(e))
+      const next = [b2j.toJSONBuffer(own(d)), b2j.toJSONBuffer(own(b))]
+      expect(next.map(String)).toEqual([text(d), text(b)])
+      expect(next[0].buffer).toBe(next[1].buffer)
+      expect(next[0].buffer).not.toBe(held.buffer)
+    }
+  })
+
   it('options: getters and valueOf/Symbol.toPrimitive that detach the input', () => {
     for (let i = 0; i < ROUNDS; i++) {
       refresh()

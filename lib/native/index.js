@@ -12,7 +12,9 @@
  */
 
 const { loadBackend } = require('./load')
-const { DEFAULT_MAX_OUTPUT_BYTES } = require('./protocol')
+const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./protocol')
+
+const DEFAULT_PACKED = DEFAULT_MAX_DEPTH * 2 ** FLAG_BITS
 
 const backend = loadBackend()
 const b = backend.binding
@@ -51,8 +53,56 @@ function split(joined) {
 
 /** One document to a JSON string with the default options (the binding's function itself). */
 const transcodeDefault = b.transcode
+
+/**
+ * Small JSON results are written into a shared slab and returned as views of it, as Node's own
+ * pool serves `Buffer.from` and `Buffer.allocUnsafe`: a new Buffer from Node-API costs far more
+ * than the transcoding of a small document (ARCHITECTURE.md, decision "Small Buffer results from a pool"). A
+ * result that does not fit in the slab's rest comes back as its own Buffer. A call made while
+ * another is in the binding (JavaScript that runs mid-call, such as a patched `RegExp`, calling
+ * back in) takes the unpooled path, so the two never write to the same bytes.
+ */
+const POOL_BYTES = 8 * 1024
+/** A slab with less room than this is replaced before the next call. */
+const POOL_MIN_ROOM = 256
+/** Inputs above this many bytes get their own Buffer at once (their JSON would rarely fit). */
+const POOL_MAX_INPUT = 2 * 1024
+let pool = null
+let poolUsed = 0
+let poolBusy = false
+
+function transcodeIntoPool(bson, packed, maxOutputBytes) {
+  if (poolBusy || !ArrayBuffer.isView(bson) || bson.byteLength > POOL_MAX_INPUT) return b.transcodeBuffer(bson, packed, maxOutputBytes)
+  if (pool === null || POOL_BYTES - poolUsed < POOL_MIN_ROOM) {
+    pool = Buffer.allocUnsafeSlow(POOL_BYTES)
+    poolUsed = 0
+  }
+  const at = poolUsed
+  poolBusy = true
+  let r
+  try {
+    r = b.transcodeInto(bson, packed, maxOutputBytes, pool, at)
+  } finally {
+    poolBusy = false
+  }
+  if (typeof r !== 'number') {
+    // it did not fit in the rest of the slab, or the slab was taken away (an earlier result's
+    // ArrayBuffer transferred while JavaScript ran mid-call): the next call starts a new one
+    pool = null
+    return r
+  }
+  // 8-byte aligned, as Node's pool keeps its slices
+  poolUsed = (at + r + 7) & ~7
+  return pool.subarray(at, at + r)
+}
+
+/** Whether small Buffer results come from the pool (the native addon; the WASI build stages its output). */
+const POOLED = backend.name === 'native' && typeof b.transcodeInto === 'function'
+
 /** One document to JSON bytes with the default options. */
-const transcodeBufferDefault = b.transcodeBuffer
+const transcodeBufferDefault = POOLED
+  ? (bson) => (ArrayBuffer.isView(bson) && bson.byteLength <= POOL_MAX_INPUT ? transcodeIntoPool(bson, DEFAULT_PACKED, DEFAULT_MAX_OUTPUT_BYTES) : b.transcodeBuffer(bson))
+  : b.transcodeBuffer
 
 /**
  * One document to JSON: a string, or its UTF-8 bytes when `buffer`.
@@ -62,7 +112,7 @@ const transcodeBufferDefault = b.transcodeBuffer
  */
 function transcode(bson, o, buffer) {
   if (o.shaper !== undefined) return o.shaper.transcode(bson, o.packed, o.maxOutputBytes, buffer)
-  if (buffer) return b.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
+  if (buffer) return POOLED ? transcodeIntoPool(bson, o.packed, o.maxOutputBytes) : b.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
   return o.maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES ? b.transcode(bson, o.packed) : b.transcode(bson, o.packed, o.maxOutputBytes)
 }
 

@@ -1,4 +1,4 @@
-//! The per-document hot path (`transcode`, `transcodeBuffer`) as plain Node-API callbacks
+//! The per-document hot path (`transcode`, `transcodeBuffer`, `transcodeInto`) as plain Node-API callbacks
 //! ([`node_api::export_fast`]). napi-rs's generated glue spends a measurable share of a small
 //! document's budget on per-call scope bookkeeping (with an allocation), so these two
 //! functions skip it; everything else uses the generated
@@ -17,9 +17,11 @@ use crate::{options, regex, strings, with_wide, State, KEEP_CAPACITY, STATE};
 
 const STRING: u8 = 0;
 const BUFFER: u8 = 1;
+const INTO: u8 = 2;
 
 struct Transcode;
 struct TranscodeBuffer;
+struct TranscodeInto;
 
 impl node_api::FastFn for Transcode {
     #[inline(always)]
@@ -32,6 +34,13 @@ impl node_api::FastFn for TranscodeBuffer {
     #[inline(always)]
     fn call(env: &Env, args: &Args) -> Result<Value> {
         call(env, args, BUFFER)
+    }
+}
+
+impl node_api::FastFn for TranscodeInto {
+    #[inline(always)]
+    fn call(env: &Env, args: &Args) -> Result<Value> {
+        call(env, args, INTO)
     }
 }
 
@@ -77,7 +86,9 @@ pub(crate) fn with_output<R>(
     result
 }
 
-/// Shared body: `(bson[, packed[, maxOutputBytes]])` → string or Buffer.
+/// Shared body: `(bson[, packed[, maxOutputBytes]])` → string or Buffer; for `INTO`,
+/// `(bson, packed, maxOutputBytes, target, offset)` → the JSON's length once it is copied into
+/// `target` at `offset`, or, when it does not fit there, a new Buffer holding it.
 #[inline(always)]
 fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when
@@ -93,6 +104,15 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     } else {
         bson2json_core::Options::default()
     };
+    let offset = if output == INTO {
+        let o = node_api::number_value(env, args.argv[4]).ok_or_else(bad_options)?;
+        if !(0.0..=f64::from(u32::MAX)).contains(&o) || o.fract() != 0.0 {
+            return Err(bad_options());
+        }
+        o as usize
+    } else {
+        0
+    };
     // Taken after the options (reading numbers runs no JavaScript either, but the input
     // pointer is always the last thing read).
     #[allow(unsafe_code)]
@@ -103,6 +123,14 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     with_output(env, bytes, &opts, |out, wide| {
         if output == BUFFER {
             node_api::buffer_copy(env, out)
+        } else if output == INTO {
+            // The target's memory is looked up at the copy: the regex check before it may
+            // have run JavaScript.
+            if node_api::copy_into(env, args.argv[3], offset, out) {
+                node_api::number(env, out.len() as f64)
+            } else {
+                node_api::buffer_copy(env, out)
+            }
         } else {
             strings::json(env, out, wide)
         }
@@ -111,10 +139,12 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
 }
 
 /// Adds the hot-path functions to the module's exports: `transcode(bson[, packed[,
-/// maxOutputBytes]])` and `transcodeBuffer(...)`, where `packed = flags | maxDepth << 8`.
+/// maxOutputBytes]])`, `transcodeBuffer(...)` and `transcodeInto(bson, packed, maxOutputBytes,
+/// target, offset)`, where `packed = flags | maxDepth << 8`.
 #[napi(module_exports)]
 pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     node_api::export_fast::<Transcode>(&env, &mut exports, c"transcode")?;
     node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")?;
+    node_api::export_fast::<TranscodeInto>(&env, &mut exports, c"transcodeInto")?;
     crate::staged::register(&env, &mut exports)
 }

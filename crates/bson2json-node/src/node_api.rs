@@ -422,6 +422,20 @@ pub(crate) fn on_teardown(env: &Env, hook: fn(usize)) {
 /// (no property read or write on a user object, no call of a user function, no construction
 /// of a `RegExp`), and must copy a `shared` slice before reading it twice.
 pub(crate) unsafe fn borrow_bytes<'a>(env: &Env, v: Value) -> Option<(&'a [u8], bool)> {
+    let (data, len, shared) = uint8_array_memory(env, v)?;
+    if len == 0 || data.is_null() {
+        return Some((&[], false));
+    }
+    // SAFETY: Node-API reports `len` readable bytes at `data` for this typed array, and they
+    // stay so while no JavaScript runs (the caller's contract).
+    let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
+    Some((bytes, shared))
+}
+
+/// Where a `Uint8Array` (or `Buffer`) keeps its bytes now: `(data, len, shared)`, `shared` for a
+/// view on a `SharedArrayBuffer`; `None` for any other value (the exception Node-API may leave
+/// pending is cleared). A detached buffer has length 0. Runs no JavaScript.
+fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
     let mut kind = 0;
     let mut len = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
@@ -445,16 +459,37 @@ pub(crate) unsafe fn borrow_bytes<'a>(env: &Env, v: Value) -> Option<(&'a [u8], 
         return None;
     }
     if len == 0 || data.is_null() {
-        return Some((&[], false));
+        return Some((ptr::null_mut(), 0, false));
     }
     let mut plain = false;
     // SAFETY: `ab` is the live buffer handle returned above; valid out-pointer. Runs no
     // JavaScript. `napi_is_arraybuffer` is false for a `SharedArrayBuffer`.
     let status = unsafe { sys::napi_is_arraybuffer(env.raw(), ab, &mut plain) };
-    // SAFETY: Node-API reports `len` readable bytes at `data` for this typed array, and they
-    // stay so while no JavaScript runs (the caller's contract).
-    let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len) };
-    Some((bytes, !(status == sys::Status::napi_ok && plain)))
+    Some((
+        data.cast::<u8>(),
+        len,
+        !(status == sys::Status::napi_ok && plain),
+    ))
+}
+
+/// Copies `bytes` into the `Uint8Array` `target` at byte `offset` if they fit: `Ok(true)`;
+/// `Ok(false)` when they do not (a detached or shrunk target has no room), or `target` is
+/// not a `Uint8Array` on a plain `ArrayBuffer`. The target's memory is looked up here, at the
+/// copy, and nothing runs JavaScript between the lookup and the copy.
+pub(crate) fn copy_into(env: &Env, target: Value, offset: usize, bytes: &[u8]) -> bool {
+    let Some((data, len, false)) = uint8_array_memory(env, target) else {
+        return false;
+    };
+    if offset > len || len - offset < bytes.len() {
+        return false;
+    }
+    if !bytes.is_empty() {
+        // SAFETY: Node-API reports `len` writable bytes at `data` (a typed array on a plain
+        // `ArrayBuffer`), `offset + bytes.len() <= len`, and `bytes` is a distinct Rust
+        // allocation. Nothing runs JavaScript between the lookup and this write.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.add(offset), bytes.len()) };
+    }
+    true
 }
 
 /// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument.
@@ -488,11 +523,11 @@ pub(crate) unsafe fn bytes_of<'a>(
     }
 }
 
-/// What a plain Node-API callback receives: up to four arguments, `undefined` past the ones
+/// What a plain Node-API callback receives: up to five arguments, `undefined` past the ones
 /// passed, and how many were passed.
 pub(crate) struct Args {
     pub argc: usize,
-    pub argv: [Value; 4],
+    pub argv: [Value; 5],
 }
 
 /// A function exported by [`export_fast`]: its body, statically dispatched (no function
@@ -536,8 +571,8 @@ unsafe extern "C" fn fast_trampoline<F: FastFn>(
 ) -> sys::napi_value {
     let outcome = std::panic::catch_unwind(|| {
         let env = Env::from_raw(raw_env);
-        let mut argc = if F::ARGS { 4usize } else { 0 };
-        let mut argv = [ptr::null_mut(); 4];
+        let mut argc = if F::ARGS { 5usize } else { 0 };
+        let mut argv = [ptr::null_mut(); 5];
         let status = if !F::ARGS {
             sys::Status::napi_ok
         } else {
