@@ -213,7 +213,9 @@ describe('every export × every route', () => {
       expect(outer.toString()).toBe(text(a))
       expect(inner!.toString()).toBe(text(c))
       expect(earlier.toString()).toBe(text(b))
-      expect(outer.buffer).toBe(earlier.buffer)
+      // the native addon pools (the WASI build stages its output instead)
+      const pooled = b2j.backend === 'native'
+      if (pooled) expect(outer.buffer).toBe(earlier.buffer)
       // the slab transferred mid-call through an earlier result's ArrayBuffer: no write into
       // it, the result is a Buffer of its own, and the next calls share a new slab
       const held = b2j.toJSONBuffer(own(b))
@@ -222,8 +224,10 @@ describe('every export × every route', () => {
       expect(withHostileRegExp(() => held, () => b2j.toJSONBuffer(own(e)).toString())).toBe(text(e))
       const next = [b2j.toJSONBuffer(own(d)), b2j.toJSONBuffer(own(b))]
       expect(next.map(String)).toEqual([text(d), text(b)])
-      expect(next[0].buffer).toBe(next[1].buffer)
-      expect(next[0].buffer).not.toBe(held.buffer)
+      if (pooled) {
+        expect(next[0].buffer).toBe(next[1].buffer)
+        expect(next[0].buffer).not.toBe(held.buffer)
+      }
     }
   })
 
