@@ -72,7 +72,10 @@ let poolUsed = 0
 let poolBusy = false
 
 function transcodeIntoPool(bson, packed, maxOutputBytes) {
-  if (poolBusy || !ArrayBuffer.isView(bson) || bson.byteLength > POOL_MAX_INPUT) return b.transcodeBuffer(bson, packed, maxOutputBytes)
+  if (poolBusy || !ArrayBuffer.isView(bson) || bson.byteLength > POOL_MAX_INPUT) {
+    // the binding's own Buffer, with as few arguments as the options allow
+    return packed === DEFAULT_PACKED && maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES ? b.transcodeBuffer(bson) : b.transcodeBuffer(bson, packed, maxOutputBytes)
+  }
   if (pool === null || POOL_BYTES - poolUsed < POOL_MIN_ROOM) {
     pool = Buffer.allocUnsafeSlow(POOL_BYTES)
     poolUsed = 0
@@ -97,12 +100,10 @@ function transcodeIntoPool(bson, packed, maxOutputBytes) {
 }
 
 /** Whether small Buffer results come from the pool (the native addon; the WASI build stages its output). */
-const POOLED = backend.name === 'native' && typeof b.transcodeInto === 'function'
+const POOLED = backend.name === 'native'
 
 /** One document to JSON bytes with the default options. */
-const transcodeBufferDefault = POOLED
-  ? (bson) => (ArrayBuffer.isView(bson) && bson.byteLength <= POOL_MAX_INPUT ? transcodeIntoPool(bson, DEFAULT_PACKED, DEFAULT_MAX_OUTPUT_BYTES) : b.transcodeBuffer(bson))
-  : b.transcodeBuffer
+const transcodeBufferDefault = POOLED ? (bson) => transcodeIntoPool(bson, DEFAULT_PACKED, DEFAULT_MAX_OUTPUT_BYTES) : b.transcodeBuffer
 
 /**
  * One document to JSON: a string, or its UTF-8 bytes when `buffer`.
@@ -190,11 +191,6 @@ function shapeConcatenated(shaper, docs, layout, o) {
   return shaper.transcodeConcatenated(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes)
 }
 
-/** The binding's deliberate panic, for the tests that check a panic becomes an exception. */
-function panicForTests() {
-  return b.__panicForTests()
-}
-
 module.exports = {
   /** `'native'` or `'wasi'`: which build of the binding loaded. */
   name: backend.name,
@@ -214,5 +210,4 @@ module.exports = {
   createShaper,
   shape,
   shapeConcatenated,
-  panicForTests,
 }
