@@ -172,7 +172,7 @@ describe('bson2json dump --fields', () => {
     utf8[at] = 0xff // invalid UTF-8 inside a kept field: found by the transcoder after projection
     const r2 = await cli(['--fields', 't'], Buffer.concat([docs[0], utf8]))
     expect(r2.code).toBe(1)
-    expect(r2.stderr).toContain(`document 1, byte offset ${docs[0].length}:`)
+    expect(r2.stderr).toContain(`document 1, byte offset ${docs[0].length + at}:`) // the bad byte's, in the input
     expect(r2.stderr).toContain('BSON_INVALID_UTF8')
   })
 })

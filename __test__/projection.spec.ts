@@ -341,3 +341,53 @@ describe('projection and redaction, differential against a reference from MongoD
     expect(toJSON(d, { projection: {} })).toBe('{"a":1}')
   })
 })
+
+describe('a fault in a shaped document is reported where it is in the input', () => {
+  const api = require('../index.js')
+  const good = Buffer.from(BSON.serialize({ a: 'fine', b: 'fine' }))
+  // `a` and `z` come before the fault, so the shaped document's offsets differ from the input's
+  const bad = Buffer.from(BSON.serialize({ a: 'okokokok', z: 1, b: 'xx\u00e9yy', c: { d: 'x\u00e9' } }))
+  const at = bad.indexOf(0xc3)
+  bad[at] = 0xff
+  const cat = Buffer.concat([good, bad])
+  const shapes = [{ projection: { a: 0 } }, { projection: { b: 1 } }, { redact: { paths: ['a', 'z'] } }, { projection: { z: 0 }, redact: { paths: ['a'], with: 'hmac-sha256', key: Buffer.from('k') } }]
+  const where = (f: () => unknown) => {
+    try {
+      f()
+    } catch (e: any) {
+      return { code: e.code, index: e.index, offset: e.offset }
+    }
+    return 'no error'
+  }
+  const whereAsync = (p: Promise<unknown>) => p.then(() => 'no error', (e: any) => ({ code: e.code, index: e.index, offset: e.offset }))
+  const sync: Record<string, (o: object) => unknown> = {
+    toJSON: (o) => api.toJSON(bad, o),
+    toJSONBuffer: (o) => api.toJSONBuffer(bad, o),
+    toJSONList: (o) => api.toJSONList([good, bad], o),
+    'toNDJSON, concatenated': (o) => api.toNDJSON(cat, o),
+    'toNDJSON, 2 threads': (o) => api.toNDJSON(cat, { ...o, threads: 2 }),
+    'toJSONArray, array, 2 threads': (o) => api.toJSONArray([good, bad], { ...o, threads: 2 }),
+  }
+
+  it('the same code, index and offset as without the shape, in every call', async () => {
+    expect(where(() => api.toJSON(bad))).toEqual({ code: 'BSON_INVALID_UTF8', index: undefined, offset: at })
+    for (const [name, f] of Object.entries(sync)) {
+      const plain = where(() => f({}))
+      expect(plain, name).not.toBe('no error')
+      for (const o of shapes) expect(where(() => f(o)), `${name} ${JSON.stringify(o)}`).toEqual(plain)
+    }
+    const plainAsync = await whereAsync(api.toNDJSONAsync(cat))
+    expect(plainAsync).toEqual({ code: 'BSON_INVALID_UTF8', index: 1, offset: good.length + at })
+    for (const o of shapes) {
+      expect(await whereAsync(api.toNDJSONAsync(cat, o)), JSON.stringify(o)).toEqual(plainAsync)
+      expect(await whereAsync(api.toJSONAsync(bad, o)), JSON.stringify(o)).toEqual(await whereAsync(api.toJSONAsync(bad)))
+      const streamed = await new Promise((resolve) => {
+        const s = api.createTranscodeStream(o)
+        s.on('data', () => {})
+        s.on('error', (e: any) => resolve({ code: e.code, index: e.index, offset: e.offset }))
+        s.end(cat)
+      })
+      expect(streamed, `stream ${JSON.stringify(o)}`).toEqual(plainAsync)
+    }
+  })
+})

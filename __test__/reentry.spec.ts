@@ -479,7 +479,7 @@ describe('the typed protocol', () => {
     expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
   })
 
-  it('the single-document calls take (bson[, packed[, maxOutputBytes]]), nothing else', () => {
+  it('the single-document calls take (bson[, packed[, maxOutputBytes[, shaper]]]), nothing else', () => {
     const d = BSON.serialize({ a: 1.5, n: { m: 1 } })
     const outcome = (f: () => unknown) => {
       try {
@@ -491,8 +491,10 @@ describe('the typed protocol', () => {
     expect(outcome(() => binding.transcode(d))).toBe('{"a":1.5,"n":{"m":1}}')
     expect(outcome(() => binding.transcode(d, 1 + 5 * 256))).toBe('{"a":1.5,"n":{"m":1}}')
     expect(outcome(() => binding.transcode(d, 1 + 5 * 256, 1e6))).toBe(outcome(() => binding.transcode(d, 1 + 5 * 256)))
-    // the removed 4-argument form (flags, maxDepth, maxOutputBytes) reads as packed = 1: depth 0
-    expect(outcome(() => binding.transcode(d, 1, 5, 1e6))).toBe('TranscodeError: BSON_TOO_DEEP')
+    // the removed 4-argument form (flags, maxDepth, maxOutputBytes): the 4th is not a Shaper
+    expect(() => binding.transcode(d, 1, 5, 1e6)).toThrow(/^bson2json: shaper must be a Shaper$/)
+    expect(() => binding.transcodeBuffer(d, 1, 5, {})).toThrow(TypeError)
+    expect(() => binding.transcodeInto(d, 1, 1e6, Buffer.alloc(64), 0, Object.create(binding.Shaper.prototype))).toThrow(TypeError)
   })
 
   it("each option sets the addon's OptionFlag bit (lib/options.js reads the enum, copies no number)", () => {

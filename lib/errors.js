@@ -119,31 +119,4 @@ function rebase(e, baseIndex, baseOffset, starts) {
   return e
 }
 
-/**
- * A TranscodeError found in a projected or redacted document: its `offset` becomes the
- * document's first byte in the input (`documentStart`), as the fault's own offset is one in the
- * projected document, and the message says so.
- * @param {any} e
- * @param {number} documentStart
- */
-function inProjectedDocument(e, documentStart) {
-  if (!isTranscodeError(e) || typeof e.detail !== 'string') return e
-  e.offset = documentStart
-  e.message = `${e.code}: ${e.detail} (in the projected document)`
-  return e
-}
-
-/**
- * A TranscodeError of one document of an array given to a batch call: it gets the document's
- * `index` and the message says it, as the binding's own batch errors do.
- * @param {any} e
- * @param {number} index
- */
-function atIndex(e, index) {
-  if (!isTranscodeError(e) || typeof e.detail !== 'string') return e
-  e.index = index
-  e.message = `${e.code}: ${e.detail} (document ${index})`
-  return e
-}
-
-module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase, inProjectedDocument, atIndex }
+module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase }

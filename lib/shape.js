@@ -7,9 +7,8 @@
  */
 
 const native = require('./native')
-const { describe, atIndex } = require('./errors')
+const { describe } = require('./errors')
 
-const { ShapeInput } = native
 
 const REDACT_KEYS = new Set(['paths', 'with', 'key'])
 
@@ -114,23 +113,4 @@ function compileShape(projection, redact, projectionName = 'projection') {
   return shaper
 }
 
-/**
- * Shapes each document of `docs` (an array of documents, or concatenated documents); a shaping
- * error gets the document's `index` like the batch calls' errors.
- */
-function shapeDocs(shaper, docs) {
-  if (!Array.isArray(docs)) return ArrayBuffer.isView(docs) ? native.shape(shaper, ShapeInput.Concatenated, docs) : docs
-  const out = []
-  for (let i = 0; i < docs.length; i++) {
-    const d = docs[i]
-    if (!ArrayBuffer.isView(d)) return docs // the batch call reports the bad element
-    try {
-      out.push(native.shape(shaper, ShapeInput.Document, d))
-    } catch (e) {
-      throw atIndex(e, i)
-    }
-  }
-  return out
-}
-
-module.exports = { compileShape, shapeDocs, ShapeInput }
+module.exports = { compileShape }

@@ -34,18 +34,19 @@ export interface RawChangeEvent {
 
 /**
  * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
- * the dialect in the two low bits); `maxOutputBytes` only when it is not the default.
+ * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
+ * (a projection / redaction) shapes the document first.
  */
-export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number): string
+export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): string
 
 /** `transcode`, returning the UTF-8 JSON bytes (a Buffer). */
-export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
+export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): Uint8Array
 
 /**
  * `transcode`, writing the UTF-8 JSON into `target` at `offset`: its length when it fits there,
  * otherwise a new Buffer holding it (lib/native's pool for small results).
  */
-export declare function transcodeInto(bson: Uint8Array, packed: number, maxOutputBytes: number, target: Uint8Array, offset: number): number | Uint8Array
+export declare function transcodeInto(bson: Uint8Array, packed: number, maxOutputBytes: number, target: Uint8Array, offset: number, shaper?: Shaper): number | Uint8Array
 
 /**
  * The WASI build's staged calls (staged.rs, lib/native/wasi.js): `transcode` / `transcodeBatch` on the

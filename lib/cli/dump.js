@@ -408,8 +408,8 @@ async function main(argv, context = {}) {
   const indenter = opts.pretty ? new Indenter() : null
   let skipped = 0
   let bytesSkipped = 0
-  // Error positions are the transcoder's (with a projection: the document's first byte when the
-  // fault is inside its projection); from an archive they are mapped back.
+  // Error positions are the transcoder's (in the input, with a projection too); from an archive
+  // they are mapped back.
   const inputOffset = (index, offset) => {
     const o = archive === null ? offset : archive.origin(index, offset)
     return o === null ? `${offset} (of the archive documents)` : o

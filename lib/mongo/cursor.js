@@ -16,7 +16,6 @@ const { pipeline } = require('node:stream')
 const { RawCursor, checkPipeline } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
-const SHAPE_CURSOR = native.ShapeInput.Cursor
 const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = native.Layout
 const NL = 0x0a
 const COMMA = 0x2c
@@ -94,8 +93,8 @@ class JsonCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CURSOR, reply.cursor)
-    const b = native.transcodeCursor(cursor, this._layout, this._o)
+    // shaped (clientProjection, redact) in the same native call
+    const b = native.transcodeCursor(reply.cursor, this._layout, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     if (b.count > 0) this._push({ docs: b.docs, count: b.count })
     return null

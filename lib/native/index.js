@@ -71,9 +71,17 @@ let pool = null
 let poolUsed = 0
 let poolBusy = false
 
-function transcodeIntoPool(bson, packed, maxOutputBytes) {
-  if (poolBusy || !ArrayBuffer.isView(bson) || bson.byteLength > POOL_MAX_INPUT) {
+/**
+ * @param {Uint8Array} bson
+ * @param {number} packed
+ * @param {number} maxOutputBytes
+ * @param {any} [shaper] a projection / redaction: its output may be small whatever the input's
+ *   size, so the input's size does not decide
+ */
+function transcodeIntoPool(bson, packed, maxOutputBytes, shaper) {
+  if (poolBusy || !ArrayBuffer.isView(bson) || (shaper === undefined && bson.byteLength > POOL_MAX_INPUT)) {
     // the binding's own Buffer, with as few arguments as the options allow
+    if (shaper !== undefined) return b.transcodeBuffer(bson, packed, maxOutputBytes, shaper)
     return packed === DEFAULT_PACKED && maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES ? b.transcodeBuffer(bson) : b.transcodeBuffer(bson, packed, maxOutputBytes)
   }
   if (pool === null || POOL_BYTES - poolUsed < POOL_MIN_ROOM) {
@@ -84,14 +92,15 @@ function transcodeIntoPool(bson, packed, maxOutputBytes) {
   poolBusy = true
   let r
   try {
-    r = b.transcodeInto(bson, packed, maxOutputBytes, pool, at)
+    r = shaper === undefined ? b.transcodeInto(bson, packed, maxOutputBytes, pool, at) : b.transcodeInto(bson, packed, maxOutputBytes, pool, at, shaper)
   } finally {
     poolBusy = false
   }
   if (typeof r !== 'number') {
-    // it did not fit in the rest of the slab, or the slab was taken away (an earlier result's
-    // ArrayBuffer transferred while JavaScript ran mid-call): the next call starts a new one
-    pool = null
+    // It did not fit in the rest of the slab, or the slab was taken away (an earlier result's
+    // ArrayBuffer transferred while JavaScript ran mid-call): the next call starts a new one,
+    // unless the result was larger than any slab (the slab's rest still serves small ones).
+    if (r.length < POOL_BYTES) pool = null
     return r
   }
   // 8-byte aligned, as Node's pool keeps its slices
@@ -112,38 +121,45 @@ const transcodeBufferDefault = POOLED ? (bson) => transcodeIntoPool(bson, DEFAUL
  * @param {boolean} buffer
  */
 function transcode(bson, o, buffer) {
-  if (o.shaper !== undefined) return o.shaper.transcode(bson, o.packed, o.maxOutputBytes, buffer)
+  if (o.shaper !== undefined) {
+    if (buffer) return POOLED ? transcodeIntoPool(bson, o.packed, o.maxOutputBytes, o.shaper) : b.transcodeBuffer(bson, o.packed, o.maxOutputBytes, o.shaper)
+    return b.transcode(bson, o.packed, o.maxOutputBytes, o.shaper)
+  }
   if (buffer) return POOLED ? transcodeIntoPool(bson, o.packed, o.maxOutputBytes) : b.transcodeBuffer(bson, o.packed, o.maxOutputBytes)
   return o.maxOutputBytes === DEFAULT_MAX_OUTPUT_BYTES ? b.transcode(bson, o.packed) : b.transcode(bson, o.packed, o.maxOutputBytes)
 }
 
 /**
- * Many documents (an array of documents or concatenated documents) in one call.
+ * Many documents (an array of documents or concatenated documents) in one call, each shaped
+ * first when the options have a projection or redaction (`o.shaper`); an error's offset is in
+ * the document as given.
  * @param {Uint8Array | Uint8Array[]} docs
  * @param {number} layout
  * @param {any} o resolved options
  * @param {number} threads
  */
 function transcodeBatch(docs, layout, o, threads) {
-  return b.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads)
+  return b.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
 }
 
 /**
- * {@link transcodeBatch} on the libuv pool; `isCursor` when `input` is a raw reply's `cursor`.
+ * {@link transcodeBatch} on the libuv pool (the shaping too); `isCursor` when `input` is a raw
+ * reply's `cursor`.
  * @returns {Promise<any>}
  */
 function transcodeBatchAsync(input, layout, o, threads, isCursor) {
-  return b.transcodeBatchAsync(input, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, isCursor)
+  return b.transcodeBatchAsync(input, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, isCursor, o.shaper)
 }
 
 /**
- * A raw cursor reply's `cursor` document: `{ id, ns, postBatchResumeToken, count, docs }`.
+ * A raw cursor reply's `cursor` document: `{ id, ns, postBatchResumeToken, count, docs }`, its
+ * documents shaped first as {@link transcodeBatch}'s.
  * @param {Uint8Array} cursor
  * @param {number} layout
  * @param {any} o resolved options
  */
 function transcodeCursor(cursor, layout, o) {
-  return b.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes)
+  return b.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes, o.shaper)
 }
 
 /**
@@ -186,11 +202,6 @@ function shape(shaper, kind, input) {
   return shaper.shape(kind, input)
 }
 
-/** Concatenated documents shaped and transcoded in one call (no Buffer between the passes). */
-function shapeConcatenated(shaper, docs, layout, o) {
-  return shaper.transcodeConcatenated(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes)
-}
-
 module.exports = {
   /** `'native'` or `'wasi'`: which build of the binding loaded. */
   name: backend.name,
@@ -209,5 +220,4 @@ module.exports = {
   transcodeChangeFragments,
   createShaper,
   shape,
-  shapeConcatenated,
 }

@@ -103,8 +103,8 @@ function wrapWasi(b) {
     return !(bson instanceof Uint8Array) || bson.length === 0 || bson.length > MAX_STAGED
   }
 
-  function transcode(bson, packed, maxOutputBytes) {
-    if (unstaged(bson)) return b.transcode(...arguments)
+  function transcode(bson, packed, maxOutputBytes, shaper) {
+    if (shaper !== undefined || unstaged(bson)) return b.transcode(...arguments)
     const len = transcodeStaged(
       bson,
       packed === undefined ? DEFAULT_PACKED : packed,
@@ -114,8 +114,8 @@ function wrapWasi(b) {
     return outText(len)
   }
 
-  function transcodeBuffer(bson, packed, maxOutputBytes) {
-    if (unstaged(bson)) return b.transcodeBuffer(...arguments)
+  function transcodeBuffer(bson, packed, maxOutputBytes, shaper) {
+    if (shaper !== undefined || unstaged(bson)) return b.transcodeBuffer(...arguments)
     const len = transcodeStaged(
       bson,
       packed === undefined ? DEFAULT_PACKED : packed,
@@ -147,8 +147,8 @@ function wrapWasi(b) {
     return { list, total }
   }
 
-  function transcodeBatch(docs, layout, flags, maxDepth, maxOutputBytes, threads) {
-    if (layout !== ARRAY && layout !== NDJSON_BUFFER && layout !== LIST && layout !== NDJSON_STRING) {
+  function transcodeBatch(docs, layout, flags, maxDepth, maxOutputBytes, threads, shaper) {
+    if (shaper !== undefined || (layout !== ARRAY && layout !== NDJSON_BUFFER && layout !== LIST && layout !== NDJSON_STRING)) {
       return b.transcodeBatch(...arguments)
     }
     let n

@@ -10,7 +10,6 @@
 const native = require('../native')
 const { resolveOptions, threadsOf, BATCH_KEYS } = require('../options')
 const { isTranscodeError } = require('../errors')
-const { shapeDocs, ShapeInput } = require('../shape')
 
 const { Layout, LIST_LAYOUT, split, transcodeDefault, transcodeBufferDefault } = native
 const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER } = Layout
@@ -50,14 +49,8 @@ function cursorOf(docs) {
 function batch(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
   const threads = threadsOf(options)
-  let cursor = cursorOf(docs)
-  if (o.shaper !== undefined) {
-    if (cursor !== undefined) cursor = native.shape(o.shaper, ShapeInput.Cursor, cursor)
-    else if (threads === 1 && ArrayBuffer.isView(docs)) {
-      // concatenated documents: shaped and transcoded in one native call, no Buffer between
-      return native.shapeConcatenated(o.shaper, docs, layout, o)
-    } else docs = shapeDocs(o.shaper, docs)
-  }
+  // projection / redact (o.shaper): each document shaped in the same native call
+  const cursor = cursorOf(docs)
   if (cursor !== undefined) return native.transcodeCursor(cursor, layout, o).docs
   return native.transcodeBatch(docs, layout, o, threads)
 }
@@ -70,13 +63,9 @@ function batch(docs, layout, options) {
 function batchAsync(docs, layout, options) {
   const o = resolveOptions(options, BATCH_KEYS)
   const threads = threadsOf(options)
-  let cursor = cursorOf(docs)
+  const cursor = cursorOf(docs)
   try {
-    // Shaping (projection, redact) runs here, on the calling thread; transcoding on the pool.
-    if (o.shaper !== undefined) {
-      if (cursor !== undefined) cursor = native.shape(o.shaper, ShapeInput.Cursor, cursor)
-      else docs = shapeDocs(o.shaper, docs)
-    }
+    // shaping (projection, redact) and transcoding both run on the pool
     return native.transcodeBatchAsync(cursor === undefined ? docs : cursor, layout, o, threads, cursor !== undefined)
   } catch (e) {
     if (isTranscodeError(e)) return Promise.reject(e)
@@ -123,11 +112,10 @@ function toNDJSON(docs, options) {
  */
 function cursorBatch(reply, options) {
   const o = resolveOptions(options)
-  let cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
+  const cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
   if (!ArrayBuffer.isView(cursor)) {
     throw new TypeError('bson2json: cursorBatch expects a raw command reply ({ cursor: Buffer }) or its cursor Buffer')
   }
-  if (o.shaper !== undefined) cursor = native.shape(o.shaper, ShapeInput.Cursor, cursor)
   const parts = native.transcodeCursor(cursor, LIST_LAYOUT, o)
   parts.docs = split(parts.docs)
   return parts

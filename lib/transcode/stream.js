@@ -27,7 +27,7 @@
 const { Transform } = require('stream')
 const native = require('../native')
 const { resolveOptions, threadsOf, BATCH_KEYS, intOption } = require('../options')
-const { transcodeError, rebase, inProjectedDocument } = require('../errors')
+const { transcodeError, rebase } = require('../errors')
 
 /** The stream's own options; every other name goes to the transcoder (which rejects unknown ones). */
 const STREAM_KEYS = new Set([
@@ -54,65 +54,16 @@ const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 const EMPTY = Buffer.alloc(0)
 
-const { Concatenated: SHAPE_CONCATENATED, Document: SHAPE_DOCUMENT } = native.ShapeInput
 const NDJSON = native.Layout.NdjsonBuffer
 
-/** What `toNDJSON(buf, options)` does. */
+/** What `toNDJSON(buf, options)` does (projection / redact: in the same native call). */
 function ndjson(buf, o) {
-  if (o.shaper === undefined) return native.transcodeBatch(buf, NDJSON, o, o.threads)
-  let shaped = null
-  if (o.threads !== 1) shaped = shapeBatch(buf, o)
-  try {
-    if (shaped === null) return native.shapeConcatenated(o.shaper, buf, NDJSON, o)
-    return native.transcodeBatch(shaped, NDJSON, o, o.threads)
-  } catch (e) {
-    // the pass could not read the input (no index): transcoding it as it is reports it exactly
-    if (shaped === null && (e === null || typeof e !== 'object' || typeof e.index !== 'number')) shapeBatch(buf, o)
-    throw atDocumentStart(e, buf)
-  }
+  return native.transcodeBatch(buf, NDJSON, o, o.threads)
 }
 
-/** `toNDJSONAsync(buf, options)`: a Promise, transcoded on the libuv pool. */
+/** `toNDJSONAsync(buf, options)`: a Promise, shaped and transcoded on the libuv pool. */
 function ndjsonAsync(buf, o) {
-  if (o.shaper === undefined) return native.transcodeBatchAsync(buf, NDJSON, o, o.threads, false)
-  const shaped = shapeBatch(buf, o)
-  return native.transcodeBatchAsync(shaped, NDJSON, o, o.threads, false).catch((e) => {
-    throw atDocumentStart(e, buf)
-  })
-}
-
-/**
- * The projected and redacted documents of `buf` (projection, redact). Input the pass cannot
- * read is reported by transcoding `buf` as it is, which finds the same fault with its exact
- * document index and offset; its output is never used.
- */
-function shapeBatch(buf, o) {
-  try {
-    return native.shape(o.shaper, SHAPE_CONCATENATED, buf)
-  } catch (e) {
-    native.transcodeBatch(buf, NDJSON, o, 1)
-    // The transcoder accepts what the pass could not read (not expected): locate the document.
-    for (let i = 0, at = 0; at + 4 <= buf.length; i++) {
-      const len = buf.readInt32LE(at)
-      try {
-        native.shape(o.shaper, SHAPE_DOCUMENT, buf.subarray(at, at + len))
-      } catch (inner) {
-        inner.index = i
-        inner.offset += at
-        throw inner
-      }
-      at += len
-    }
-    throw e
-  }
-}
-
-/** An error found in a projected document: at the document's first byte in `buf`. */
-function atDocumentStart(e, buf) {
-  if (e === null || typeof e !== 'object' || typeof e.index !== 'number') return e
-  let at = 0
-  for (let i = 0; i < e.index && at + 4 <= buf.length; i++) at += buf.readInt32LE(at)
-  return inProjectedDocument(e, at)
+  return native.transcodeBatchAsync(buf, NDJSON, o, o.threads, false)
 }
 
 class TranscodeStream extends Transform {

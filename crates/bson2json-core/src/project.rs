@@ -374,21 +374,126 @@ impl<'a> Elems<'a> {
     }
 }
 
-fn begin_doc(out: &mut Vec<u8>) -> usize {
+/// Where the pass writes: a `Vec<u8>`, or a [`Traced`] one that also records where each
+/// copied run came from.
+trait Out {
+    fn len(&self) -> usize;
+    fn push(&mut self, b: u8);
+    /// Bytes the pass makes up (a length, an array index, a redacted value).
+    fn put(&mut self, bytes: &[u8]);
+    /// `input[from..to]`, copied.
+    fn copy(&mut self, input: &[u8], from: usize, to: usize);
+    fn truncate(&mut self, len: usize);
+    /// Writes a document's length at `p`.
+    fn set_len_at(&mut self, p: usize, len: u32);
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        Vec::push(self, b);
+    }
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+    #[inline]
+    fn copy(&mut self, input: &[u8], from: usize, to: usize) {
+        self.extend_from_slice(&input[from..to]);
+    }
+    #[inline]
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
+    }
+    #[inline]
+    fn set_len_at(&mut self, p: usize, len: u32) {
+        self[p..p + 4].copy_from_slice(&len.to_le_bytes());
+    }
+}
+
+/// A pass's output with the origin of its copied runs: `(start, end)` in the output and the
+/// start in the source, for copies from the source (the slice at the address `source`; copies
+/// from anything else count as made up).
+struct Traced {
+    buf: Vec<u8>,
+    source: usize,
+    runs: Vec<(usize, usize, usize)>,
+}
+
+impl Traced {
+    fn new(source: &[u8]) -> Traced {
+        Traced {
+            buf: Vec::new(),
+            source: source.as_ptr() as usize,
+            runs: Vec::new(),
+        }
+    }
+
+    /// Where output byte `at` came from in the source: exact for a copied byte; for one the
+    /// pass made up, the end of the copied run before it (where the element it belongs to
+    /// starts, or the value it replaced).
+    fn origin(&self, at: usize) -> usize {
+        let i = self.runs.partition_point(|r| r.0 <= at);
+        match i.checked_sub(1).map(|j| self.runs[j]) {
+            None => 0,
+            Some((start, end, from)) if at < end => from + (at - start),
+            Some((start, end, from)) => from + (end - start),
+        }
+    }
+}
+
+impl Out for Traced {
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+    fn push(&mut self, b: u8) {
+        self.buf.push(b);
+    }
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+    fn copy(&mut self, input: &[u8], from: usize, to: usize) {
+        if input.as_ptr() as usize == self.source && from < to {
+            self.runs
+                .push((self.buf.len(), self.buf.len() + (to - from), from));
+        }
+        self.buf.extend_from_slice(&input[from..to]);
+    }
+    fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+        while let Some(r) = self.runs.last_mut() {
+            if r.0 >= len {
+                self.runs.pop();
+            } else {
+                r.1 = r.1.min(len);
+                break;
+            }
+        }
+    }
+    fn set_len_at(&mut self, p: usize, len: u32) {
+        self.buf[p..p + 4].copy_from_slice(&len.to_le_bytes());
+    }
+}
+
+fn begin_doc(out: &mut impl Out) -> usize {
     let p = out.len();
-    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.put(&[0, 0, 0, 0]);
     p
 }
 
-fn end_doc(out: &mut Vec<u8>, p: usize) {
+fn end_doc(out: &mut impl Out, p: usize) {
     out.push(0);
     let len = (out.len() - p) as u32;
-    out[p..p + 4].copy_from_slice(&len.to_le_bytes());
+    out.set_len_at(p, len);
 }
 
-fn push_index_key(out: &mut Vec<u8>, i: usize) {
+fn push_index_key(out: &mut impl Out, i: usize) {
     let mut b = itoa::Buffer::new();
-    out.extend_from_slice(b.format(i).as_bytes());
+    out.put(b.format(i).as_bytes());
     out.push(0);
 }
 
@@ -420,7 +525,7 @@ impl Projection {
         end: usize,
         node: &Node,
         top: bool,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
     ) -> Result<(), Error> {
         let mut it = Elems::new(input, start, end)?;
         let p = begin_doc(out);
@@ -440,21 +545,21 @@ impl Projection {
             match (s, self.inclusion) {
                 (Step::Miss, false) | (Step::Leaf, true) => continue, // kept in the run
                 (Step::Miss, true) | (Step::Leaf, false) => {
-                    out.extend_from_slice(&input[run..e.at]);
+                    out.copy(input, run, e.at);
                     run = e.value.1;
                 }
                 (Step::Inner(child), _) => {
-                    out.extend_from_slice(&input[run..e.at]);
+                    out.copy(input, run, e.at);
                     run = e.value.1;
                     let mark = out.len();
-                    out.extend_from_slice(&input[e.at..e.value.0]);
+                    out.copy(input, e.at, e.value.0);
                     if !self.value(input, e.t, e.value, child, out)? {
                         out.truncate(mark);
                     }
                 }
             }
         }
-        out.extend_from_slice(&input[run..it.last]);
+        out.copy(input, run, it.last);
         end_doc(out, p);
         Ok(())
     }
@@ -467,13 +572,13 @@ impl Projection {
         t: u8,
         v: (usize, usize),
         node: &Node,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
     ) -> Result<bool, Error> {
         match t {
             DOCUMENT => self.doc(input, v.0, v.1, node, false, out)?,
             ARRAY => self.array(input, v, node, out, 0)?,
             _ if self.inclusion => return Ok(false),
-            _ => out.extend_from_slice(&input[v.0..v.1]),
+            _ => out.copy(input, v.0, v.1),
         }
         Ok(true)
     }
@@ -486,7 +591,7 @@ impl Projection {
         input: &[u8],
         v: (usize, usize),
         node: &Node,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
         depth: usize,
     ) -> Result<(), Error> {
         if depth > MAX_ARRAY_NESTING {
@@ -509,7 +614,7 @@ impl Projection {
             } else {
                 out.push(e.t);
                 push_index_key(out, i);
-                out.extend_from_slice(&input[e.value.0..e.value.1]);
+                out.copy(input, e.value.0, e.value.1);
             }
             i += 1;
         }
@@ -520,11 +625,11 @@ impl Projection {
 
 impl Redaction {
     /// Writes the redacted element: `t` is the original type, `v` the original value.
-    fn replace(&self, input: &[u8], t: u8, key: &[u8], v: (usize, usize), out: &mut Vec<u8>) {
+    fn replace(&self, input: &[u8], t: u8, key: &[u8], v: (usize, usize), out: &mut impl Out) {
         match &self.mac {
             None => {
                 out.push(NULL);
-                out.extend_from_slice(key);
+                out.put(key);
                 out.push(0);
             }
             Some(mac) => {
@@ -532,9 +637,9 @@ impl Redaction {
                 m.update(&[t]);
                 m.update(&input[v.0..v.1]);
                 out.push(STRING);
-                out.extend_from_slice(key);
+                out.put(key);
                 out.push(0);
-                out.extend_from_slice(&65u32.to_le_bytes());
+                out.put(&65u32.to_le_bytes());
                 for b in m.finalize().into_bytes() {
                     out.push(HEX[(b >> 4) as usize]);
                     out.push(HEX[(b & 15) as usize]);
@@ -552,19 +657,19 @@ impl Redaction {
         key: &[u8],
         v: (usize, usize),
         s: Step<'_>,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
     ) -> Result<(), Error> {
         match s {
             Step::Miss => {
                 out.push(t);
-                out.extend_from_slice(key);
+                out.put(key);
                 out.push(0);
-                out.extend_from_slice(&input[v.0..v.1]);
+                out.copy(input, v.0, v.1);
             }
             Step::Leaf => self.replace(input, t, key, v, out),
             Step::Inner(node) => {
                 out.push(t);
-                out.extend_from_slice(key);
+                out.put(key);
                 out.push(0);
                 self.value(input, t, v, node, out)?;
             }
@@ -578,13 +683,13 @@ impl Redaction {
         t: u8,
         v: (usize, usize),
         node: &Node,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
     ) -> Result<(), Error> {
         match t {
             DOCUMENT => self.doc(input, v.0, v.1, node, out),
             ARRAY => self.array(input, v, node, out, 0),
             _ => {
-                out.extend_from_slice(&input[v.0..v.1]);
+                out.copy(input, v.0, v.1);
                 Ok(())
             }
         }
@@ -596,7 +701,7 @@ impl Redaction {
         input: &[u8],
         v: (usize, usize),
         node: &Node,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
         depth: usize,
     ) -> Result<(), Error> {
         if depth > MAX_ARRAY_NESTING {
@@ -607,16 +712,16 @@ impl Redaction {
         let mut run = it.it.position();
         while let Some(e) = it.next()? {
             if e.t == DOCUMENT {
-                out.extend_from_slice(&input[run..e.value.0]);
+                out.copy(input, run, e.value.0);
                 run = e.value.1;
                 self.doc(input, e.value.0, e.value.1, node, out)?;
             } else if e.t == ARRAY {
-                out.extend_from_slice(&input[run..e.value.0]);
+                out.copy(input, run, e.value.0);
                 run = e.value.1;
                 self.array(input, e.value, node, out, depth + 1)?;
             }
         }
-        out.extend_from_slice(&input[run..it.last]);
+        out.copy(input, run, it.last);
         end_doc(out, p);
         Ok(())
     }
@@ -627,7 +732,7 @@ impl Redaction {
         start: usize,
         end: usize,
         node: &Node,
-        out: &mut Vec<u8>,
+        out: &mut impl Out,
     ) -> Result<(), Error> {
         let mut it = Elems::new(input, start, end)?;
         let p = begin_doc(out);
@@ -637,13 +742,13 @@ impl Redaction {
             match step(node, key) {
                 Step::Miss => continue,
                 s => {
-                    out.extend_from_slice(&input[run..e.at]);
+                    out.copy(input, run, e.at);
                     run = e.value.1;
                     self.element(input, e.t, key, e.value, s, out)?;
                 }
             }
         }
-        out.extend_from_slice(&input[run..it.last]);
+        out.copy(input, run, it.last);
         end_doc(out, p);
         Ok(())
     }
@@ -753,6 +858,43 @@ impl Shape {
             }
         }
         Ok(())
+    }
+
+    /// Where the byte at `at` of the shaped form of the document `input` (what
+    /// [`Shape::document`] writes) came from in `input`: exact for a byte the pass copied; for
+    /// one it made up (a length, an array index, a redacted value), where the element it
+    /// belongs to starts. Runs the pass again, tracing it (for error reports, so the shaped
+    /// document's fault is reported where it is in the caller's input).
+    pub fn source_offset(&self, input: &[u8], at: usize) -> usize {
+        let end = input.len();
+        match (&self.projection, &self.redaction) {
+            (None, None) => at,
+            (Some(p), None) => {
+                let mut t = Traced::new(input);
+                match p.doc(input, 0, end, &p.root, true, &mut t) {
+                    Ok(()) => t.origin(at),
+                    Err(_) => 0,
+                }
+            }
+            (None, Some(r)) => {
+                let mut t = Traced::new(input);
+                match r.doc(input, 0, end, &r.root, &mut t) {
+                    Ok(()) => t.origin(at),
+                    Err(_) => 0,
+                }
+            }
+            (Some(p), Some(r)) => {
+                let mut projected = Traced::new(input);
+                if p.doc(input, 0, end, &p.root, true, &mut projected).is_err() {
+                    return 0;
+                }
+                let mut t = Traced::new(&projected.buf);
+                match r.doc(&projected.buf, 0, projected.buf.len(), &r.root, &mut t) {
+                    Ok(()) => projected.origin(t.origin(at)),
+                    Err(_) => 0,
+                }
+            }
+        }
     }
 
     /// Applies the shape to each of the concatenated documents in `input`.

@@ -106,3 +106,63 @@ proptest! {
         }
     }
 }
+
+/// The positions of every string value's bytes (length prefix, content, NUL) in the document at
+/// `start`, recursively (the generated documents hold only the types of [`value`]).
+fn string_bytes(doc: &[u8], start: usize, out: &mut Vec<usize>) {
+    let len = i32::from_le_bytes(doc[start..start + 4].try_into().unwrap()) as usize;
+    let end = start + len - 1;
+    let mut at = start + 4;
+    while at < end {
+        let t = doc[at];
+        at += 1;
+        while doc[at] != 0 {
+            at += 1;
+        }
+        at += 1;
+        let n = match t {
+            0x02 => {
+                let n = 4 + i32::from_le_bytes(doc[at..at + 4].try_into().unwrap()) as usize;
+                out.extend(at..at + n);
+                n
+            }
+            0x03 | 0x04 => {
+                string_bytes(doc, at, out);
+                i32::from_le_bytes(doc[at..at + 4].try_into().unwrap()) as usize
+            }
+            0x01 | 0x12 => 8,
+            0x10 => 4,
+            0x08 => 1,
+            0x0A => 0,
+            other => panic!("type {other:#x} not generated"),
+        };
+        at += n;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// `source_offset` maps every byte of a kept string value (the values the transcoder can
+    /// fault on, invalid UTF-8 say) to the same byte of the input, through projection,
+    /// redaction and both.
+    #[test]
+    fn project_source_offsets_point_at_the_input(doc in document(), paths in prop::collection::vec(path(), 1..4), inclusion in any::<bool>(), redact in prop::collection::vec(path(), 0..3)) {
+        let fields: Vec<(&str, bool)> = paths.iter().map(|p| (p.as_str(), inclusion)).collect();
+        let red: Vec<&str> = redact.iter().map(String::as_str).collect();
+        let (Ok(projection), Ok(redaction)) = (Projection::new(&fields), Redaction::new(&red, RedactWith::Null)) else {
+            return Ok(());
+        };
+        for s in [Shape::new(projection.clone(), None), Shape::new(None, redaction.clone()), Shape::new(projection, redaction)] {
+            let mut shaped = Vec::new();
+            s.document(&doc, &mut shaped, &mut Vec::new()).unwrap();
+            let mut at = Vec::new();
+            string_bytes(&shaped, 0, &mut at);
+            for i in at {
+                let o = s.source_offset(&doc, i);
+                prop_assert!(o < doc.len());
+                prop_assert_eq!(doc[o], shaped[i], "shaped byte {} maps to input byte {}", i, o);
+            }
+        }
+    }
+}

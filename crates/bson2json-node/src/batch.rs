@@ -6,19 +6,21 @@
 #![allow(clippy::too_many_arguments)]
 
 use std::borrow::Cow;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bson2json_core::batch::{
     transcode_docs, transcode_docs_parallel, BatchError, BatchOutput, Layout,
 };
 use bson2json_core::concat::{split_concatenated, transcode_concatenated};
 use bson2json_core::mongo::{cursor_parts, CursorParts};
+use bson2json_core::project::Shape;
 use bson2json_core::{Options, Transcoder};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
 use crate::node_api::{self, bytes_of, Value};
+use crate::shape::Shaper;
 use crate::{options, regex, strings, with_wide, STATE};
 
 /// The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
@@ -216,7 +218,46 @@ fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
     }
 }
 
+/// Transcodes `docs` (each one's start in the caller's buffer in `starts`, for concatenated
+/// input) on `threads` threads, each document shaped first when there is a `shape` (a
+/// projection / redaction): an error then keeps the document's index, and its offset is
+/// where the fault is in the document as given (the shaped document's offset mapped back).
 pub(crate) fn run_batch(
+    docs: &[&[u8]],
+    starts: Option<&[usize]>,
+    shape: Option<&Shape>,
+    opts: &Options,
+    layout: BatchLayout,
+    threads: u32,
+    tc: &mut Transcoder,
+    r: &mut BatchOutput,
+) -> std::result::Result<(), BatchError> {
+    let Some(shape) = shape else {
+        return run_plain(docs, starts, opts, layout, threads, tc, r);
+    };
+    let mut shaped = Vec::with_capacity(docs.iter().map(|d| d.len()).sum());
+    let mut ranges = Vec::with_capacity(docs.len());
+    let mut scratch = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        let at = shaped.len();
+        if let Err(error) = shape.document(d, &mut shaped, &mut scratch) {
+            return Err(BatchError {
+                index: i,
+                doc_offset: starts.and_then(|s| s.get(i).copied()).unwrap_or(0),
+                error,
+            });
+        }
+        ranges.push((at, shaped.len()));
+    }
+    let shaped_docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &shaped[s..e]).collect();
+    run_plain(&shaped_docs, starts, opts, layout, threads, tc, r).map_err(|mut e| {
+        let at = shape.source_offset(docs[e.index], e.error.offset());
+        e.error = bson2json_core::Error::custom(e.error.kind(), at, e.error.detail());
+        e
+    })
+}
+
+fn run_plain(
     docs: &[&[u8]],
     starts: Option<&[usize]>,
     opts: &Options,
@@ -242,7 +283,7 @@ pub(crate) fn run_batch(
 #[napi(
     js_name = "transcodeBatch",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number",
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue"
 )]
 pub fn transcode_batch<'env>(
@@ -253,11 +294,13 @@ pub fn transcode_batch<'env>(
     max_depth: u32,
     max_output_bytes: f64,
     threads: u32,
+    shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
+    let shape = shaper.as_ref().map(|s| s.compiled());
     let outcome;
     let mut r;
-    if !is_array(env, &input)? && threads <= 1 {
+    if shape.is_none() && !is_array(env, &input)? && threads <= 1 {
         // Concatenated documents on this thread: framed and transcoded in one pass.
         #[allow(unsafe_code)]
         // SAFETY: read only by the transcoder just below; dropped at the end of this branch,
@@ -280,6 +323,7 @@ pub fn transcode_batch<'env>(
             run_batch(
                 &docs,
                 starts.as_deref(),
+                shape,
                 &opts,
                 layout,
                 threads,
@@ -290,26 +334,6 @@ pub fn transcode_batch<'env>(
     }
     // The input is not read after this point: everything below works on `r`, which this call
     // owns, and may run JavaScript (the regex check, setters met while building the result).
-    let value = outcome
-        .map_err(Failure::from)
-        .and_then(|()| finish(env, &mut r, layout));
-    keep_output(r);
-    Ok(value.map_err(|f| f.throw(env))?.into_unknown(env))
-}
-
-/// `transcodeBatch` on concatenated documents already in Rust memory (the projected documents
-/// of `Shaper.transcodeConcatenated`), on this thread.
-pub(crate) fn transcode_concatenated_bytes<'env>(
-    env: &'env Env,
-    bytes: &[u8],
-    layout: BatchLayout,
-    opts: &Options,
-) -> Result<Unknown<'env>> {
-    let mut r = take_output(bytes.len());
-    let outcome = STATE.with(|s| {
-        let tc = &mut s.borrow_mut().transcoder;
-        transcode_concatenated(tc, bytes, opts, layout.core(), &mut r)
-    });
     let value = outcome
         .map_err(Failure::from)
         .and_then(|()| finish(env, &mut r, layout));
@@ -352,7 +376,7 @@ pub(crate) fn keep_output(r: BatchOutput) {
 #[napi(
     js_name = "transcodeCursor",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, shaper?: Shaper",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }"
 )]
 pub fn transcode_cursor<'env>(
@@ -362,14 +386,16 @@ pub fn transcode_cursor<'env>(
     flags: u32,
     max_depth: u32,
     max_output_bytes: f64,
+    shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
+    let shape = shaper.as_ref().map(|s| s.compiled());
     #[allow(unsafe_code)]
     // SAFETY: `bytes` is read by the framing and the transcoder and copied from (`ns`, the
     // token), then dropped in `cursor_batch` before the first step that can run JavaScript
     // (throwing the error, the regex check, creating the result).
     let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
-    cursor_batch(env, bytes, layout, &opts)
+    cursor_batch(env, bytes, shape, layout, &opts)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
@@ -377,6 +403,7 @@ pub fn transcode_cursor<'env>(
 fn cursor_batch(
     env: &Env,
     bytes: Cow<'_, [u8]>,
+    shape: Option<&Shape>,
     layout: BatchLayout,
     opts: &Options,
 ) -> std::result::Result<Value, Failure> {
@@ -390,6 +417,7 @@ fn cursor_batch(
         run_batch(
             &docs,
             Some(&starts),
+            shape,
             opts,
             layout,
             1,
@@ -474,6 +502,7 @@ pub struct BatchTask {
     data: Vec<u8>,
     ranges: Vec<(usize, usize)>,
     concatenated: bool,
+    shape: Option<Arc<Shape>>,
     opts: Options,
     layout: BatchLayout,
     threads: u32,
@@ -498,6 +527,7 @@ impl Task for BatchTask {
             run_batch(
                 &docs,
                 self.concatenated.then_some(&starts[..]),
+                self.shape.as_deref(),
                 &self.opts,
                 self.layout,
                 self.threads,
@@ -548,7 +578,7 @@ impl Task for BatchTask {
 #[napi(
     js_name = "transcodeBatchAsync",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean",
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper",
     ts_return_type = "Promise<BatchValue>"
 )]
 pub fn transcode_batch_async(
@@ -560,8 +590,11 @@ pub fn transcode_batch_async(
     max_output_bytes: f64,
     threads: u32,
     cursor: bool,
+    shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<AsyncTask<BatchTask>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
+    // Shaping runs on the pool with the transcoding.
+    let shape = shaper.as_ref().map(|s| s.shared_shape());
     if cursor {
         #[allow(unsafe_code)]
         // SAFETY: framed, then copied (`into_owned`) or dropped before the error is thrown;
@@ -576,6 +609,7 @@ pub fn transcode_batch_async(
             data: bytes.into_owned(),
             ranges: parts.docs,
             concatenated: true,
+            shape,
             opts,
             layout,
             threads,
@@ -612,6 +646,7 @@ pub fn transcode_batch_async(
         data,
         ranges,
         concatenated,
+        shape,
         opts,
         layout,
         threads,

@@ -1,18 +1,19 @@
-//! The per-document hot path (`transcode`, `transcodeBuffer`, `transcodeInto`) as plain Node-API callbacks
-//! ([`node_api::export_fast`]). napi-rs's generated glue spends a measurable share of a small
-//! document's budget on per-call scope bookkeeping (with an allocation), so these two
-//! functions skip it; everything else uses the generated
-//! bindings.
+//! The per-document hot path (`transcode`, `transcodeBuffer`, `transcodeInto`, each with an
+//! optional `Shaper`) as plain Node-API callbacks ([`node_api::export_fast`]). napi-rs's
+//! generated glue spends a measurable share of a small document's budget on per-call scope
+//! bookkeeping (with an allocation), so these three functions skip it; everything else uses
+//! the generated bindings.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use std::borrow::Cow;
 
-use bson2json_core::Options;
+use bson2json_core::{Options, RegexRecord};
 
 use crate::errors::Failure;
 use crate::node_api::{self, bytes_of, Args, Value};
+use crate::shape::Shaper;
 use crate::{options, regex, strings, with_wide, State, KEEP_CAPACITY, STATE};
 
 const STRING: u8 = 0;
@@ -61,7 +62,18 @@ pub(crate) fn with_output<R>(
     opts: &Options,
     finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
 ) -> std::result::Result<R, Failure> {
-    let (outcome, out) = STATE.with(|s| {
+    let (outcome, out) = transcode_out(&bson, opts);
+    drop(bson);
+    finish_out(env, outcome, out, finish)
+}
+
+/// What the transcoder made of a document: the regexes to check, or its error.
+pub(crate) type Outcome = std::result::Result<Vec<RegexRecord>, bson2json_core::Error>;
+
+/// The first half of [`with_output`]: transcodes `bson` into the thread's output buffer, taken
+/// out of the thread state. Runs no JavaScript.
+pub(crate) fn transcode_out(bson: &[u8], opts: &Options) -> (Outcome, Vec<u8>) {
+    STATE.with(|s| {
         let mut s = s.borrow_mut();
         let State {
             transcoder, out, ..
@@ -69,11 +81,20 @@ pub(crate) fn with_output<R>(
         let mut out = std::mem::take(out);
         out.clear();
         let outcome = transcoder
-            .transcode(&bson, opts, &mut out)
+            .transcode(bson, opts, &mut out)
             .map(|()| transcoder.regexes().to_vec());
         (outcome, out)
-    });
-    drop(bson);
+    })
+}
+
+/// The second half of [`with_output`], once the input is dropped: the regex check, `finish`
+/// (both may run JavaScript), and the output buffer back into the thread state.
+pub(crate) fn finish_out<R>(
+    env: &Env,
+    outcome: Outcome,
+    out: Vec<u8>,
+    finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
+) -> std::result::Result<R, Failure> {
     let result = outcome.map_err(Failure::from).and_then(|regexes| {
         if !regexes.is_empty() {
             regex::check(env, regexes.into_iter().map(|r| (None, r)))?;
@@ -86,9 +107,10 @@ pub(crate) fn with_output<R>(
     result
 }
 
-/// Shared body: `(bson[, packed[, maxOutputBytes]])` → string or Buffer; for `INTO`,
-/// `(bson, packed, maxOutputBytes, target, offset)` → the JSON's length once it is copied into
-/// `target` at `offset`, or, when it does not fit there, a new Buffer holding it.
+/// Shared body: `(bson[, packed[, maxOutputBytes[, shaper]]])` → string or Buffer; for `INTO`,
+/// `(bson, packed, maxOutputBytes, target, offset[, shaper])` → the JSON's length once it is
+/// copied into `target` at `offset`, or, when it does not fit there, a new Buffer holding it.
+/// With a `shaper` (a projection / redaction) the document is shaped first.
 #[inline(always)]
 fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when
@@ -113,14 +135,19 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
     } else {
         0
     };
+    // A projection / redaction, compiled (`Shaper`): the argument after the others.
+    let shaper = match args.given(env, if output == INTO { 5 } else { 3 }) {
+        Some(v) => Some(node_api::class_instance::<Shaper>(env, v, "shaper")?),
+        None => None,
+    };
     // Taken after the options (reading numbers runs no JavaScript either, but the input
     // pointer is always the last thing read).
     #[allow(unsafe_code)]
-    // SAFETY: nothing runs JavaScript between this line and the transcoder's read of `bytes`
-    // in `with_output`, which drops them before its first step that can (the regex check,
-    // creating the result).
+    // SAFETY: nothing runs JavaScript between this line and the read of `bytes` by the
+    // transcoder in `with_output` (or by the shaping pass in `Shaper::transcode_one`), which drop them
+    // before their first step that can (the regex check, creating the result).
     let bytes = unsafe { bytes_of(env, args.argv[0], &"bson")? };
-    with_output(env, bytes, &opts, |out, wide| {
+    let finish = |out: &[u8], wide: &mut Vec<u16>| {
         if output == BUFFER {
             node_api::buffer_copy(env, out)
         } else if output == INTO {
@@ -134,13 +161,17 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
         } else {
             strings::json(env, out, wide)
         }
-    })
+    };
+    match shaper {
+        None => with_output(env, bytes, &opts, finish),
+        Some(s) => s.transcode_one(env, bytes, &opts, finish),
+    }
     .map_err(|f| f.throw(env))
 }
 
 /// Adds the hot-path functions to the module's exports: `transcode(bson[, packed[,
-/// maxOutputBytes]])`, `transcodeBuffer(...)` and `transcodeInto(bson, packed, maxOutputBytes,
-/// target, offset)`, where `packed = flags | maxDepth << 8`.
+/// maxOutputBytes[, shaper]]])`, `transcodeBuffer(...)` and `transcodeInto(bson, packed,
+/// maxOutputBytes, target, offset[, shaper])`, where `packed = flags | maxDepth << 8`.
 #[napi(module_exports)]
 pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     node_api::export_fast::<Transcode>(&env, &mut exports, c"transcode")?;

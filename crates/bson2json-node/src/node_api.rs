@@ -523,11 +523,42 @@ pub(crate) unsafe fn bytes_of<'a>(
     }
 }
 
-/// What a plain Node-API callback receives: up to five arguments, `undefined` past the ones
-/// passed, and how many were passed.
+/// The most arguments a plain Node-API callback reads.
+const MAX_ARGS: usize = 6;
+
+/// What a plain Node-API callback receives: up to [`MAX_ARGS`] arguments, `undefined` past the
+/// ones passed, and how many were passed.
 pub(crate) struct Args {
     pub argc: usize,
-    pub argv: [Value; 5],
+    pub argv: [Value; MAX_ARGS],
+}
+
+impl Args {
+    /// Argument `i` when it was passed and is not `undefined`.
+    pub(crate) fn given(&self, env: &Env, i: usize) -> Option<Value> {
+        let v = *self.argv.get(i)?;
+        (i < self.argc && !is_undefined(env, v)).then_some(v)
+    }
+}
+
+fn is_undefined(env: &Env, v: Value) -> bool {
+    let mut t = sys::ValueType::napi_undefined;
+    // SAFETY: live handle; valid out-pointer. Runs no JavaScript.
+    let status = unsafe { sys::napi_typeof(env.raw(), v.0, &mut t) };
+    status == sys::Status::napi_ok && t == sys::ValueType::napi_undefined
+}
+
+/// The instance of the `#[napi]` class `T` that `v` wraps, checked to be one (a `TypeError`
+/// naming `name` otherwise). Runs no JavaScript.
+pub(crate) fn class_instance<'env, T: 'env + MaybeTypeTag>(
+    env: &'env Env,
+    v: Value,
+    name: &str,
+) -> Result<ClassInstance<'env, T>> {
+    // SAFETY: live handle in this callback's scope. napi-rs unwraps it and checks the class
+    // recorded when it was wrapped before it hands out the instance.
+    unsafe { ClassInstance::<T>::from_napi_value(env.raw(), v.0) }
+        .map_err(|_| type_error(env, &format!("bson2json: {name} must be a Shaper")))
 }
 
 /// A function exported by [`export_fast`]: its body, statically dispatched (no function
@@ -571,8 +602,8 @@ unsafe extern "C" fn fast_trampoline<F: FastFn>(
 ) -> sys::napi_value {
     let outcome = std::panic::catch_unwind(|| {
         let env = Env::from_raw(raw_env);
-        let mut argc = if F::ARGS { 5usize } else { 0 };
-        let mut argv = [ptr::null_mut(); 5];
+        let mut argc = if F::ARGS { MAX_ARGS } else { 0 };
+        let mut argv = [ptr::null_mut(); MAX_ARGS];
         let status = if !F::ARGS {
             sys::Status::napi_ok
         } else {

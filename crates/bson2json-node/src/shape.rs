@@ -2,16 +2,17 @@
 //! applied to each document as a BSON → BSON pass ahead of the unchanged transcoder.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
+use bson2json_core::Options;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::batch::BatchLayout;
 use crate::errors::{type_error, Failure};
-use crate::fast::with_output;
+use crate::fast::{finish_out, transcode_out};
 use crate::node_api;
-use crate::{options, strings, KEEP_CAPACITY};
+use crate::KEEP_CAPACITY;
 
 /// `Shaper.shape` results above this size become external buffers (no copy).
 const EXTERNAL_ABOVE: usize = 64 * 1024;
@@ -40,7 +41,55 @@ pub enum ShapeInput {
 /// A compiled projection and redaction.
 #[napi]
 pub struct Shaper {
-    shape: Shape,
+    shape: Arc<Shape>,
+}
+
+impl Shaper {
+    /// The compiled shape.
+    pub(crate) fn compiled(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The compiled shape, for a task on another thread.
+    pub(crate) fn shared_shape(&self) -> Arc<Shape> {
+        Arc::clone(&self.shape)
+    }
+
+    /// Shapes the one document `bson` into the thread's scratch, then transcodes it as
+    /// [`with_output`] does. An error's offset is where the fault is in `bson` (the shaped
+    /// document's offset mapped back), found before `bson` is dropped, which is before
+    /// anything here can run JavaScript (the regex check, `finish`). The scratch is taken out
+    /// of the thread state meanwhile (JavaScript that re-enters finds empty buffers of its
+    /// own) and kept unless large.
+    pub(crate) fn transcode_one<R>(
+        &self,
+        env: &Env,
+        bson: Cow<'_, [u8]>,
+        opts: &Options,
+        finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
+    ) -> std::result::Result<R, Failure> {
+        let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        shaped.clear();
+        let r = match self.shape.document(&bson, &mut shaped, &mut scratch) {
+            Err(e) => {
+                drop(bson);
+                Err(Failure::from(e))
+            }
+            Ok(()) => {
+                let (outcome, out) = transcode_out(&shaped, opts);
+                let outcome = outcome.map_err(|e| {
+                    let at = self.shape.source_offset(&bson, e.offset());
+                    bson2json_core::Error::custom(e.kind(), at, e.detail())
+                });
+                drop(bson);
+                finish_out(env, outcome, out, finish)
+            }
+        };
+        if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
+            SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
+        }
+        r
+    }
 }
 
 #[napi]
@@ -77,7 +126,7 @@ impl Shaper {
         let redaction = Redaction::new(&paths, with)
             .map_err(|e| type_error(&env, &format!("bson2json: options.redact: {e}")))?;
         Ok(Shaper {
-            shape: Shape::new(projection, redaction),
+            shape: Arc::new(Shape::new(projection, redaction)),
         })
     }
 
@@ -112,76 +161,5 @@ impl Shaper {
             node_api::buffer_copy(env, &out)
         };
         Ok(v?.into_unknown(env))
-    }
-
-    /// One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as
-    /// `transcode` takes them; a `Buffer` when `buffer` is true, else a string.
-    #[napi(
-        ts_args_type = "input: Uint8Array, packed: number, maxOutputBytes: number, buffer: boolean",
-        ts_return_type = "string | Buffer"
-    )]
-    pub fn transcode<'env>(
-        &self,
-        env: &'env Env,
-        input: Uint8ArraySlice<'_>,
-        packed: f64,
-        max_output_bytes: f64,
-        buffer: bool,
-    ) -> Result<Unknown<'env>> {
-        // The thread's buffers, taken out while in use (JavaScript that re-enters meanwhile
-        // finds empty ones of its own) and kept for the next call unless large.
-        let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        shaped.clear();
-        let v = self
-            .shape
-            .document(&input, &mut shaped, &mut scratch)
-            .map_err(Failure::from)
-            .and_then(|()| {
-                let opts = options::unpack(packed, max_output_bytes).ok_or_else(|| {
-                    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
-                })?;
-                with_output(env, Cow::Borrowed(&shaped), &opts, |out, wide| {
-                    if buffer {
-                        node_api::buffer_copy(env, out)
-                    } else {
-                        strings::json(env, out, wide)
-                    }
-                })
-            });
-        if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
-            SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
-        }
-        Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
-    }
-
-    /// Concatenated documents shaped then transcoded as `transcodeBatch` does on one thread:
-    /// `layout`, `flags`, `maxDepth` and `maxOutputBytes` as it takes them. An error's `index`
-    /// is the document's; its `offset` is one in the shaped documents.
-    #[napi(
-        ts_args_type = "input: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number",
-        ts_return_type = "BatchValue"
-    )]
-    pub fn transcode_concatenated<'env>(
-        &self,
-        env: &'env Env,
-        input: Uint8ArraySlice<'_>,
-        layout: BatchLayout,
-        flags: u32,
-        max_depth: u32,
-        max_output_bytes: f64,
-    ) -> Result<Unknown<'env>> {
-        let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        shaped.clear();
-        let v = match self.shape.concatenated(&input, &mut shaped, &mut scratch) {
-            Err(e) => Err(Failure::from(e).throw(env)),
-            Ok(()) => {
-                let opts = options::decode(flags, max_depth, max_output_bytes);
-                crate::batch::transcode_concatenated_bytes(env, &shaped, layout, &opts)
-            }
-        };
-        if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
-            SCRATCH.with(|s| *s.borrow_mut() = (shaped, scratch));
-        }
-        v
     }
 }

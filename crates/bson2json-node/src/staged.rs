@@ -309,6 +309,7 @@ fn transcode_batch_staged(
                 crate::batch::run_batch(
                     &docs,
                     Some(&starts),
+                    None,
                     &opts,
                     layout,
                     threads,
