@@ -34,15 +34,22 @@ export interface RawChangeEvent {
 
 /**
  * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
- * the dialect in the two low bits); `maxOutputBytes` only when it is not the default.
+ * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
+ * (a projection / redaction) shapes the document first.
  */
-export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number): string
+export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): string
 
 /** `transcode`, returning the UTF-8 JSON bytes (a Buffer). */
-export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
+export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): Uint8Array
 
 /**
- * The WASI build's staged calls (staged.rs, lib/wasi.js): `transcode` / `transcodeBatch` on the
+ * `transcode`, writing the UTF-8 JSON into `target` at `offset`: its length when it fits there,
+ * otherwise a new Buffer holding it (lib/native's pool for small results).
+ */
+export declare function transcodeInto(bson: Uint8Array, packed: number, maxOutputBytes: number, target: Uint8Array, offset: number, shaper?: Shaper): number | Uint8Array
+
+/**
+ * The WASI build's staged calls (staged.rs, lib/native/wasi.js): `transcode` / `transcodeBatch` on the
  * staged input, their arguments and result in the `stagedArgs()` region. Native builds export
  * them too, but have no staged regions.
  */
@@ -63,17 +70,6 @@ export declare class Shaper {
   constructor(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null)
   /** The shaped BSON of `input` (read as `kind` says), in a new `Buffer`. */
   shape(kind: ShapeInput, input: Uint8Array): Buffer
-  /**
-   * One document shaped then transcoded in one call: `packed` and `maxOutputBytes` as
-   * `transcode` takes them; a `Buffer` when `buffer` is true, else a string.
-   */
-  transcode(input: Uint8Array, packed: number, maxOutputBytes: number, buffer: boolean): string | Buffer
-  /**
-   * Concatenated documents shaped then transcoded as `transcodeBatch` does on one thread:
-   * `layout`, `flags`, `maxDepth` and `maxOutputBytes` as it takes them. An error's `index`
-   * is the document's; its `offset` is one in the shaped documents.
-   */
-  transcodeConcatenated(input: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): BatchValue
 }
 
 /**
@@ -156,10 +152,10 @@ export declare function stagedInput(minBytes: number): Buffer
 export declare function stagedOutput(): Buffer
 
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
-export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number): BatchValue
+export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
-export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean): Promise<BatchValue>
+export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper): Promise<BatchValue>
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
@@ -183,7 +179,7 @@ export declare function transcodeChangeFragments(fragments: Uint8Array[], whole:
  * `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })` hands it back as a
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
-export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
+export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
 
 /**
  * `transcode` on the first `len` bytes of the staged input into the staged output:
