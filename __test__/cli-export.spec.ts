@@ -136,10 +136,10 @@ describe('bson2json export: JSON', () => {
     const raw = (await coll('types').find({}, { raw: true }).toArray()) as unknown as Buffer[]
     const keyFile = join(dir, 'redact.key')
     writeFileSync(keyFile, 'export key\n')
-    const r = await cli(['-c', 'types', '--exclude', 'doc.b,empty', '--redact', 's,doc.when', '--redact-key-file', keyFile])
+    const r = await cli(['-c', 'types', '--exclude', 'doc.b,empty,arr.k', '--redact', 's,doc.when', '--redact-key-file', keyFile])
     expect(r.code, r.stderr).toBe(0)
     const redact = { paths: ['s', 'doc.when'], key: Buffer.from('export key') }
-    expect(r.stdout).toBe(Buffer.from(toNDJSON(raw, { dialect: 'relaxed', projection: { 'doc.b': 0, empty: 0 }, redact })).toString())
+    expect(r.stdout).toBe(Buffer.from(toNDJSON(raw, { dialect: 'relaxed', projection: { 'doc.b': 0, empty: 0, 'arr.k': 0 }, redact })).toString())
     const plain = await cli(['-c', 'types', '--type', 'csv', '--fields', '_id,s'])
     const masked = await cli(['-c', 'types', '--type', 'csv', '--fields', '_id,s', '--redact', 's'])
     const rows = (t: string) => t.trimEnd().split('\n').slice(1).map((l) => l.split(','))

@@ -447,8 +447,18 @@ function project(doc, projection) {
     for (const [path, include] of entries) if (include && path !== '_id') add(path)
     return includeTree(doc, tree)
   }
+  // Exclusion, like the server: `a.b` removes `b` from the document `a` and from every document
+  // of an array `a` (arrays in arrays too); other elements stay.
   const out = cloneDocument(doc)
-  for (const [path] of entries) unsetPath(out, path)
+  const exclude = (value, parts) => {
+    if (Array.isArray(value)) {
+      for (const el of value) exclude(el, parts)
+    } else if (isPlainObject(value) && Object.prototype.hasOwnProperty.call(value, parts[0])) {
+      if (parts.length === 1) delete value[parts[0]]
+      else exclude(value[parts[0]], parts.slice(1))
+    }
+  }
+  for (const [path] of entries) exclude(out, path.split('.'))
   return out
 }
 
