@@ -304,6 +304,20 @@ describe('projection and redaction, differential against a reference from MongoD
       const cursor = doc([el(0x12, 'id', i64(0n)), el(0x02, 'ns', bstr('d.c')), el(0x04, 'firstBatch', doc(docs.map((d, i) => el(0x03, String(i), [...d]))))])
       expect(toJSONList({ cursor: Uint8Array.from(cursor) }, { projection })).toEqual(one)
     }
+    // a batch large enough to be split over threads (256 KiB of BSON per thread)
+    const big: Uint8Array[] = []
+    for (let bytes = 0; bytes < 1 << 20; ) {
+      const d = g.root()
+      if (jsbson(d) === undefined) continue
+      big.push(d)
+      bytes += d.length
+    }
+    for (let n = 0; n < 3; n++) {
+      const projection = g.projection()
+      const one = big.map((d) => toJSON(d, { projection }) + '\n').join('')
+      expect(toNDJSON(big, { projection, threads: 2 }).toString()).toBe(one)
+      expect(toNDJSON(Buffer.concat(big), { projection, threads: 2 }).toString()).toBe(one)
+    }
   })
 
   it('redaction with HMAC-SHA256 equals createHmac over the type byte and the value bytes', () => {

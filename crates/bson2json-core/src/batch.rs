@@ -5,6 +5,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::options::Options;
+use crate::project::Shape;
 use crate::transcode::{RegexRecord, Transcoder};
 
 /// How the documents of a batch are joined in the output.
@@ -66,10 +67,31 @@ pub fn transcode_docs(
     layout: Layout,
     result: &mut BatchOutput,
 ) -> Result<(), BatchError> {
+    transcode_docs_with(tc, docs, first_index, None, options, layout, result)
+}
+
+/// [`transcode_docs`], each document first projected and redacted by `shape` when there is
+/// one (into a buffer reused from one document to the next, so the shaped document is still
+/// in cache when the transcoder reads it). An error's offset is then where the fault is in
+/// the document as given ([`Shape::source_offset`]).
+pub fn transcode_docs_with(
+    tc: &mut Transcoder,
+    docs: &[&[u8]],
+    first_index: usize,
+    shape: Option<&Shape>,
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<(), BatchError> {
     open_batch(layout, result);
+    let mut bufs = (Vec::new(), Vec::new());
     for (i, doc) in docs.iter().enumerate() {
         let at = (first_index + i, i == 0);
-        add_doc(tc, doc, at, options, layout, result).map_err(|error| BatchError {
+        match shape {
+            None => add_doc(tc, doc, at, options, layout, result),
+            Some(s) => add_shaped(tc, s, doc, &mut bufs, at, options, layout, result),
+        }
+        .map_err(|error| BatchError {
             index: first_index + i,
             doc_offset: 0,
             error,
@@ -77,6 +99,26 @@ pub fn transcode_docs(
     }
     close_batch(layout, !docs.is_empty(), result);
     Ok(())
+}
+
+/// [`add_doc`] on `doc` shaped by `shape` into `bufs` (the shaped document and the pass's
+/// scratch).
+#[allow(clippy::too_many_arguments)]
+fn add_shaped(
+    tc: &mut Transcoder,
+    shape: &Shape,
+    doc: &[u8],
+    bufs: &mut (Vec<u8>, Vec<u8>),
+    at: (usize, bool),
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<(), Error> {
+    let (shaped, scratch) = bufs;
+    shaped.clear();
+    shape.document(doc, shaped, scratch)?;
+    add_doc(tc, shaped, at, options, layout, result)
+        .map_err(|e| Error::new(e.kind(), shape.source_offset(doc, e.offset()), e.detail()))
 }
 
 pub(crate) fn open_batch(layout: Layout, result: &mut BatchOutput) {
@@ -146,6 +188,19 @@ pub fn transcode_docs_parallel(
     threads: usize,
     result: &mut BatchOutput,
 ) -> Result<(), BatchError> {
+    transcode_docs_parallel_with(tc, docs, None, options, layout, threads, result)
+}
+
+/// [`transcode_docs_parallel`] with a `shape`, as [`transcode_docs_with`].
+pub fn transcode_docs_parallel_with(
+    tc: &mut Transcoder,
+    docs: &[&[u8]],
+    shape: Option<&Shape>,
+    options: &Options,
+    layout: Layout,
+    threads: usize,
+    result: &mut BatchOutput,
+) -> Result<(), BatchError> {
     // Under cargo-fuzz the split happens from 256 bytes, so small inputs reach the threaded
     // path (the threshold only trades thread start-up against work; the output is the same).
     const MIN_BYTES_PER_THREAD: usize = if cfg!(fuzzing) { 256 } else { 256 * 1024 };
@@ -155,7 +210,7 @@ pub fn transcode_docs_parallel(
         .min(total / MIN_BYTES_PER_THREAD)
         .max(1);
     if threads <= 1 {
-        return transcode_docs(tc, docs, 0, options, layout, result);
+        return transcode_docs_with(tc, docs, 0, shape, options, layout, result);
     }
     // Contiguous chunks of roughly equal byte size.
     let target = total.div_ceil(threads);
@@ -182,7 +237,8 @@ pub fn transcode_docs_parallel(
                 scope.spawn(move || {
                     let mut t = Transcoder::new();
                     let mut r = BatchOutput::default();
-                    transcode_docs(&mut t, &docs[a..b], a, &opts, Layout::Bare, &mut r).map(|()| r)
+                    transcode_docs_with(&mut t, &docs[a..b], a, shape, &opts, Layout::Bare, &mut r)
+                        .map(|()| r)
                 })
             })
             .collect();
@@ -206,7 +262,7 @@ pub fn transcode_docs_parallel(
         result.offsets.clear();
         result.regexes.clear();
         result.shrunk.clear();
-        return transcode_docs(tc, docs, 0, options, layout, result);
+        return transcode_docs_with(tc, docs, 0, shape, options, layout, result);
     }
     // Stitch the chunks together in order, adding the layout's separators and checking the
     // output cap at the same points as the sequential path.

@@ -37,15 +37,16 @@ const ORDER: &[&str] = &[
     "compat::repair",
     "compat::values",
     "transcode",
-    // many documents per call; concatenated BSON; MongoDB cursor replies and change events
+    // projection and redaction: BSON → BSON ahead of the walk
+    "project",
+    // many documents per call (shaped by `project` when asked); concatenated BSON; MongoDB
+    // cursor replies and change events
     "batch",
     "concat",
     "mongo::change",
     "mongo::cursor",
     "mongo::split",
     "mongo",
-    // projection and redaction: BSON → BSON ahead of the walk
-    "project",
 ];
 
 /// The modules that may contain `unsafe` code.

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use bson2json_core::batch::{
-    transcode_docs, transcode_docs_parallel, BatchError, BatchOutput, Layout,
+    transcode_docs_parallel_with, transcode_docs_with, BatchError, BatchOutput, Layout,
 };
 use bson2json_core::concat::{split_concatenated, transcode_concatenated};
 use bson2json_core::mongo::{cursor_parts, CursorParts};
@@ -232,44 +232,10 @@ pub(crate) fn run_batch(
     tc: &mut Transcoder,
     r: &mut BatchOutput,
 ) -> std::result::Result<(), BatchError> {
-    let Some(shape) = shape else {
-        return run_plain(docs, starts, opts, layout, threads, tc, r);
-    };
-    let mut shaped = Vec::with_capacity(docs.iter().map(|d| d.len()).sum());
-    let mut ranges = Vec::with_capacity(docs.len());
-    let mut scratch = Vec::new();
-    for (i, d) in docs.iter().enumerate() {
-        let at = shaped.len();
-        if let Err(error) = shape.document(d, &mut shaped, &mut scratch) {
-            return Err(BatchError {
-                index: i,
-                doc_offset: starts.and_then(|s| s.get(i).copied()).unwrap_or(0),
-                error,
-            });
-        }
-        ranges.push((at, shaped.len()));
-    }
-    let shaped_docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &shaped[s..e]).collect();
-    run_plain(&shaped_docs, starts, opts, layout, threads, tc, r).map_err(|mut e| {
-        let at = shape.source_offset(docs[e.index], e.error.offset());
-        e.error = bson2json_core::Error::custom(e.error.kind(), at, e.error.detail());
-        e
-    })
-}
-
-fn run_plain(
-    docs: &[&[u8]],
-    starts: Option<&[usize]>,
-    opts: &Options,
-    layout: BatchLayout,
-    threads: u32,
-    tc: &mut Transcoder,
-    r: &mut BatchOutput,
-) -> std::result::Result<(), BatchError> {
     let res = if threads > 1 {
-        transcode_docs_parallel(tc, docs, opts, layout.core(), threads as usize, r)
+        transcode_docs_parallel_with(tc, docs, shape, opts, layout.core(), threads as usize, r)
     } else {
-        transcode_docs(tc, docs, 0, opts, layout.core(), r)
+        transcode_docs_with(tc, docs, 0, shape, opts, layout.core(), r)
     };
     res.map_err(|mut e| {
         if let Some(s) = starts {
