@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { BSON, EJSON } from 'bson'
+import { Gen, bstr, doc as bdoc, el, i64 } from './gen'
 import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 
@@ -20,7 +21,8 @@ const require = createRequire(import.meta.url)
 const { toNDJSON } = require('../index.js')
 const { startTestServer } = require('../tools/test-server')
 const fixtures = require('./fixtures/export-types.js')
-const { csvRow, compilePaths, decimal128, quote } = require('../lib/cli/csv.js')
+const native = require('../lib/native')
+const twin = require('./csv-reference.js')
 const { serverProjection } = require('../lib/cli/fields.js')
 
 const BIN = resolve(__dirname, '../bin/bson2json.js')
@@ -28,6 +30,15 @@ const GOLDEN = resolve(__dirname, 'fixtures')
 const URI = process.env.MONGODB_URI
 const MONGOEXPORT = [process.env.MONGOEXPORT, resolve(__dirname, '../tmp/mongo-tools/bin/mongoexport')].find((p) => p && existsSync(p))
 const DB = URI ? `b2j_export_${process.pid}` : 'shop'
+
+/** The addon's CSV rows of raw documents (through a cursor document, as `export` reads them). */
+const csvRows = (docs: Uint8Array[], fields: string[]): string => {
+  const batch = bdoc(docs.map((d, i) => el(0x03, String(i), [...d])))
+  const cursor = Buffer.from(bdoc([el(0x12, 'id', i64(0n)), el(0x02, 'ns', bstr('d.c')), el(0x04, 'firstBatch', batch)]))
+  const r = native.csvCursor(cursor, fields)
+  expect(r.count).toBe(docs.length)
+  return r.rows.toString()
+}
 
 interface Result {
   code: number | null
@@ -246,7 +257,7 @@ describe('CSV cells (hand-checked)', () => {
     ])
     const doc = Buffer.concat([Buffer.alloc(4), body, Buffer.from([0])])
     doc.writeInt32LE(doc.length, 0)
-    expect(csvRow(doc, compilePaths(['_id', 'p', 'u', 'd', 'd.u', 'x']))).toBe('1,"{ ""$ref"": ""db.c"", ""$id"": ObjectID(""00000000000000000000000a"") }","{ ""$undefined"": true }","{""u"":{""$undefined"":true},""n"":null}","{ ""$undefined"": true }",\n')
+    expect(csvRows([doc], ['_id', 'p', 'u', 'd', 'd.u', 'x'])).toBe('1,"{ ""$ref"": ""db.c"", ""$id"": ObjectID(""00000000000000000000000a"") }","{ ""$undefined"": true }","{""u"":{""$undefined"":true},""n"":null}","{ ""$undefined"": true }",\n')
   })
 
   it('Decimal128 text equals js-bson toString (random bit patterns, every combination field)', () => {
@@ -262,20 +273,68 @@ describe('CSV cells (hand-checked)', () => {
     }
     for (const t of ['0', '-0', '1.50', '-1E+10', 'NaN', 'Infinity', '-Infinity', '0.000001234', '1E-7', '9.999999999999999999999999999999999E+6144', '1E-6176', '123456789012345678901234567890.1234'])
       cases.push(Buffer.from(Decimal128.fromString(t).bytes))
-    for (const b of cases) expect(decimal128(b), b.toString('hex')).toBe(new Decimal128(b).toString())
+    const docs = cases.map((b) => BSON.serialize({ d: new Decimal128(b) }))
+    const rows: string[] = []
+    for (let i = 0; i < docs.length; i += 500) rows.push(...csvRows(docs.slice(i, i + 500), ['d']).trimEnd().split('\n'))
+    cases.forEach((b, i) => expect(rows[i], b.toString('hex')).toBe(new Decimal128(b).toString()))
   })
 
   it('quotes like Go encoding/csv', () => {
-    expect(['', 'a', 'a,b', 'say "hi"', ' lead', '\tx', 'x ', 'line\nbreak', '\\.', '\u00a0nbsp', '\ufeffbom'].map(quote)).toEqual([
-      '', 'a', '"a,b"', '"say ""hi"""', '" lead"', '"\tx"', 'x ', '"line\nbreak"', '"\\."', '"\u00a0nbsp"', '\ufeffbom',
-    ])
+    const fields = ['', 'a', 'a,b', 'say "hi"', ' lead', '\tx', 'x ', 'line\nbreak', '\\.', '\u00a0nbsp', '\ufeffbom']
+    const quoted = ['', 'a', '"a,b"', '"say ""hi"""', '" lead"', '"\tx"', 'x ', '"line\nbreak"', '"\\."', '"\u00a0nbsp"', '\ufeffbom']
+    expect(native.csvHeader(fields).toString()).toBe(`${quoted.join(',')}\n`)
+    expect(fields.map(twin.quote)).toEqual(quoted)
   })
 
   it('a malformed document is an error, not a row', () => {
     const good = BSON.serialize({ a: 'x' })
     const bad = Buffer.from(good)
     bad.writeInt32LE(999, 7) // the string's length runs past the document
-    expect(() => csvRow(bad, compilePaths(['a']))).toThrow(RangeError)
+    expect(() => csvRows([bad], ['a'])).toThrow(expect.objectContaining({ name: 'TranscodeError' }))
+    expect(() => twin.csvRow(bad, twin.compilePaths(['a']))).toThrow(RangeError)
+  })
+
+  it('the addon writes what its plain twin (the former JavaScript rows) writes, on generated documents of every type', () => {
+    const g = new Gen(20241127, { badStringRate: 0, maxDepth: 4 })
+    const { forEachElement } = require('../lib/cli/bson')
+    const keys = (d: Uint8Array) => {
+      const b = Buffer.from(d)
+      const out: string[] = []
+      forEachElement(b, 0, (_t: number, ks: number, ke: number) => {
+        out.push(b.toString('utf8', ks, ke))
+      })
+      return out
+    }
+    for (let n = 0; n < 2000; n++) {
+      const docs: Uint8Array[] = []
+      for (let k = 1 + g.r.int(5); k > 0; k--) {
+        const d = g.root()
+        try {
+          keys(d)
+          docs.push(d)
+        } catch {
+          // a document the generator made malformed: an error on both sides
+          expect(() => csvRows([d], ['a'])).toThrow(expect.objectContaining({ name: 'TranscodeError' }))
+        }
+      }
+      if (docs.length === 0) continue
+      const top = [...new Set(docs.flatMap(keys))]
+      // top-level keys, paths into documents and arrays (indexes too), and a missing field
+      const fields = [...top.slice(0, 6), ...top.slice(0, 3).map((k) => `${k}.0`), ...top.slice(0, 2).map((k) => `${k}.${top[0]}`), 'missing.x']
+      const compiled = twin.compilePaths(fields)
+      const good: Uint8Array[] = []
+      let expected = ''
+      for (const d of docs) {
+        try {
+          expected += twin.csvRow(Buffer.from(d), compiled)
+          good.push(d)
+        } catch {
+          // malformed inside a field the row reads: an error on both sides
+          expect(() => csvRows([d], fields)).toThrow(expect.objectContaining({ name: 'TranscodeError' }))
+        }
+      }
+      expect(csvRows(good, fields), `${n}: ${fields.join(',')}`).toBe(expected)
+    }
   })
 })
 

@@ -11,7 +11,7 @@ const fs = require('fs')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
 const { compileShape } = require('../shape')
 const { Indenter } = require('./pretty')
-const { compilePaths, csvHeader } = require('./csv')
+const native = require('../native')
 const { csvFind } = require('./csv-cursor')
 const { splitRanges, rangeFilter } = require('./ranges')
 
@@ -471,10 +471,10 @@ async function* jsonBatches(coll, filter, options) {
  * takes them in range order; --unordered: batches are written as they arrive.
  */
 async function runExport(coll, o, write, say) {
-  const paths = o.type === 'csv' ? compilePaths(o.fields) : null
+  const fields = o.type === 'csv' ? o.fields : null
   const options = { dialect: o.dialect, prefetch: 2 }
   for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact']) if (o[k] !== undefined) options[k] = o[k]
-  const source = (filter, extra) => (paths === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, paths, { ...options, ...extra }))
+  const source = (filter, extra) => (fields === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, fields, { ...options, ...extra }))
 
   const indenter = o.pretty ? new Indenter() : null
   let first = true
@@ -489,7 +489,7 @@ async function runExport(coll, o, write, say) {
     await write(indenter === null ? buf : indenter.push(buf), n)
   }
 
-  if (paths !== null && !o.noHeaderLine) await write(Buffer.from(csvHeader(o.fields)), 0)
+  if (fields !== null && !o.noHeaderLine) await write(native.csvHeader(fields), 0)
   if (o.parallel === 1) {
     for await (const b of source(o.query, {})) await emit(b)
   } else {

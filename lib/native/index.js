@@ -187,6 +187,25 @@ function transcodeChangeFragments(fragments, whole, o) {
 }
 
 /**
+ * CSV rows with mongoexport's cells of a raw cursor reply's `cursor` document:
+ * `{ id, ns, count, rows }` (`rows`: a Buffer, one line per document).
+ * @param {Uint8Array} cursor
+ * @param {string[]} fields dotted paths
+ */
+function csvCursor(cursor, fields) {
+  return b.csvCursor(cursor, fields)
+}
+
+/**
+ * The CSV header line of `fields`, quoted as the cells are.
+ * @param {string[]} fields
+ * @returns {Buffer}
+ */
+function csvHeader(fields) {
+  return b.csvHeader(fields)
+}
+
+/**
  * A compiled projection and redaction (lib/shape.js validates the specification first).
  * @returns {any} the binding's `Shaper`
  */
@@ -218,6 +237,8 @@ module.exports = {
   transcodeCursor,
   transcodeChangeBatch,
   transcodeChangeFragments,
+  csvCursor,
+  csvHeader,
   createShaper,
   shape,
 }

@@ -57,6 +57,7 @@ mod transcode;
 // 6. many documents per call; concatenated BSON; MongoDB cursor replies and change events
 pub mod batch;
 pub mod concat;
+pub mod csv;
 pub mod mongo;
 // 7. projection and redaction: a BSON → BSON pass ahead of the transcoder
 pub mod project;
@@ -84,8 +85,9 @@ pub mod testing {
     pub use crate::escape::{write_escaped, write_escaped_in, write_escaped_plain, write_quoted};
     pub use crate::lanes::{short_run_is_plain, short_run_is_plain_swar, widen16, widen16_plain};
     pub use crate::number::{
-        write_ejson_double, write_ejson_double_plain, write_iso_date, write_iso_date_plain,
-        write_js_number, write_js_number_plain, write_u64, write_u64_plain, JS_DATE_MAX_MS,
+        write_ejson_double, write_ejson_double_plain, write_go_float, write_go_float_plain,
+        write_iso_date, write_iso_date_plain, write_js_number, write_js_number_plain, write_u64,
+        write_u64_plain, JS_DATE_MAX_MS,
     };
     pub use crate::scan::{
         find_nul, find_nul_plain, nul_in_16, short_key, short_key_swar, short_key_tail, ShortKey,

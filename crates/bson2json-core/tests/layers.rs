@@ -39,6 +39,8 @@ const ORDER: &[&str] = &[
     "transcode",
     // projection and redaction: BSON → BSON ahead of the walk
     "project",
+    // CSV rows with mongoexport's cells
+    "csv",
     // many documents per call (shaped by `project` when asked); concatenated BSON; MongoDB
     // cursor replies and change events
     "batch",

@@ -12,6 +12,7 @@ use bson2json_core::batch::{
     transcode_docs_parallel_with, transcode_docs_with, BatchError, BatchOutput, Layout,
 };
 use bson2json_core::concat::{split_concatenated, transcode_concatenated};
+use bson2json_core::csv::{self, CsvFields};
 use bson2json_core::mongo::{cursor_parts, CursorParts};
 use bson2json_core::project::Shape;
 use bson2json_core::{Options, Transcoder};
@@ -617,4 +618,65 @@ pub fn transcode_batch_async(
         layout,
         threads,
     }))
+}
+
+/// CSV rows (mongoexport's cells, core `csv`) of a raw cursor reply's `cursor` document:
+/// `{ id, ns, count, rows }`, `rows` a Buffer of one line per document of its batch, with the
+/// cells of `fields` (dotted paths).
+#[napi(
+    js_name = "csvCursor",
+    catch_unwind,
+    ts_args_type = "cursor: Uint8Array, fields: string[]",
+    ts_return_type = "{ id: bigint; ns: string | null; count: number; rows: Buffer }"
+)]
+pub fn csv_cursor<'env>(
+    env: &'env Env,
+    cursor: Unknown<'env>,
+    fields: Vec<String>,
+) -> Result<Unknown<'env>> {
+    let fields = CsvFields::new(&fields);
+    #[allow(unsafe_code)]
+    // SAFETY: read by the framing and the row writer, which copy what they keep (`ns`, the
+    // rows), then dropped before the first step that can run JavaScript (throwing the error,
+    // creating the result).
+    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
+    let mut parts = CursorParts::default();
+    let mut rows = Vec::with_capacity(bytes.len() / 2);
+    let outcome = cursor_parts(&bytes, &mut parts).and_then(|()| {
+        for &(s, e) in &parts.docs {
+            csv::write_row(&bytes[s..e], &fields, &mut rows).map_err(|err| err.shifted(s))?;
+        }
+        Ok(())
+    });
+    let ns = parts.ns.map(|(s, e)| bytes[s..e].to_vec());
+    drop(bytes);
+    if let Err(e) = outcome {
+        return Err(Failure::from(e).throw(env));
+    }
+    let obj = node_api::object(env)?;
+    let id = node_api::bigint(env, parts.id)?;
+    node_api::set_named(env, obj, c"id", id)?;
+    let ns = match ns {
+        Some(ns) => node_api::string_utf8(env, &ns)?,
+        None => node_api::null(env)?,
+    };
+    node_api::set_named(env, obj, c"ns", ns)?;
+    let count = node_api::number(env, parts.docs.len() as f64)?;
+    node_api::set_named(env, obj, c"count", count)?;
+    // large rows are handed over without a copy; small ones are cheaper copied
+    let rows = if rows.len() > 64 * 1024 {
+        node_api::buffer_owned(env, rows)?
+    } else {
+        node_api::buffer_copy(env, &rows)?
+    };
+    node_api::set_named(env, obj, c"rows", rows)?;
+    Ok(obj.into_unknown(env))
+}
+
+/// The CSV header line of `fields` (the names as given, quoted as the rows' cells are).
+#[napi(js_name = "csvHeader", catch_unwind, ts_return_type = "Buffer")]
+pub fn csv_header<'env>(env: &'env Env, fields: Vec<String>) -> Result<Unknown<'env>> {
+    let mut out = Vec::new();
+    csv::write_header(&fields, &mut out);
+    Ok(node_api::buffer_copy(env, &out)?.into_unknown(env))
 }

@@ -360,6 +360,68 @@ fn write_ejson_from_digits(out: &mut Vec<u8>, d: &[u8], e: i32) {
     }
 }
 
+/// Appends `x` as Go's `strconv.FormatFloat(x, 'g', -1, 64)` (what `fmt`'s `%v` prints, and
+/// mongoexport's CSV cells): shortest round-trip digits, exponent form when the decimal
+/// exponent is below -4 or at least 6 (`1e+06`, `1.5e-05`: a sign and at least two exponent
+/// digits), `NaN`, `+Inf`, `-Inf`, `-0`. [`write_go_float_plain`] (Ryū digits) is its twin.
+pub fn write_go_float(out: &mut Vec<u8>, x: f64) {
+    go_float(out, x, |x, d| {
+        let mut buf = zmij::Buffer::new();
+        parse_digits(buf.format_finite(x.abs()).as_bytes(), d)
+    });
+}
+
+/// The plain twin of [`write_go_float`].
+pub fn write_go_float_plain(out: &mut Vec<u8>, x: f64) {
+    go_float(out, x, shortest_digits_plain);
+}
+
+fn go_float(out: &mut Vec<u8>, x: f64, digits_of: impl FnOnce(f64, &mut [u8; 32]) -> (usize, i32)) {
+    if x.is_nan() {
+        return out.extend_from_slice(b"NaN");
+    }
+    if x.is_infinite() {
+        return out.extend_from_slice(if x > 0.0 { b"+Inf" } else { b"-Inf" });
+    }
+    if x.is_sign_negative() {
+        out.push(b'-');
+    }
+    if x == 0.0 {
+        return out.push(b'0');
+    }
+    let mut digits = [0u8; 32];
+    let (n, e) = digits_of(x, &mut digits);
+    let d = &digits[..n];
+    if !(-4..6).contains(&e) {
+        out.push(d[0]);
+        if n > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&d[1..]);
+        }
+        out.push(b'e');
+        out.push(if e < 0 { b'-' } else { b'+' });
+        let a = e.unsigned_abs();
+        if a < 10 {
+            out.push(b'0');
+        }
+        write_u64(out, u64::from(a));
+    } else if e < 0 {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', (-e - 1) as usize));
+        out.extend_from_slice(d);
+    } else {
+        let int = (e + 1) as usize;
+        if n <= int {
+            out.extend_from_slice(d);
+            out.extend(std::iter::repeat_n(b'0', int - n));
+        } else {
+            out.extend_from_slice(&d[..int]);
+            out.push(b'.');
+            out.extend_from_slice(&d[int..]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,6 +674,42 @@ mod tests {
             }
             // Under miri, every ninth step.
             x *= if cfg!(miri) { 7.77f64.powi(9) } else { 7.77 };
+        }
+    }
+
+    #[test]
+    fn go_float_is_gos_g_format_and_agrees_with_its_twin() {
+        let cases: [(f64, &str); 14] = [
+            (1e6, "1e+06"),
+            (123456.5, "123456.5"),
+            (999999.0, "999999"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5e-7, "1.5e-07"),
+            (123456789.0, "1.23456789e+08"),
+            (1e21, "1e+21"),
+            (1e100, "1e+100"),
+            (-0.0, "-0"),
+            (-2.5, "-2.5"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "+Inf"),
+            (f64::NEG_INFINITY, "-Inf"),
+        ];
+        for (x, want) in cases {
+            let mut out = Vec::new();
+            write_go_float(&mut out, x);
+            assert_eq!(std::str::from_utf8(&out).unwrap(), want, "{x}");
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..if cfg!(miri) { 200 } else { 200_000 } {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = f64::from_bits(state);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_go_float(&mut a, x);
+            write_go_float_plain(&mut b, x);
+            assert_eq!(a, b, "{x:e}");
         }
     }
 }

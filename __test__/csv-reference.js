@@ -1,5 +1,9 @@
 'use strict'
 
+// The plain twin of the addon's CSV rows (crates/bson2json-core/src/csv.rs), which
+// __test__/cli-export.spec.ts holds equal to it on generated documents: the JavaScript
+// implementation `export --type csv` used before the rows moved into the core.
+//
 // `--type csv`: one row per raw BSON document with mongoexport's conventions. A field is a
 // dotted path through documents and arrays (`a.0.b` is element 0 of array `a`); a missing
 // field, a path through a scalar and null are empty cells. Scalars are written as mongoexport
@@ -10,7 +14,7 @@
 // Cells are quoted like Go's encoding/csv: when they hold `,`, `"`, CR or LF or start with
 // white space (quotes doubled).
 
-const { T, forEachElement, findElement } = require('./bson')
+const { T, forEachElement, findElement } = require('../lib/cli/bson')
 
 const INDEX = /^[+-]?\d+$/
 
@@ -57,10 +61,12 @@ function goFloat(x) {
 
 const hex = (b) => b.toString('hex').toUpperCase()
 
-function isoDate(ms) {
-  // mongoexport formats dates before year 3001 (ms < 32535215999000) as ISO text, others as an object.
+function isoDate(big) {
+  // mongoexport formats dates before year 3001 (ms < 32535215999000) as ISO text, others as an
+  // object with the exact int64.
+  const ms = Number(big)
   if (ms < 32535215999000 && ms >= -62135596800000) return new Date(ms).toISOString()
-  return `{ "$date": { "$numberLong" : "${ms}" }}`
+  return `{ "$date": { "$numberLong" : "${big}" }}`
 }
 
 const TEN34 = 10n ** 34n
@@ -178,8 +184,9 @@ function legacyJSON(buf, type, at) {
     case T.OBJECTID:
       return `{"$oid":"${buf.toString('hex', at, at + 12)}"}`
     case T.DATE: {
-      const ms = Number(buf.readBigInt64LE(at))
-      return ms < 32535215999000 && ms >= -62135596800000 ? `{"$date":"${new Date(ms).toISOString()}"}` : `{"$date":{"$numberLong":"${ms}"}}`
+      const big = buf.readBigInt64LE(at)
+      const ms = Number(big)
+      return ms < 32535215999000 && ms >= -62135596800000 ? `{"$date":"${new Date(ms).toISOString()}"}` : `{"$date":{"$numberLong":"${big}"}}`
     }
     case T.TIMESTAMP:
       return `{"$timestamp":{"t":${buf.readUInt32LE(at + 4)},"i":${buf.readUInt32LE(at)}}}`
@@ -239,7 +246,7 @@ function cell(buf, el) {
     case T.OBJECTID:
       return `ObjectId(${buf.toString('hex', at, at + 12)})`
     case T.DATE:
-      return isoDate(Number(buf.readBigInt64LE(at)))
+      return isoDate(buf.readBigInt64LE(at))
     case T.TIMESTAMP:
       return `{ "$timestamp": { "t": ${buf.readUInt32LE(at + 4)}, "i": ${buf.readUInt32LE(at)} } }`
     case T.BINARY: {
