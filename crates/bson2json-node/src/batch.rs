@@ -406,22 +406,28 @@ fn cursor_batch(
         .and_then(|()| finish(env, &mut r, layout));
     keep_output(r);
     let out = out?;
+    let obj = cursor_object(env, parts.id, ns, count)?;
+    let token = match token {
+        Some(t) => node_api::buffer_copy(env, &t)?,
+        None => node_api::null(env)?,
+    };
+    node_api::set_named(env, obj, c"postBatchResumeToken", token)?;
+    node_api::set_named(env, obj, c"docs", out)?;
+    Ok(obj)
+}
+
+/// `{ id, ns, count }` of a cursor reply (`ns`: its bytes, copied out of the reply).
+fn cursor_object(env: &Env, id: i64, ns: Option<Vec<u8>>, count: usize) -> Result<Value> {
     let obj = node_api::object(env)?;
-    let id = node_api::bigint(env, parts.id)?;
+    let id = node_api::bigint(env, id)?;
     node_api::set_named(env, obj, c"id", id)?;
     let ns = match ns {
         Some(ns) => node_api::string_utf8(env, &ns)?,
         None => node_api::null(env)?,
     };
     node_api::set_named(env, obj, c"ns", ns)?;
-    let token = match token {
-        Some(t) => node_api::buffer_copy(env, &t)?,
-        None => node_api::null(env)?,
-    };
-    node_api::set_named(env, obj, c"postBatchResumeToken", token)?;
     let count = node_api::number(env, count as f64)?;
     node_api::set_named(env, obj, c"count", count)?;
-    node_api::set_named(env, obj, c"docs", out)?;
     Ok(obj)
 }
 
@@ -653,16 +659,7 @@ pub fn csv_cursor<'env>(
     if let Err(e) = outcome {
         return Err(Failure::from(e).throw(env));
     }
-    let obj = node_api::object(env)?;
-    let id = node_api::bigint(env, parts.id)?;
-    node_api::set_named(env, obj, c"id", id)?;
-    let ns = match ns {
-        Some(ns) => node_api::string_utf8(env, &ns)?,
-        None => node_api::null(env)?,
-    };
-    node_api::set_named(env, obj, c"ns", ns)?;
-    let count = node_api::number(env, parts.docs.len() as f64)?;
-    node_api::set_named(env, obj, c"count", count)?;
+    let obj = cursor_object(env, parts.id, ns, parts.docs.len())?;
     // large rows are handed over without a copy; small ones are cheaper copied
     let rows = if rows.len() > 64 * 1024 {
         node_api::buffer_owned(env, rows)?
