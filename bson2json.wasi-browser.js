@@ -1443,6 +1443,8 @@ export default __napiModule.exports
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
+export const csvCursor = __napiModule.exports.csvCursor
+export const csvHeader = __napiModule.exports.csvHeader
 export const OptionFlag = __napiModule.exports.OptionFlag
 export const ShapeInput = __napiModule.exports.ShapeInput
 export const stagedArgs = __napiModule.exports.stagedArgs

@@ -96,6 +96,16 @@ export declare const enum BatchLayout {
 }
 
 /**
+ * CSV rows (mongoexport's cells, core `csv`) of a raw cursor reply's `cursor` document:
+ * `{ id, ns, count, rows }`, `rows` a Buffer of one line per document of its batch, with the
+ * cells of `fields` (dotted paths).
+ */
+export declare function csvCursor(cursor: Uint8Array, fields: string[]): { id: bigint; ns: string | null; count: number; rows: Buffer }
+
+/** The CSV header line of `fields` (the names as given, quoted as the rows' cells are). */
+export declare function csvHeader(fields: Array<string>): Buffer
+
+/**
  * The bits of every call's `flags` argument. Exported to JavaScript (the generated
  * `binding.d.ts` carries it): `lib/options.js` reads its bits from this enum, and
  * `__test__/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
