@@ -27,6 +27,9 @@ mod fast;
 #[allow(unsafe_code)]
 mod node_api;
 mod options;
+// The CLI's `dump` pipeline: file descriptors and threads (not in the WASI build).
+#[cfg(unix)]
+mod pipeline;
 mod regex;
 mod shape;
 mod staged;
