@@ -188,12 +188,42 @@ class Output {
     const p = this.layout === 'ndjson' ? ndjsonPrefix(buf, off) : this.layout === 'pretty' ? prettyPrefix(buf, off) : { docs: 0, bytes: 0 }
     this.documents += p.docs
     this.bytes += p.bytes
+    this._truncate()
+  }
+
+  /** A regular file: cut to this run's complete documents (`bytes` past where it started). */
+  _truncate() {
     if (this.base !== null) {
       try {
         fs.ftruncateSync(this.fd, this.base + this.bytes)
       } catch {
         // best effort: the message still says how many documents are complete
       }
+    }
+  }
+
+  /**
+   * Whether a native writer may write to this output's descriptor itself (lib/cli/dump.js):
+   * a file or a character device (`direct`), nothing written or queued yet.
+   */
+  get nativeWritable() {
+    return this.direct && this.error === null && this.queued === 0 && !this.busy && this.documents === 0 && this.bytes === 0
+  }
+
+  /**
+   * Records what a native writer wrote to the descriptor: `documents` whole documents in
+   * `bytes` bytes, then `error` (a failed write, or null). After a failure the file is cut to
+   * those documents, as after a failed write of this class's own.
+   * @param {number} documents
+   * @param {number} bytes
+   * @param {Error | null} error
+   */
+  recordNative(documents, bytes, error) {
+    this.documents += documents
+    this.bytes += bytes
+    if (error !== null) {
+      this.error = error
+      this._truncate()
     }
   }
 
