@@ -135,7 +135,8 @@ struct Slot {
 }
 
 /// The check a `compat` regex needs: `(pattern, flags)` → V8's SyntaxError message, or null.
-type RegexCheck = ThreadsafeFunction<(String, String), Option<String>, (String, String), Status, false>;
+type RegexCheck =
+    ThreadsafeFunction<FnArgs<(String, String)>, Option<String>, FnArgs<(String, String)>, Status, false>;
 
 /// The pipeline's task on the libuv pool: its thread is the writer.
 pub struct DumpTask {
@@ -565,7 +566,9 @@ impl Writer<'_> {
         };
         let (tx, rx) = channel();
         let status = f.call_with_return_value(
-            (pattern.clone(), flags.clone()),
+            FnArgs {
+                data: (pattern.clone(), flags.clone()),
+            },
             ThreadsafeFunctionCallMode::Blocking,
             move |answer: Result<Option<String>>, _env| {
                 let _ = tx.send(answer.map_err(|e| e.reason.clone()));
