@@ -180,7 +180,10 @@ mod tests {
     fn frame_prefix_stops_at_partial_short_and_bad_lengths() {
         let two = [A1, A1].concat();
         assert_eq!(frame_prefix(&two, 64), (24, 2, PrefixEnd::Short));
-        assert_eq!(frame_prefix(&two[..20], 64), (12, 1, PrefixEnd::Partial(12)));
+        assert_eq!(
+            frame_prefix(&two[..20], 64),
+            (12, 1, PrefixEnd::Partial(12))
+        );
         assert_eq!(frame_prefix(&two[..14], 64), (12, 1, PrefixEnd::Short));
         assert_eq!(frame_prefix(&two, 11), (0, 0, PrefixEnd::BadLength(12)));
         let bad = [&A1[..], &[4, 0, 0, 0]].concat();

@@ -135,8 +135,13 @@ struct Slot {
 }
 
 /// The check a `compat` regex needs: `(pattern, flags)` → V8's SyntaxError message, or null.
-type RegexCheck =
-    ThreadsafeFunction<FnArgs<(String, String)>, Option<String>, FnArgs<(String, String)>, Status, false>;
+type RegexCheck = ThreadsafeFunction<
+    FnArgs<(String, String)>,
+    Option<String>,
+    FnArgs<(String, String)>,
+    Status,
+    false,
+>;
 
 /// The pipeline's task on the libuv pool: its thread is the writer.
 pub struct DumpTask {
@@ -171,7 +176,8 @@ impl Task for DumpTask {
         r.map_err(|_| {
             Error::new(
                 Status::GenericFailure,
-                "bson2json: internal panic in the dump pipeline (a bug; please report it)".to_owned(),
+                "bson2json: internal panic in the dump pipeline (a bug; please report it)"
+                    .to_owned(),
             )
         })
     }
@@ -290,7 +296,10 @@ fn read(
         let (end, count, why) = loop {
             while !eof && slot.input.len() < want {
                 let need = (want - slot.input.len()) as u64;
-                match Read::by_ref(&mut file).take(need).read_to_end(&mut slot.input) {
+                match Read::by_ref(&mut file)
+                    .take(need)
+                    .read_to_end(&mut slot.input)
+                {
                     Ok(n) => {
                         shared.bytes_read.fetch_add(n as u64, Relaxed);
                         eof = (n as u64) < need;
@@ -560,7 +569,10 @@ impl Writer<'_> {
     }
 
     /// V8's verdict on a regex, asked on the JS thread: `Ok(None)` if it accepts it.
-    fn check_regex(&self, (pattern, flags): &(String, String)) -> std::result::Result<Option<String>, String> {
+    fn check_regex(
+        &self,
+        (pattern, flags): &(String, String),
+    ) -> std::result::Result<Option<String>, String> {
         let Some(f) = self.regex.as_ref() else {
             return Err("no checker".to_owned());
         };
@@ -625,7 +637,10 @@ pub fn dump_file(
     check_regex: RegexCheck,
 ) -> Result<AsyncTask<DumpTask>> {
     if out_fd < 0 {
-        return Err(Error::new(Status::InvalidArg, "bson2json: outFd must be an open file descriptor".to_owned()));
+        return Err(Error::new(
+            Status::InvalidArg,
+            "bson2json: outFd must be an open file descriptor".to_owned(),
+        ));
     }
     #[allow(unsafe_code)]
     // SAFETY: `out_fd` is the caller's open output descriptor (lib/cli/output.js keeps it open
@@ -642,7 +657,7 @@ pub fn dump_file(
         opts: options::decode(flags, max_depth, max_output_bytes),
         layout: if array { Layout::Array } else { Layout::Lines },
         threads: threads.clamp(1, 256) as usize,
-        max_doc: max_document_bytes.clamp(5.0, i32::MAX as f64) as usize,
+        max_doc: max_document_bytes.clamp(5.0, f64::from(i32::MAX)) as usize,
         regex: Some(check_regex),
     }))
 }
