@@ -121,7 +121,7 @@ export declare const enum BatchLayout {
 
 /**
  * The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
- * `outFd`, as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
+ * `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
  * written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
  * a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
  */

@@ -228,6 +228,38 @@ describe('dump: the native pipeline writes what the transcode stream writes', ()
     expect((await same(['--dialect', 'relaxed', f])).code).toBe(0)
   })
 
+  it('stdout to a pipe: the same bytes and message; a reader that goes away: exit 0, silent', async () => {
+    const piped = (args: string[], stream: boolean, close = false): Promise<Result> =>
+      new Promise((done, fail) => {
+        const env = { ...process.env }
+        if (stream) env.BSON2JSON_DUMP = 'stream'
+        else delete env.BSON2JSON_DUMP
+        const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
+        const out: Buffer[] = []
+        const err: Buffer[] = []
+        child.stdout.on('data', (c) => {
+          out.push(c)
+          if (close) child.stdout.destroy()
+        })
+        child.stderr.on('data', (c) => err.push(c))
+        child.on('error', fail)
+        child.on('close', (code, signal) => done({ code, signal, stderr: Buffer.concat(err).toString(), out: Buffer.concat(out) }))
+      })
+    const bad = Buffer.from(dump)
+    bad[at(1800) + 4] = 0x42
+    const f = join(dir, 'piped.bson')
+    writeFileSync(f, bad)
+    for (const args of [['--threads', '2', file], ['--array', file], [f]]) {
+      const [a, b] = await Promise.all([piped(args, false), piped(args, true)])
+      expect(a.code).toBe(b.code)
+      expect(steady(a.stderr)).toBe(steady(b.stderr))
+      expect(a.out.equals(b.out)).toBe(true)
+    }
+    const r = await piped([file], false, true)
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+  })
+
   it('a full device: exit 1, ENOSPC, 0 documents', async () => {
     for (const flags of [[], ['--array']]) {
       const r = await same([...flags, file], { out: '/dev/full' })

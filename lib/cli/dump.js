@@ -562,8 +562,9 @@ function report(opts, r) {
 /**
  * Whether the native pipeline (lib/native `dumpFile`) runs this dump: a regular file of plain
  * BSON (the caller checks), NDJSON or one array, no --pretty, --skip-invalid or projection, to
- * an output the pipeline can write itself (a file or a character device; a pipe or a terminal
- * stays on process.stdout), in a build that has it. Everything else takes the transcode stream.
+ * an output the pipeline can write itself (a file, a device, stdout to a pipe or a socket; a
+ * terminal stays on process.stdout), in a build that has it. Everything else takes the
+ * transcode stream.
  * `BSON2JSON_DUMP=stream` forces the stream (the tests compare the two).
  */
 function nativeApplies(opts, output) {
@@ -621,6 +622,7 @@ async function dumpNative(opts, name, output, head, threads) {
   }
   output.recordNative(outcome.documents, outcome.bytesWritten, outcome.stop === 'write' ? ioError(outcome, 'write') : null)
   await output.finish()
+  if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
   let error = null
   if (outcome.stop === 'cancelled') error = interrupted ?? new CliError('interrupted', 130)
   else if (outcome.stop === 'bson') error = transcodeError(outcome.code, outcome.detail, outcome.index, outcome.offset)

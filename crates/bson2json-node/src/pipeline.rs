@@ -562,6 +562,10 @@ impl Writer<'_> {
                 Ok(0) => return Err((io::Error::from(io::ErrorKind::WriteZero), done)),
                 Ok(k) => done += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A pipe someone else made non-blocking: wait for its reader (no poll in std).
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
                 Err(e) => return Err((e, done)),
             }
         }
@@ -615,7 +619,7 @@ fn doc_start(input: &[u8], i: usize) -> usize {
 }
 
 /// The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
-/// `outFd`, as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
+/// `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
 /// written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
 /// a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
 #[napi(
