@@ -35,7 +35,7 @@ Options:
       --utf8 MODE        strict (default: invalid UTF-8 is an error) | replace (U+FFFD)
       --max-depth N      maximum nesting depth (default 1000)
       --threads N        transcode up to N batches at once, on N cores (default: the number
-                         of cores; output order is the input's); 1 transcodes on the main thread
+                         of cores; output order is the input's); 1 transcodes on one thread
       --skip-invalid     report each corrupt document on stderr and continue after it; after
                          a bad length, continue at the next plausible document (bytes skipped
                          are reported)

@@ -44,6 +44,8 @@ use crate::options;
 
 /// BSON bytes read per slot (a document larger than this gets a slot of its own size).
 const BATCH_BYTES: usize = 2 << 20;
+/// A slot's input buffer above this many bytes (grown for a large document) is released.
+const KEEP_BYTES: usize = 4 * BATCH_BYTES;
 
 /// The counters JavaScript polls and the cancel flag it sets, shared with a running pipeline.
 #[derive(Default)]
@@ -118,6 +120,8 @@ enum Stop {
     },
     Read(io::Error),
     Write(io::Error),
+    /// A worker panicked (a bug): the promise rejects.
+    Panicked,
 }
 
 /// One batch on its way round the loop.
@@ -130,6 +134,8 @@ struct Slot {
     first_index: u64,
     first_offset: u64,
     result: Option<std::result::Result<(), BatchError>>,
+    /// The worker panicked on this slot (a bug).
+    panicked: bool,
     /// A fault found by the reader right after the slot's documents (the last slot).
     stop: Option<Stop>,
 }
@@ -183,6 +189,13 @@ impl Task for DumpTask {
     }
 
     fn resolve(&mut self, _env: Env, f: Self::Output) -> Result<Self::JsValue> {
+        if matches!(f.stop, Stop::Panicked) {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "bson2json: internal panic in the dump pipeline (a bug; please report it)"
+                    .to_owned(),
+            ));
+        }
         let mut o = DumpOutcome {
             stop: String::new(),
             documents: f.documents as f64,
@@ -196,7 +209,7 @@ impl Task for DumpTask {
             message: None,
         };
         o.stop = match f.stop {
-            Stop::End => "end",
+            Stop::End | Stop::Panicked => "end",
             Stop::Cancelled => "cancelled",
             Stop::Bson {
                 code,
@@ -292,6 +305,7 @@ fn read(
         carry.clear();
         slot.stop = None;
         slot.result = None;
+        slot.panicked = false;
         let mut want = BATCH_BYTES;
         let (end, count, why) = loop {
             while !eof && slot.input.len() < want {
@@ -376,13 +390,18 @@ fn transcode(
         let Ok(mut slot) = next else { return };
         slot.out.clear();
         if !shared.halted.load(Relaxed) {
-            slot.result = Some(transcode_concatenated(
-                &mut tc,
-                &slot.input,
-                opts,
-                layout,
-                &mut slot.out,
-            ));
+            // A panic is a bug; caught, so that the writer reports it instead of waiting
+            // forever for this slot.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                transcode_concatenated(&mut tc, &slot.input, opts, layout, &mut slot.out)
+            }));
+            match r {
+                Ok(r) => slot.result = Some(r),
+                Err(_) => {
+                    slot.panicked = true;
+                    tc = Transcoder::new();
+                }
+            }
         }
         if done.send(slot).is_err() {
             return;
@@ -417,8 +436,18 @@ impl Writer<'_> {
                 if self.shared.cancel.load(Relaxed) {
                     return Stop::Cancelled;
                 }
+                if slot.panicked {
+                    return Stop::Panicked;
+                }
                 if let Some(stop) = self.write_slot(&mut slot) {
                     return stop;
+                }
+                // A slot that grew for a large document does not keep that memory.
+                if slot.input.capacity() > KEEP_BYTES {
+                    slot.input = Vec::new();
+                }
+                if slot.out.out.capacity() > 2 * KEEP_BYTES {
+                    slot.out = BatchOutput::default();
                 }
                 let _ = free.send(slot);
             }
