@@ -1440,9 +1440,11 @@ try {
   throw __attachCleanupErrors(error, cleanupErrors)
 }
 export default __napiModule.exports
+export const DumpControl = __napiModule.exports.DumpControl
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
+export const dumpFile = __napiModule.exports.dumpFile
 export const OptionFlag = __napiModule.exports.OptionFlag
 export const ShapeInput = __napiModule.exports.ShapeInput
 export const stagedArgs = __napiModule.exports.stagedArgs

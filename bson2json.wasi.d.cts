@@ -42,7 +42,13 @@ export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBy
 export declare function transcodeBuffer(bson: Uint8Array, packed?: number, maxOutputBytes?: number): Uint8Array
 
 /**
- * The WASI build's staged calls (staged.rs, lib/wasi.js): `transcode` / `transcodeBatch` on the
+ * `transcode`, writing the UTF-8 JSON into `target` at `offset`: its length when it fits there,
+ * otherwise a new Buffer holding it (lib/native's pool for small results).
+ */
+export declare function transcodeInto(bson: Uint8Array, packed: number, maxOutputBytes: number, target: Uint8Array, offset: number): number | Uint8Array
+
+/**
+ * The WASI build's staged calls (staged.rs, lib/native/wasi.js): `transcode` / `transcodeBatch` on the
  * staged input, their arguments and result in the `stagedArgs()` region. Native builds export
  * them too, but have no staged regions.
  */
@@ -52,6 +58,15 @@ export declare function transcodeBatchStaged(): void
 
 /** The WASI flavor this loader instantiates. */
 export declare const __napiBindingTarget: 'wasm32-wasi'
+
+/** A running (or finished) `dumpFile`'s progress and its cancel switch. */
+export declare class DumpControl {
+  constructor()
+  /** `[documents written, BSON bytes read, JSON bytes written]` so far (three atomic loads). */
+  progress(): Array<number>
+  /** Stops the pipeline at the next batch boundary: what is written is whole documents. */
+  cancel(): void
+}
 
 /** A compiled projection and redaction. */
 export declare class Shaper {
@@ -97,6 +112,33 @@ export declare const enum BatchLayout {
   NdjsonString = 3,
   /** Joined texts of whole documents with their UTF-16 offsets (`[text, offsets, …]`). */
   Joined = 4,
+}
+
+/**
+ * The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
+ * `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
+ * written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
+ * a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
+ */
+export declare function dumpFile(control: DumpControl, input: string, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
+
+/**
+ * How a `dumpFile` ended. `stop` is `'end'`, `'cancelled'`, `'bson'` (a fault in the input:
+ * `code`, `detail`, `index`, `offset`), `'read'` or `'write'` (an I/O error: `errno`,
+ * `message`). `bytesWritten` is the output's length in whole documents (what a failed write
+ * leaves after truncation), `documents` those documents.
+ */
+export interface DumpOutcome {
+  stop: string
+  documents: number
+  bytesRead: number
+  bytesWritten: number
+  code?: string
+  detail?: string
+  index?: number
+  offset?: number
+  errno?: number
+  message?: string
 }
 
 /**

@@ -136,11 +136,12 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe('dump: the native pipeline writes what the transcode stream writes', () => {
-  it('this build has the pipeline (otherwise both runs below take the stream)', () => {
-    expect(native.name).toBe('native')
-    expect(native.DUMP_PIPELINE).toBe(true)
-  })
+it('the native addon on a Unix has the pipeline (otherwise both runs below would take the stream)', () => {
+  if (native.name === 'native' && process.platform !== 'win32') expect(native.DUMP_PIPELINE).toBe(true)
+  else expect(native.DUMP_PIPELINE).toBe(false)
+})
+
+describe.skipIf(!native.DUMP_PIPELINE)('dump: the native pipeline writes what the transcode stream writes', () => {
 
   it('every dialect, NDJSON and --array, 1 to 5 threads, -o and stdout redirected to a file', async () => {
     for (const dialect of ['compat', 'relaxed', 'canonical']) {

@@ -191,8 +191,8 @@ function shapeConcatenated(shaper, docs, layout, o) {
   return shaper.transcodeConcatenated(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes)
 }
 
-/** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix. */
-const DUMP_PIPELINE = backend.name === 'native' && typeof b.dumpFile === 'function'
+/** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
+const DUMP_PIPELINE = backend.name === 'native' && process.platform !== 'win32' && typeof b.dumpFile === 'function'
 
 /** V8's verdict on a `compat` regex for the pipeline: null if `new RegExp` accepts it, else its message. */
 function regexMessage(pattern, flags) {

@@ -27,8 +27,7 @@ mod fast;
 #[allow(unsafe_code)]
 mod node_api;
 mod options;
-// The CLI's `dump` pipeline: file descriptors and threads (not in the WASI build).
-#[cfg(unix)]
+// The CLI's `dump` pipeline (Unix file descriptors; elsewhere `dumpFile` rejects).
 mod pipeline;
 mod regex;
 mod shape;

@@ -28,6 +28,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{self, Read, Write};
+#[cfg(unix)]
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -669,18 +670,7 @@ pub fn dump_file(
     max_document_bytes: f64,
     check_regex: RegexCheck,
 ) -> Result<AsyncTask<DumpTask>> {
-    if out_fd < 0 {
-        return Err(Error::new(
-            Status::InvalidArg,
-            "bson2json: outFd must be an open file descriptor".to_owned(),
-        ));
-    }
-    #[allow(unsafe_code)]
-    // SAFETY: `out_fd` is the caller's open output descriptor (lib/cli/output.js keeps it open
-    // until the returned promise settles); it is only duplicated here, and the pipeline writes
-    // to its own duplicate, closed when the pipeline ends.
-    let fd = unsafe { BorrowedFd::borrow_raw(out_fd) };
-    let out = File::from(fd.try_clone_to_owned()?);
+    let out = output_file(out_fd)?;
     control.shared.cancel.store(false, Relaxed);
     control.shared.halted.store(false, Relaxed);
     Ok(AsyncTask::new(DumpTask {
@@ -693,4 +683,30 @@ pub fn dump_file(
         max_doc: max_document_bytes.clamp(5.0, f64::from(i32::MAX)) as usize,
         regex: Some(check_regex),
     }))
+}
+
+/// A duplicate of the caller's open output descriptor `out_fd`, owned by the pipeline.
+#[cfg(unix)]
+fn output_file(out_fd: i32) -> Result<File> {
+    if out_fd < 0 {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "bson2json: outFd must be an open file descriptor".to_owned(),
+        ));
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: `out_fd` is the caller's open output descriptor (lib/cli/output.js keeps it open
+    // until the returned promise settles); it is only duplicated here, and the pipeline writes
+    // to its own duplicate, closed when the pipeline ends.
+    let fd = unsafe { BorrowedFd::borrow_raw(out_fd) };
+    Ok(File::from(fd.try_clone_to_owned()?))
+}
+
+/// Elsewhere (Windows, the WASI build) the CLI takes the transcode stream.
+#[cfg(not(unix))]
+fn output_file(_out_fd: i32) -> Result<File> {
+    Err(Error::new(
+        Status::GenericFailure,
+        "bson2json: the dump pipeline needs a Unix file descriptor".to_owned(),
+    ))
 }
