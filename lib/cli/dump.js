@@ -319,7 +319,7 @@ async function main(argv, context = {}) {
   const layout = opts.array ? 'chunks' : opts.pretty ? 'pretty' : 'ndjson'
   const output = Output.open(opts.out, layout) // throws: cannot write FILE: …
   const plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
-  if (plain && nativeApplies(opts, output)) return dumpNative(opts, name, output, head, threads)
+  if (plain && nativeApplies(opts, output)) return dumpNative(opts, name, output, head, threads, totalIn)
   const input = opts.file === null ? process.stdin : fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
 
   // Up to `threads` 1 MiB batches are transcoded at once on the libuv thread pool while the main
@@ -599,7 +599,7 @@ function ioError(outcome, syscall) {
  * `threads` threads and written to the output's descriptor off the JS thread; JavaScript polls
  * the progress, cancels on a signal, and reports exactly as the stream path does.
  */
-async function dumpNative(opts, name, output, head, threads) {
+async function dumpNative(opts, name, output, head, threads, totalIn) {
   const native = require('../native')
   const { resolveOptions } = require('../options')
   const { transcodeError } = require('../errors')
@@ -607,7 +607,7 @@ async function dumpNative(opts, name, output, head, threads) {
   const o = resolveOptions({ dialect: opts.dialect, utf8: opts.utf8, maxDepth: opts.maxDepth })
   const control = native.createDumpControl()
   const progress = () => control.progress()
-  const run = startRun(opts, fs.statSync(opts.file).size, () => progress()[1], () => progress()[0])
+  const run = startRun(opts, totalIn, () => progress()[1], () => progress()[0])
   let interrupted = null
   const offSignals = onSignals((sig, exitCode) => {
     if (interrupted === null) interrupted = new CliError(`interrupted by ${sig}`, exitCode)
