@@ -65,6 +65,15 @@ export declare function transcodeBatchStaged(): void
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A running (or finished) `dumpFile`'s progress and its cancel switch. */
+export declare class DumpControl {
+  constructor()
+  /** `[documents written, BSON bytes read, JSON bytes written]` so far (three atomic loads). */
+  progress(): Array<number>
+  /** Stops the pipeline at the next batch boundary: what is written is whole documents. */
+  cancel(): void
+}
+
 /** A compiled projection and redaction. */
 export declare class Shaper {
   /**
@@ -109,6 +118,33 @@ export declare function csvCursor(cursor: Uint8Array, fields: string[]): { id: b
 
 /** The CSV header line of `fields` (the names as given, quoted as the rows' cells are). */
 export declare function csvHeader(fields: Array<string>): Buffer
+
+/**
+ * The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
+ * `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
+ * written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
+ * a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
+ */
+export declare function dumpFile(control: DumpControl, input: string, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
+
+/**
+ * How a `dumpFile` ended. `stop` is `'end'`, `'cancelled'`, `'bson'` (a fault in the input:
+ * `code`, `detail`, `index`, `offset`), `'read'` or `'write'` (an I/O error: `errno`,
+ * `message`). `bytesWritten` is the output's length in whole documents (what a failed write
+ * leaves after truncation), `documents` those documents.
+ */
+export interface DumpOutcome {
+  stop: string
+  documents: number
+  bytesRead: number
+  bytesWritten: number
+  code?: string
+  detail?: string
+  index?: number
+  offset?: number
+  errno?: number
+  message?: string
+}
 
 /**
  * The bits of every call's `flags` argument. Exported to JavaScript (the generated

@@ -835,11 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.DumpControl = nativeBinding.DumpControl
 module.exports.Shaper = nativeBinding.Shaper
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.BatchLayout = nativeBinding.BatchLayout
 module.exports.csvCursor = nativeBinding.csvCursor
 module.exports.csvHeader = nativeBinding.csvHeader
+module.exports.dumpFile = nativeBinding.dumpFile
 module.exports.OptionFlag = nativeBinding.OptionFlag
 module.exports.ShapeInput = nativeBinding.ShapeInput
 module.exports.stagedArgs = nativeBinding.stagedArgs

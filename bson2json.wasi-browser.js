@@ -1440,11 +1440,13 @@ try {
   throw __attachCleanupErrors(error, cleanupErrors)
 }
 export default __napiModule.exports
+export const DumpControl = __napiModule.exports.DumpControl
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
 export const csvCursor = __napiModule.exports.csvCursor
 export const csvHeader = __napiModule.exports.csvHeader
+export const dumpFile = __napiModule.exports.dumpFile
 export const OptionFlag = __napiModule.exports.OptionFlag
 export const ShapeInput = __napiModule.exports.ShapeInput
 export const stagedArgs = __napiModule.exports.stagedArgs

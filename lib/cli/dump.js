@@ -12,6 +12,7 @@ const { Indenter } = require('./pretty')
 const { readArchive, isArchive } = require('./archive')
 const { CliError, usage, parseOptions, answer, describeIoError } = require('./usage')
 const { Output } = require('./output')
+const util = require('util')
 
 const HELP = `bson2json - BSON to JSON, fast: the counterpart of MongoDB's \`bsondump\`
 
@@ -34,7 +35,7 @@ Options:
       --utf8 MODE        strict (default: invalid UTF-8 is an error) | replace (U+FFFD)
       --max-depth N      maximum nesting depth (default 1000)
       --threads N        transcode up to N batches at once, on N cores (default: the number
-                         of cores; output order is the input's); 1 transcodes on the main thread
+                         of cores; output order is the input's); 1 transcodes on one thread
       --skip-invalid     report each corrupt document on stderr and continue after it; after
                          a bad length, continue at the next plausible document (bytes skipped
                          are reported)
@@ -317,6 +318,8 @@ async function main(argv, context = {}) {
 
   const layout = opts.array ? 'chunks' : opts.pretty ? 'pretty' : 'ndjson'
   const output = Output.open(opts.out, layout) // throws: cannot write FILE: …
+  const plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
+  if (plain && nativeApplies(opts, output)) return dumpNative(opts, name, output, head, threads, totalIn)
   const input = opts.file === null ? process.stdin : fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
 
   // Up to `threads` 1 MiB batches are transcoded at once on the libuv thread pool while the main
@@ -347,7 +350,6 @@ async function main(argv, context = {}) {
   // messages.
   let archive = null
   let source = input
-  const plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
   if (plain) {
     // A regular file of plain BSON goes straight from the file into the transcoder, without
     // the generators that unpack the other inputs (they cost a fifth of the throughput).
@@ -406,6 +408,8 @@ async function main(argv, context = {}) {
   }
 
   const indenter = opts.pretty ? new Indenter() : null
+  const run = startRun(opts, totalIn, () => bytesRead, () => transcoder.documents)
+  const clearLine = run.clearLine
   let skipped = 0
   let bytesSkipped = 0
   // Error positions are the transcoder's (in the input, with a projection too); from an archive
@@ -425,34 +429,8 @@ async function main(argv, context = {}) {
     }
   })
 
-  const showProgress = !opts.quiet && (opts.progress === undefined ? process.stderr.isTTY === true : opts.progress)
-  const started = process.hrtime.bigint()
-  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9
-  let progressShown = false
-  function clearLine() {
-    if (!progressShown) return ''
-    progressShown = false
-    return process.stderr.isTTY ? '\r\x1b[K' : '\n'
-  }
-  function drawProgress() {
-    const s = elapsed()
-    const rate = bytesRead / Math.max(s, 1e-9)
-    let line = `${mb(bytesRead)} MB`
-    if (totalIn !== null) {
-      const pct = totalIn > 0 ? Math.min(100, (bytesRead / totalIn) * 100) : 100
-      line += ` / ${mb(totalIn)} MB ${pct.toFixed(0).padStart(3)}%`
-    }
-    line += `  ${transcoder.documents.toLocaleString('en-US')} docs  ${mb(rate)} MB/s`
-    if (totalIn !== null) line += `  ETA ${formatEta((totalIn - bytesRead) / rate)}`
-    process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}${process.stderr.isTTY ? '' : '\n'}`)
-    progressShown = process.stderr.isTTY === true
-  }
-  const timer = showProgress ? setInterval(drawProgress, 250) : null
-
   // SIGINT / SIGTERM: stop reading, write what is converted (whole documents), say so.
-  const signals = { SIGINT: 130, SIGTERM: 143 }
-  const onSignal = (sig) => fail(new CliError(`interrupted by ${sig}`, signals[sig]))
-  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
+  const offSignals = onSignals((sig, exitCode) => fail(new CliError(`interrupted by ${sig}`, exitCode)))
 
   const OUTPUT_FAILED = new Error('output failed')
   let first = true
@@ -487,19 +465,76 @@ async function main(argv, context = {}) {
   } catch (e) {
     error = e === OUTPUT_FAILED ? null : e
   }
-  for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  if (timer !== null) {
-    clearInterval(timer)
-    drawProgress()
-    process.stderr.write(clearLine())
-  }
+  offSignals()
+  run.stop()
   input.unpipe?.()
   if (source !== input) source.destroy()
   input.destroy() // stdin too: a pipe still open would keep the process alive after an error
   await output.finish()
   if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
+  return report(opts, { name, output, error, head, gzip, bsonIn, bytesRead, skipped, bytesSkipped, inputOffset, elapsed: run.elapsed() })
+}
 
-  const s = elapsed()
+/**
+ * Progress (a bar on stderr, redrawn every 250 ms when asked for) and the run's clock.
+ * @param {any} opts
+ * @param {number | null} totalIn the input's size, when known
+ * @param {() => number} bytesRead
+ * @param {() => number} documents
+ */
+function startRun(opts, totalIn, bytesRead, documents) {
+  const showProgress = !opts.quiet && (opts.progress === undefined ? process.stderr.isTTY === true : opts.progress)
+  const started = process.hrtime.bigint()
+  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9
+  let progressShown = false
+  function clearLine() {
+    if (!progressShown) return ''
+    progressShown = false
+    return process.stderr.isTTY ? '\r\x1b[K' : '\n'
+  }
+  function drawProgress() {
+    const s = elapsed()
+    const read = bytesRead()
+    const rate = read / Math.max(s, 1e-9)
+    let line = `${mb(read)} MB`
+    if (totalIn !== null) {
+      const pct = totalIn > 0 ? Math.min(100, (read / totalIn) * 100) : 100
+      line += ` / ${mb(totalIn)} MB ${pct.toFixed(0).padStart(3)}%`
+    }
+    line += `  ${documents().toLocaleString('en-US')} docs  ${mb(rate)} MB/s`
+    if (totalIn !== null) line += `  ETA ${formatEta((totalIn - read) / rate)}`
+    process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}${process.stderr.isTTY ? '' : '\n'}`)
+    progressShown = process.stderr.isTTY === true
+  }
+  const timer = showProgress ? setInterval(drawProgress, 250) : null
+  return {
+    elapsed,
+    clearLine,
+    stop() {
+      if (timer === null) return
+      clearInterval(timer)
+      drawProgress()
+      process.stderr.write(clearLine())
+    },
+  }
+}
+
+/** SIGINT / SIGTERM call `handler(signal, exitCode)` (once each); returns the function that stops listening. */
+function onSignals(handler) {
+  const signals = { SIGINT: 130, SIGTERM: 143 }
+  const onSignal = (sig) => handler(sig, signals[sig])
+  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
+  return () => {
+    for (const sig of Object.keys(signals)) process.off(sig, onSignal)
+  }
+}
+
+/**
+ * The end of a run: the summary line (exit 0), or the failure's one line with the counts
+ * (a thrown CliError).
+ */
+function report(opts, r) {
+  const { name, output, error, head, gzip, bsonIn, bytesRead, skipped, bytesSkipped, inputOffset, elapsed: s } = r
   const counts =
     `${output.documents} documents${error === null && output.error === null ? '' : ' written'}` +
     `${skipped ? ` (${skipped} skipped, ${bytesSkipped} bytes)` : ''}, ` +
@@ -522,6 +557,89 @@ async function main(argv, context = {}) {
   }
   if (!opts.quiet || opts.stats) process.stderr.write(`bson2json: ${counts}, ${mb(bsonIn / Math.max(s, 1e-9))} MB/s\n`)
   return 0
+}
+
+/**
+ * Whether the native pipeline (lib/native `dumpFile`) runs this dump: a regular file of plain
+ * BSON (the caller checks), NDJSON or one array, no --pretty, --skip-invalid or projection, to
+ * an output the pipeline can write itself (a file, a device, stdout to a pipe or a socket; a
+ * terminal stays on process.stdout), in a build that has it. Everything else takes the
+ * transcode stream.
+ * `BSON2JSON_DUMP=stream` forces the stream (the tests compare the two).
+ */
+function nativeApplies(opts, output) {
+  const native = require('../native')
+  return (
+    native.DUMP_PIPELINE &&
+    process.env.BSON2JSON_DUMP !== 'stream' &&
+    !opts.pretty &&
+    !opts.skipInvalid &&
+    opts.projection === undefined &&
+    opts.redact === undefined &&
+    output.nativeWritable
+  )
+}
+
+/** An I/O error of the pipeline as Node reports one: `code`, `errno`, `syscall`. */
+function ioError(outcome, syscall) {
+  let code = 'EIO'
+  if (typeof outcome.errno === 'number' && outcome.errno > 0) {
+    try {
+      code = util.getSystemErrorName(-outcome.errno)
+    } catch {
+      // an errno Node does not name: keep EIO's words
+    }
+  }
+  const e = new Error(`${code}: ${outcome.message}, ${syscall}`)
+  return Object.assign(e, { code, errno: -(outcome.errno ?? 0), syscall })
+}
+
+/**
+ * `dump` of a regular file through the native pipeline: the file is read, transcoded on
+ * `threads` threads and written to the output's descriptor off the JS thread; JavaScript polls
+ * the progress, cancels on a signal, and reports exactly as the stream path does.
+ */
+async function dumpNative(opts, name, output, head, threads, totalIn) {
+  const native = require('../native')
+  const { resolveOptions } = require('../options')
+  const { transcodeError } = require('../errors')
+  const { DEFAULT_MAX_DOCUMENT_BYTES } = require('../transcode/stream')
+  const o = resolveOptions({ dialect: opts.dialect, utf8: opts.utf8, maxDepth: opts.maxDepth })
+  const control = native.createDumpControl()
+  const progress = () => control.progress()
+  const run = startRun(opts, totalIn, () => progress()[1], () => progress()[0])
+  let interrupted = null
+  const offSignals = onSignals((sig, exitCode) => {
+    if (interrupted === null) interrupted = new CliError(`interrupted by ${sig}`, exitCode)
+    control.cancel()
+  })
+  let outcome
+  try {
+    outcome = await native.dumpFile(control, opts.file, output.fd, opts.array, o, threads, DEFAULT_MAX_DOCUMENT_BYTES)
+  } finally {
+    offSignals()
+    run.stop()
+  }
+  output.recordNative(outcome.documents, outcome.bytesWritten, outcome.stop === 'write' ? ioError(outcome, 'write') : null)
+  await output.finish()
+  if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
+  let error = null
+  if (outcome.stop === 'cancelled') error = interrupted ?? new CliError('interrupted', 130)
+  else if (outcome.stop === 'bson') error = transcodeError(outcome.code, outcome.detail, outcome.index, outcome.offset)
+  else if (outcome.stop === 'read') error = ioError(outcome, 'read')
+  return report(opts, {
+    name,
+    output,
+    error,
+    head,
+    gzip: false,
+    bsonIn: outcome.bytesRead,
+    bytesRead: outcome.bytesRead,
+    skipped: 0,
+    bytesSkipped: 0,
+    inputOffset: (index, offset) => offset,
+    elapsed: run.elapsed(),
+  })
 }
 
 const OPEN = Buffer.from('[')

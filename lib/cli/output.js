@@ -12,6 +12,7 @@
 // `documents` counts the documents whose bytes were all written (and, for a file, are in it).
 
 const fs = require('fs')
+const tty = require('tty')
 const { promisify } = require('util')
 const { CliError, describeIoError } = require('./usage')
 
@@ -80,8 +81,14 @@ class Output {
     } catch {
       // a closed stdout: process.stdout reports it on the first write
     }
-    const direct = st !== null && (st.isFile() || st.isCharacterDevice() || st.isBlockDevice()) && !(path === null && process.stdout.isTTY)
-    return new Output(path, fd, direct, st !== null && st.isFile() ? st.size : null, layout)
+    // tty.isatty, not process.stdout.isTTY: creating process.stdout would make a pipe
+    // non-blocking, which a native writer to the descriptor does not expect.
+    const terminal = path === null && tty.isatty(fd)
+    const direct = st !== null && (st.isFile() || st.isCharacterDevice() || st.isBlockDevice()) && !terminal
+    const output = new Output(path, fd, direct, st !== null && st.isFile() ? st.size : null, layout)
+    output.terminal = terminal
+    output.open = st !== null
+    return output
   }
 
   constructor(path, fd, direct, startSize, layout) {
@@ -102,10 +109,19 @@ class Output {
     this.busy = false
     this.waiters = []
     this.pending = 0
-    if (!direct) {
+    /** stdout is a terminal; the descriptor could be examined (fstat). Set by `open`. */
+    this.terminal = false
+    this.open = true
+    /** process.stdout, once the first write needs it (not a file or a device). */
+    this.stream = null
+  }
+
+  _stream() {
+    if (this.stream === null) {
       this.stream = process.stdout
       this.stream.on('error', (e) => this._failed(e))
     }
+    return this.stream
   }
 
   /** Queues `buf`, which completes `docs` documents. Returns false when the caller should wait (`drained()`). */
@@ -121,7 +137,7 @@ class Output {
       this._pump()
     } else {
       this.pending++
-      this.stream.write(buf, (e) => {
+      this._stream().write(buf, (e) => {
         this.pending--
         this.queued -= buf.length
         if (e) this._failed(e)
@@ -188,12 +204,44 @@ class Output {
     const p = this.layout === 'ndjson' ? ndjsonPrefix(buf, off) : this.layout === 'pretty' ? prettyPrefix(buf, off) : { docs: 0, bytes: 0 }
     this.documents += p.docs
     this.bytes += p.bytes
+    this._truncate()
+  }
+
+  /** A regular file: cut to this run's complete documents (`bytes` past where it started). */
+  _truncate() {
     if (this.base !== null) {
       try {
         fs.ftruncateSync(this.fd, this.base + this.bytes)
       } catch {
         // best effort: the message still says how many documents are complete
       }
+    }
+  }
+
+  /**
+   * Whether a native writer may write to this output's descriptor itself (lib/cli/dump.js):
+   * a file or a character device (`direct`), or stdout to a pipe or a socket that nothing has
+   * written to through process.stdout; nothing written or queued yet.
+   */
+  get nativeWritable() {
+    const fresh = this.error === null && this.queued === 0 && !this.busy && this.documents === 0 && this.bytes === 0
+    return fresh && this.open && (this.direct || (this.stream === null && !this.terminal))
+  }
+
+  /**
+   * Records what a native writer wrote to the descriptor: `documents` whole documents in
+   * `bytes` bytes, then `error` (a failed write, or null). After a failure the file is cut to
+   * those documents, as after a failed write of this class's own.
+   * @param {number} documents
+   * @param {number} bytes
+   * @param {Error | null} error
+   */
+  recordNative(documents, bytes, error) {
+    this.documents += documents
+    this.bytes += bytes
+    if (error !== null) {
+      this.error = error
+      this._truncate()
     }
   }
 

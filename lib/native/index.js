@@ -221,6 +221,43 @@ function shape(shaper, kind, input) {
   return shaper.shape(kind, input)
 }
 
+/** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
+const DUMP_PIPELINE = backend.name === 'native' && process.platform !== 'win32' && typeof b.dumpFile === 'function'
+
+/** V8's verdict on a `compat` regex for the pipeline: null if `new RegExp` accepts it, else its message. */
+function regexMessage(pattern, flags) {
+  try {
+    new RegExp(pattern, flags) // oxlint-disable-line no-new
+    return null
+  } catch (e) {
+    return e !== null && typeof e === 'object' && typeof e.message === 'string' ? e.message : 'SyntaxError'
+  }
+}
+
+/**
+ * The native dump pipeline: the regular file `input` (concatenated BSON) to the open file
+ * descriptor `outFd` as NDJSON (or one JSON array when `array`), read, transcoded on `threads`
+ * threads and written in order off the JS thread. `control` ({@link createDumpControl}) gives
+ * the progress and cancels. Resolves with how it ended: `{ stop, documents, bytesRead,
+ * bytesWritten, code?, detail?, index?, offset?, errno?, message? }`.
+ * @param {any} control
+ * @param {string} input
+ * @param {number} outFd
+ * @param {boolean} array
+ * @param {any} o resolved options
+ * @param {number} threads
+ * @param {number} maxDocumentBytes
+ * @returns {Promise<any>}
+ */
+function dumpFile(control, input, outFd, array, o, threads, maxDocumentBytes) {
+  return b.dumpFile(control, input, outFd, array, o.flags, o.maxDepth, o.maxOutputBytes, threads, maxDocumentBytes, regexMessage)
+}
+
+/** A {@link dumpFile} control: `progress()` → `[documents, bytesRead, bytesWritten]`, `cancel()`. */
+function createDumpControl() {
+  return new b.DumpControl()
+}
+
 module.exports = {
   /** `'native'` or `'wasi'`: which build of the binding loaded. */
   name: backend.name,
@@ -241,4 +278,7 @@ module.exports = {
   csvHeader,
   createShaper,
   shape,
+  DUMP_PIPELINE,
+  dumpFile,
+  createDumpControl,
 }

@@ -25,6 +25,40 @@ pub fn split_concatenated(
     Ok(())
 }
 
+/// Why [`frame_prefix`] stopped where it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefixEnd {
+    /// The rest is shorter than a length prefix (perhaps empty).
+    Short,
+    /// The rest starts a document of this declared length that the input does not hold whole.
+    Partial(usize),
+    /// The rest starts with a declared length below 5 or above the caller's maximum.
+    BadLength(i32),
+}
+
+/// The whole documents at the start of `input`, a stretch of a stream of concatenated documents
+/// (a file read in blocks): `input[..end]` holds `count` documents, each with a declared length
+/// from 5 to `max_doc_bytes`, and `why` says what follows them. Only the framing is read, as in
+/// [`split_concatenated`]; each document is fully validated when it is transcoded.
+pub fn frame_prefix(input: &[u8], max_doc_bytes: usize) -> (usize, usize, PrefixEnd) {
+    let (mut pos, mut count) = (0, 0);
+    loop {
+        if input.len() - pos < 4 {
+            return (pos, count, PrefixEnd::Short);
+        }
+        let len = load_i32(input, pos);
+        if len < 5 || len as usize > max_doc_bytes {
+            return (pos, count, PrefixEnd::BadLength(len));
+        }
+        let len = len as usize;
+        if len > input.len() - pos {
+            return (pos, count, PrefixEnd::Partial(len));
+        }
+        pos += len;
+        count += 1;
+    }
+}
+
 /// [`crate::batch::transcode_docs`] over concatenated documents (the mongodump `.bson` format), framed from
 /// their length prefixes as it goes, without first listing them (for small documents the
 /// lists cost as much as a tenth of the work). Errors are the ones [`split_concatenated`]
@@ -140,6 +174,21 @@ mod tests {
             (e.index, e.doc_offset, e.error.kind()),
             (2, 24, ErrorKind::Truncated)
         );
+    }
+
+    #[test]
+    fn frame_prefix_stops_at_partial_short_and_bad_lengths() {
+        let two = [A1, A1].concat();
+        assert_eq!(frame_prefix(&two, 64), (24, 2, PrefixEnd::Short));
+        assert_eq!(
+            frame_prefix(&two[..20], 64),
+            (12, 1, PrefixEnd::Partial(12))
+        );
+        assert_eq!(frame_prefix(&two[..14], 64), (12, 1, PrefixEnd::Short));
+        assert_eq!(frame_prefix(&two, 11), (0, 0, PrefixEnd::BadLength(12)));
+        let bad = [&A1[..], &[4, 0, 0, 0]].concat();
+        assert_eq!(frame_prefix(&bad, 64), (12, 1, PrefixEnd::BadLength(4)));
+        assert_eq!(frame_prefix(&[], 64), (0, 0, PrefixEnd::Short));
     }
 
     /// The fused path and its twin (split, then transcode the list) agree on output, offsets

@@ -522,12 +522,17 @@ impl Task for BatchTask {
             Ok(mut r) => {
                 let v = finish(&env, &mut r, self.layout).map_err(|f| f.throw(&env));
                 spare_put(&SPARE_OUTPUTS, std::mem::take(&mut r.out));
-                #[cfg(target_family = "wasm")]
                 if let Err(e) = &v {
-                    // As below: the thrown error (an invalid regex) is resolved, not rejected.
+                    // The failure (an invalid regex) was thrown as a JS exception: taken back,
+                    // it settles the promise. Left pending here, it escaped as an uncaught
+                    // exception that ended the process.
                     if e.status == Status::PendingException {
                         if let Some(exc) = node_api::take_exception(&env) {
+                            // As below: on wasm the error is resolved, and lib/wasi.js rejects.
+                            #[cfg(target_family = "wasm")]
                             return Ok(exc.into_task_result(&env));
+                            #[cfg(not(target_family = "wasm"))]
+                            return Err(Error::from(exc.into_unknown(&env)));
                         }
                     }
                 }

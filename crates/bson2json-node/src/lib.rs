@@ -27,6 +27,8 @@ mod fast;
 #[allow(unsafe_code)]
 mod node_api;
 mod options;
+// The CLI's `dump` pipeline (Unix file descriptors; elsewhere `dumpFile` rejects).
+mod pipeline;
 mod regex;
 mod shape;
 mod staged;

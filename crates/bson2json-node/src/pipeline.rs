@@ -1,0 +1,712 @@
+//! `dumpFile`: the CLI's `dump` of a regular file as one native pipeline, off the JS thread.
+//!
+//! ```text
+//!  reader ──slots──► N workers ──► writer (the task's thread) ──► output fd
+//!    ▲                                  │ in input order
+//!    └──────────── free slots ◄─────────┘
+//! ```
+//!
+//! A *slot* is one batch's input and output buffers. A fixed number of slots (two per worker,
+//! plus two) travel round the loop, so memory is bounded and a batch's buffers are reused (no
+//! page faults on fresh multi-megabyte allocations). The reader reads the file in blocks of
+//! [`BATCH_BYTES`] and keeps the whole documents (core `concat::frame_prefix`; an incomplete
+//! last document is carried into the next slot); the workers transcode a slot's documents in
+//! one pass (core `concat::transcode_concatenated`); the writer writes slots in input order,
+//! checks `compat` regexes with V8 (through a thread-safe call of a JS function, once per
+//! distinct pattern and flags, the only JavaScript the pipeline runs), and stops at the first
+//! fault in input order with the documents before it written.
+//!
+//! The faults and their words are the transcode stream's (lib/transcode/stream.js): a framing
+//! fault (`BSON_BAD_LENGTH`, `BSON_TRUNCATED` at the end of the input) or a document's own, at
+//! its stream-wide document index and byte offset. A failed write returns how many documents
+//! and bytes (of whole documents) were written; JavaScript truncates the file to them
+//! (lib/cli/output.js), so that one implementation does it for both paths.
+
+// The export takes one Rust argument per JS argument, as the batch exports do.
+#![allow(clippy::too_many_arguments)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::File;
+use std::io::{self, Read, Write};
+#[cfg(unix)]
+use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use bson2json_core::batch::{BatchError, BatchOutput, Layout};
+use bson2json_core::concat::{frame_prefix, transcode_concatenated, PrefixEnd};
+use bson2json_core::{ErrorKind, Options, Transcoder};
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use crate::options;
+
+/// BSON bytes read per slot (a document larger than this gets a slot of its own size).
+const BATCH_BYTES: usize = 2 << 20;
+/// A slot's input buffer above this many bytes (grown for a large document) is released.
+const KEEP_BYTES: usize = 4 * BATCH_BYTES;
+
+/// The counters JavaScript polls and the cancel flag it sets, shared with a running pipeline.
+#[derive(Default)]
+struct Shared {
+    documents: AtomicU64,
+    bytes_read: AtomicU64,
+    bytes_written: AtomicU64,
+    cancel: AtomicBool,
+    /// The writer stopped (a fault, a failed write, a cancel): the reader and workers stop too.
+    halted: AtomicBool,
+}
+
+/// A running (or finished) `dumpFile`'s progress and its cancel switch.
+#[napi]
+#[derive(Default)]
+pub struct DumpControl {
+    shared: Arc<Shared>,
+}
+
+#[napi]
+impl DumpControl {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `[documents written, BSON bytes read, JSON bytes written]` so far (three atomic loads).
+    #[napi]
+    pub fn progress(&self) -> Vec<f64> {
+        let s = &self.shared;
+        vec![
+            s.documents.load(Relaxed) as f64,
+            s.bytes_read.load(Relaxed) as f64,
+            s.bytes_written.load(Relaxed) as f64,
+        ]
+    }
+
+    /// Stops the pipeline at the next batch boundary: what is written is whole documents.
+    #[napi]
+    pub fn cancel(&self) {
+        self.shared.cancel.store(true, Relaxed);
+    }
+}
+
+/// How a `dumpFile` ended. `stop` is `'end'`, `'cancelled'`, `'bson'` (a fault in the input:
+/// `code`, `detail`, `index`, `offset`), `'read'` or `'write'` (an I/O error: `errno`,
+/// `message`). `bytesWritten` is the output's length in whole documents (what a failed write
+/// leaves after truncation), `documents` those documents.
+#[napi(object)]
+pub struct DumpOutcome {
+    pub stop: String,
+    pub documents: f64,
+    pub bytes_read: f64,
+    pub bytes_written: f64,
+    pub code: Option<String>,
+    pub detail: Option<String>,
+    pub index: Option<f64>,
+    pub offset: Option<f64>,
+    pub errno: Option<i32>,
+    pub message: Option<String>,
+}
+
+/// Why the pipeline stopped before the end of the input, or [`Stop::End`].
+enum Stop {
+    End,
+    Cancelled,
+    Bson {
+        code: &'static str,
+        detail: String,
+        index: u64,
+        offset: u64,
+    },
+    Read(io::Error),
+    Write(io::Error),
+    /// A worker panicked (a bug): the promise rejects.
+    Panicked,
+}
+
+/// One batch on its way round the loop.
+#[derive(Default)]
+struct Slot {
+    seq: u64,
+    input: Vec<u8>,
+    out: BatchOutput,
+    /// The stream-wide index and byte offset of the slot's first document.
+    first_index: u64,
+    first_offset: u64,
+    result: Option<std::result::Result<(), BatchError>>,
+    /// The worker panicked on this slot (a bug).
+    panicked: bool,
+    /// A fault found by the reader right after the slot's documents (the last slot).
+    stop: Option<Stop>,
+}
+
+/// The check a `compat` regex needs: `(pattern, flags)` → V8's SyntaxError message, or null.
+type RegexCheck = ThreadsafeFunction<
+    FnArgs<(String, String)>,
+    Option<String>,
+    FnArgs<(String, String)>,
+    Status,
+    false,
+>;
+
+/// The pipeline's task on the libuv pool: its thread is the writer.
+pub struct DumpTask {
+    shared: Arc<Shared>,
+    input: String,
+    out: Option<File>,
+    opts: Options,
+    layout: Layout,
+    threads: usize,
+    max_doc: usize,
+    regex: Option<RegexCheck>,
+}
+
+/// What `compute` hands to `resolve`.
+pub struct Finished {
+    stop: Stop,
+    documents: u64,
+    bytes_written: u64,
+}
+
+#[napi]
+impl Task for DumpTask {
+    type Output = Finished;
+    type JsValue = DumpOutcome;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        // A panic here would abort the process (napi-rs calls `compute` from a bare
+        // `extern "C"` callback), so it is caught and reported as an error instead.
+        let regex = self.regex.take();
+        let out = self.out.take();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(out, regex)));
+        r.map_err(|_| {
+            Error::new(
+                Status::GenericFailure,
+                "bson2json: internal panic in the dump pipeline (a bug; please report it)"
+                    .to_owned(),
+            )
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, f: Self::Output) -> Result<Self::JsValue> {
+        if matches!(f.stop, Stop::Panicked) {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "bson2json: internal panic in the dump pipeline (a bug; please report it)"
+                    .to_owned(),
+            ));
+        }
+        let mut o = DumpOutcome {
+            stop: String::new(),
+            documents: f.documents as f64,
+            bytes_read: self.shared.bytes_read.load(Relaxed) as f64,
+            bytes_written: f.bytes_written as f64,
+            code: None,
+            detail: None,
+            index: None,
+            offset: None,
+            errno: None,
+            message: None,
+        };
+        o.stop = match f.stop {
+            Stop::End | Stop::Panicked => "end",
+            Stop::Cancelled => "cancelled",
+            Stop::Bson {
+                code,
+                detail,
+                index,
+                offset,
+            } => {
+                o.code = Some(code.to_owned());
+                o.detail = Some(detail);
+                o.index = Some(index as f64);
+                o.offset = Some(offset as f64);
+                "bson"
+            }
+            Stop::Read(e) => {
+                o.errno = e.raw_os_error();
+                o.message = Some(e.to_string());
+                "read"
+            }
+            Stop::Write(e) => {
+                o.errno = e.raw_os_error();
+                o.message = Some(e.to_string());
+                "write"
+            }
+        }
+        .to_owned();
+        Ok(o)
+    }
+}
+
+impl DumpTask {
+    fn run(&self, out: Option<File>, regex: Option<RegexCheck>) -> Finished {
+        let mut writer = Writer {
+            out,
+            layout: self.layout,
+            shared: &self.shared,
+            regex,
+            regex_ok: HashSet::new(),
+            documents: 0,
+            bytes: 0,
+            any: false,
+        };
+        let file = match File::open(&self.input) {
+            Ok(f) => f,
+            Err(e) => return writer.finished(Stop::Read(e)),
+        };
+        let slots = self.threads * 2 + 2;
+        let (free_tx, free_rx) = sync_channel::<Slot>(slots);
+        for _ in 0..slots {
+            let _ = free_tx.send(Slot::default());
+        }
+        let (work_tx, work_rx) = sync_channel::<Slot>(slots);
+        let (done_tx, done_rx) = channel::<Slot>();
+        let work_rx = Mutex::new(work_rx);
+        let stop = std::thread::scope(|scope| {
+            let shared = &*self.shared;
+            let max_doc = self.max_doc;
+            scope.spawn(move || read(file, shared, max_doc, free_rx, work_tx));
+            for _ in 0..self.threads {
+                let done_tx = done_tx.clone();
+                let work_rx = &work_rx;
+                let (opts, layout) = (&self.opts, self.layout);
+                scope.spawn(move || transcode(work_rx, done_tx, opts, layout, shared));
+            }
+            drop(done_tx);
+            let stop = writer.write_in_order(done_rx, free_tx);
+            // Whatever stopped the writer stops the reader and the workers.
+            self.shared.halted.store(true, Relaxed);
+            stop
+        });
+        writer.finished(stop)
+    }
+}
+
+/// The reader: fills free slots with whole documents, in order, until the input ends, a
+/// framing fault, a read error, or the writer halts.
+fn read(
+    mut file: File,
+    shared: &Shared,
+    max_doc: usize,
+    free: Receiver<Slot>,
+    work: SyncSender<Slot>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
+    let (mut index, mut offset, mut seq) = (0u64, 0u64, 0u64);
+    let mut eof = false;
+    while !eof {
+        if shared.cancel.load(Relaxed) || shared.halted.load(Relaxed) {
+            return;
+        }
+        let Ok(mut slot) = free.recv() else { return };
+        slot.input.clear();
+        slot.input.extend_from_slice(&carry);
+        carry.clear();
+        slot.stop = None;
+        slot.result = None;
+        slot.panicked = false;
+        let mut want = BATCH_BYTES;
+        let (end, count, why) = loop {
+            while !eof && slot.input.len() < want {
+                let need = (want - slot.input.len()) as u64;
+                match Read::by_ref(&mut file)
+                    .take(need)
+                    .read_to_end(&mut slot.input)
+                {
+                    Ok(n) => {
+                        shared.bytes_read.fetch_add(n as u64, Relaxed);
+                        eof = (n as u64) < need;
+                    }
+                    Err(e) => {
+                        slot.stop = Some(Stop::Read(e));
+                        eof = true;
+                    }
+                }
+            }
+            let framed = frame_prefix(&slot.input, max_doc);
+            match framed.2 {
+                // a document larger than a block: read until it is whole
+                PrefixEnd::Partial(len) if framed.1 == 0 && !eof => want = len,
+                _ => break framed,
+            }
+        };
+        let rest = slot.input.len() - end;
+        let (at_index, at_offset) = (index + count as u64, offset + end as u64);
+        let fault = |code, detail| Stop::Bson {
+            code,
+            detail,
+            index: at_index,
+            offset: at_offset,
+        };
+        match why {
+            _ if slot.stop.is_some() => {}
+            PrefixEnd::BadLength(len) => {
+                let detail = if len < 5 {
+                    format!("document length {len} is less than 5")
+                } else {
+                    format!("document length {len} exceeds maxDocumentBytes {max_doc}")
+                };
+                slot.stop = Some(fault(ErrorKind::BadLength.code(), detail));
+                eof = true;
+            }
+            PrefixEnd::Short | PrefixEnd::Partial(_) if eof && rest > 0 => {
+                let need = match why {
+                    PrefixEnd::Partial(len) => format!("{len} bytes"),
+                    _ => "its length prefix".to_owned(),
+                };
+                let detail = format!("input ends inside a document ({rest} bytes of {need})");
+                slot.stop = Some(fault(ErrorKind::Truncated.code(), detail));
+            }
+            _ => carry.extend_from_slice(&slot.input[end..]),
+        }
+        slot.input.truncate(end);
+        slot.seq = seq;
+        slot.first_index = index;
+        slot.first_offset = offset;
+        seq += 1;
+        index += count as u64;
+        offset += end as u64;
+        if work.send(slot).is_err() {
+            return;
+        }
+    }
+}
+
+/// A worker: transcodes slots until the reader is done.
+fn transcode(
+    work: &Mutex<Receiver<Slot>>,
+    done: Sender<Slot>,
+    opts: &Options,
+    layout: Layout,
+    shared: &Shared,
+) {
+    let mut tc = Transcoder::new();
+    loop {
+        let next = match work.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok(mut slot) = next else { return };
+        slot.out.clear();
+        if !shared.halted.load(Relaxed) {
+            // A panic is a bug; caught, so that the writer reports it instead of waiting
+            // forever for this slot.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                transcode_concatenated(&mut tc, &slot.input, opts, layout, &mut slot.out)
+            }));
+            match r {
+                Ok(r) => slot.result = Some(r),
+                Err(_) => {
+                    slot.panicked = true;
+                    tc = Transcoder::new();
+                }
+            }
+        }
+        if done.send(slot).is_err() {
+            return;
+        }
+    }
+}
+
+/// The writer's state: the output and what has been written to it.
+struct Writer<'a> {
+    out: Option<File>,
+    layout: Layout,
+    shared: &'a Shared,
+    regex: Option<RegexCheck>,
+    /// (pattern, flags) pairs V8 has accepted.
+    regex_ok: HashSet<(String, String)>,
+    /// Whole documents written, and the output's length in whole documents.
+    documents: u64,
+    bytes: u64,
+    /// Whether a document has been written (the array's `[` is out).
+    any: bool,
+}
+
+impl Writer<'_> {
+    /// Writes the slots in input order until one stops the pipeline or the input ends.
+    fn write_in_order(&mut self, done: Receiver<Slot>, free: SyncSender<Slot>) -> Stop {
+        let mut pending: BTreeMap<u64, Slot> = BTreeMap::new();
+        let mut next = 0u64;
+        for slot in done {
+            pending.insert(slot.seq, slot);
+            while let Some(mut slot) = pending.remove(&next) {
+                next += 1;
+                if self.shared.cancel.load(Relaxed) {
+                    return Stop::Cancelled;
+                }
+                if slot.panicked {
+                    return Stop::Panicked;
+                }
+                if let Some(stop) = self.write_slot(&mut slot) {
+                    return stop;
+                }
+                // A slot that grew for a large document does not keep that memory.
+                if slot.input.capacity() > KEEP_BYTES {
+                    slot.input = Vec::new();
+                }
+                if slot.out.out.capacity() > 2 * KEEP_BYTES {
+                    slot.out = BatchOutput::default();
+                }
+                let _ = free.send(slot);
+            }
+        }
+        if self.shared.cancel.load(Relaxed) {
+            return Stop::Cancelled;
+        }
+        if self.layout == Layout::Array {
+            let close: &[u8] = if self.any { b"]\n" } else { b"[]\n" };
+            if let Err((e, _)) = self.write(close) {
+                return Stop::Write(e);
+            }
+            self.bytes += close.len() as u64;
+            self.shared.bytes_written.store(self.bytes, Relaxed);
+        }
+        Stop::End
+    }
+
+    /// Writes one slot's documents up to its first fault; `Some` when the pipeline stops here.
+    fn write_slot(&mut self, slot: &mut Slot) -> Option<Stop> {
+        let result = slot.result.take()?;
+        let total = slot.out.offsets.len().saturating_sub(1);
+        // The regexes of the documents before a fault (the fault's own document recorded
+        // none), in order: one V8 refuses is a fault at its document.
+        let mut fault = None;
+        for (i, r) in std::mem::take(&mut slot.out.regexes) {
+            let key = (r.pattern, r.flags);
+            if self.regex_ok.contains(&key) {
+                continue;
+            }
+            match self.check_regex(&key) {
+                Ok(None) => {
+                    self.regex_ok.insert(key);
+                }
+                Ok(Some(message)) => {
+                    let start = doc_start(&slot.input, i);
+                    fault = Some((
+                        i,
+                        Stop::Bson {
+                            code: ErrorKind::InvalidRegex.code(),
+                            detail: format!("invalid regular expression ({message})"),
+                            index: slot.first_index + i as u64,
+                            offset: slot.first_offset + (start + r.offset) as u64,
+                        },
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    fault = Some((
+                        i,
+                        Stop::Bson {
+                            code: ErrorKind::InvalidRegex.code(),
+                            detail: format!("the regular expression could not be checked ({e})"),
+                            index: slot.first_index + i as u64,
+                            offset: slot.first_offset + doc_start(&slot.input, i) as u64,
+                        },
+                    ));
+                    break;
+                }
+            }
+        }
+        let fault = fault.or_else(|| {
+            result.err().map(|e| {
+                (
+                    e.index,
+                    Stop::Bson {
+                        code: e.error.code(),
+                        detail: e.error.detail().to_owned(),
+                        index: slot.first_index + e.index as u64,
+                        offset: slot.first_offset + (e.doc_offset + e.error.offset()) as u64,
+                    },
+                )
+            })
+        });
+        let (n, complete) = match &fault {
+            Some((i, _)) => (*i, false),
+            None => (total, true),
+        };
+        if let Err(e) = self.write_docs(&mut slot.out, n, complete) {
+            return Some(Stop::Write(e));
+        }
+        match fault {
+            Some((_, stop)) => Some(stop),
+            None => slot.stop.take(),
+        }
+    }
+
+    /// Writes the first `n` documents of `out` (`complete`: all of them, as transcoded).
+    fn write_docs(&mut self, out: &mut BatchOutput, n: usize, complete: bool) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let array = self.layout == Layout::Array;
+        let total = out.offsets.len() - 1;
+        // Where document `k`'s text ends (NDJSON: after its newline; an array: before the
+        // comma that follows it, or the batch's `]`).
+        let end = |out: &BatchOutput, k: usize| -> usize {
+            let last = complete && k + 1 == total;
+            match (array, last) {
+                (false, true) => out.out.len(),
+                (false, false) => out.offsets[k + 1],
+                (true, true) => out.out.len() - 1,
+                (true, false) => out.offsets[k + 1] - 1,
+            }
+        };
+        let stop = end(out, n - 1);
+        if array {
+            // The batch's `[` opens the output, or becomes the comma after the last batch.
+            out.out[0] = if self.any { b',' } else { b'[' };
+        }
+        match self.write(&out.out[..stop]) {
+            Ok(()) => {
+                self.any = true;
+                self.documents += n as u64;
+                self.bytes += stop as u64;
+                self.shared.documents.store(self.documents, Relaxed);
+                self.shared.bytes_written.store(self.bytes, Relaxed);
+                Ok(())
+            }
+            Err((e, written)) => {
+                // The whole documents within what was written count; JavaScript truncates
+                // the file to them.
+                let whole = (0..n).take_while(|&k| end(out, k) <= written).count();
+                if whole > 0 {
+                    self.documents += whole as u64;
+                    self.bytes += end(out, whole - 1) as u64;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes all of `buf`, retrying short writes; on failure, the error and the bytes written.
+    fn write(&mut self, buf: &[u8]) -> std::result::Result<(), (io::Error, usize)> {
+        let Some(out) = self.out.as_mut() else {
+            return Err((io::Error::from(io::ErrorKind::BrokenPipe), 0));
+        };
+        let mut done = 0;
+        while done < buf.len() {
+            match out.write(&buf[done..]) {
+                Ok(0) => return Err((io::Error::from(io::ErrorKind::WriteZero), done)),
+                Ok(k) => done += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A pipe someone else made non-blocking: wait for its reader (no poll in std).
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => return Err((e, done)),
+            }
+        }
+        Ok(())
+    }
+
+    /// V8's verdict on a regex, asked on the JS thread: `Ok(None)` if it accepts it.
+    fn check_regex(
+        &self,
+        (pattern, flags): &(String, String),
+    ) -> std::result::Result<Option<String>, String> {
+        let Some(f) = self.regex.as_ref() else {
+            return Err("no checker".to_owned());
+        };
+        let (tx, rx) = channel();
+        let status = f.call_with_return_value(
+            FnArgs {
+                data: (pattern.clone(), flags.clone()),
+            },
+            ThreadsafeFunctionCallMode::Blocking,
+            move |answer: Result<Option<String>>, _env| {
+                let _ = tx.send(answer.map_err(|e| e.reason.clone()));
+                Ok(())
+            },
+        );
+        if status != Status::Ok {
+            return Err(format!("{status:?}"));
+        }
+        rx.recv().map_err(|e| e.to_string())?
+    }
+
+    fn finished(self, stop: Stop) -> Finished {
+        Finished {
+            stop,
+            documents: self.documents,
+            bytes_written: self.bytes,
+        }
+    }
+}
+
+/// The byte offset of document `i` among the concatenated documents of `input`.
+fn doc_start(input: &[u8], i: usize) -> usize {
+    let mut at = 0;
+    for _ in 0..i {
+        let len = input
+            .get(at..at + 4)
+            .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        at += usize::try_from(len).unwrap_or(0);
+    }
+    at
+}
+
+/// The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
+/// `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
+/// written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
+/// a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
+#[napi(
+    js_name = "dumpFile",
+    catch_unwind,
+    ts_args_type = "control: DumpControl, input: string, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null",
+    ts_return_type = "Promise<DumpOutcome>"
+)]
+pub fn dump_file(
+    control: &DumpControl,
+    input: String,
+    out_fd: i32,
+    array: bool,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+    threads: u32,
+    max_document_bytes: f64,
+    check_regex: RegexCheck,
+) -> Result<AsyncTask<DumpTask>> {
+    let out = output_file(out_fd)?;
+    control.shared.cancel.store(false, Relaxed);
+    control.shared.halted.store(false, Relaxed);
+    Ok(AsyncTask::new(DumpTask {
+        shared: Arc::clone(&control.shared),
+        input,
+        out: Some(out),
+        opts: options::decode(flags, max_depth, max_output_bytes),
+        layout: if array { Layout::Array } else { Layout::Lines },
+        threads: threads.clamp(1, 256) as usize,
+        max_doc: max_document_bytes.clamp(5.0, f64::from(i32::MAX)) as usize,
+        regex: Some(check_regex),
+    }))
+}
+
+/// A duplicate of the caller's open output descriptor `out_fd`, owned by the pipeline.
+#[cfg(unix)]
+fn output_file(out_fd: i32) -> Result<File> {
+    if out_fd < 0 {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "bson2json: outFd must be an open file descriptor".to_owned(),
+        ));
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: `out_fd` is the caller's open output descriptor (lib/cli/output.js keeps it open
+    // until the returned promise settles); it is only duplicated here, and the pipeline writes
+    // to its own duplicate, closed when the pipeline ends.
+    let fd = unsafe { BorrowedFd::borrow_raw(out_fd) };
+    Ok(File::from(fd.try_clone_to_owned()?))
+}
+
+/// Elsewhere (Windows, the WASI build) the CLI takes the transcode stream.
+#[cfg(not(unix))]
+fn output_file(_out_fd: i32) -> Result<File> {
+    Err(Error::new(
+        Status::GenericFailure,
+        "bson2json: the dump pipeline needs a Unix file descriptor".to_owned(),
+    ))
+}
