@@ -442,14 +442,14 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(msgs.at(-1)!.value).toBe('{"_id":4,"v":0}')
   }, 120_000)
 
-  it('cdc --snapshot: 20,000 documents copied while inserts, updates and deletes go on, SIGKILLed during the copy; the final per-key state equals the collection, every record once', async () => {
+  it.each([1, 4])('cdc --snapshot --snapshot-parallel %i: 20,000 documents copied while inserts, updates and deletes go on, SIGKILLed during the copy; the final per-key state equals the collection, every record once', async (par) => {
     const t = names()
-    const db = `kds${tag}`
+    const db = `kds${par}${tag}`
     const coll = client.db(db).collection('c')
     const N = 20_000
     for (let i = 0; i < N; i += 5000) await coll.insertMany(Array.from({ length: 5000 }, (_, k) => ({ _id: i + k, v: 0, s: 'x'.repeat(40) })))
     const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--max-await-ms', '100']
-    const extra = ['--snapshot', '--snapshot-batch-size', '500', '--value', 'fullDocument', '--full-document', 'updateLookup', '--progress-interval', '1']
+    const extra = ['--snapshot', '--snapshot-parallel', String(par), '--snapshot-batch-size', '500', '--value', 'fullDocument', '--full-document', 'updateLookup', '--progress-interval', '1']
     const start = () => cdcProcess([...args, ...extra])
     // Writes all along: updates and deletes of copied and not yet copied documents, inserts.
     let writing = true
@@ -466,16 +466,24 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     })()
     try {
       const a = start()
+      // Killed with the copy under way in several ranges at once (each part-way through).
+      const partWay = (r: { after: string | null; done: boolean }) => r.after !== null && !r.done
+      const killedAt: { ck: { records: number; ranges: { after: string | null; done: boolean }[] } | null } = { ck: null }
       await until(async () => {
         const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id }).catch(() => null)
-        return !!ck && !!ck.snapshot && ck.snapshot.records >= 4000
+        if (!ck || !ck.snapshot || ck.snapshot.records < 4000) return false
+        if (par > 1 && ck.snapshot.ranges.filter(partWay).length < 2) return false
+        killedAt.ck = ck.snapshot
+        return true
       }, 120_000)
       a.p.kill('SIGKILL')
       await a.exit
-      expect(a.err()).toMatch(/copying kds.*\.c into .* \(snapshot: initial, 0 records copied before\), then streaming/)
+      expect(killedAt.ck!.ranges).toHaveLength(par)
+      const ranges = par > 1 ? ` in ${par} _id ranges` : ''
+      expect(a.err()).toMatch(new RegExp(`copying kds.*\\.c into \\S+ as \\S+${ranges} \\(snapshot: initial, 0 records copied before\\), then streaming`))
       const b = start()
       await until(async () => b.err().includes('snapshot done'), 120_000)
-      expect(b.err()).toMatch(/\(snapshot: initial, [1-9]\d+ records copied before\)/)
+      expect(b.err()).toMatch(new RegExp(`${ranges} \\(snapshot: initial, [1-9]\\d+ records copied before\\)`))
       writing = false
       await writer
       await coll.insertOne({ _id: 'end' })

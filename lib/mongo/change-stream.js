@@ -385,7 +385,7 @@ class ChangeStream extends RawCursor {
 }
 
 /** The option names snapshot() accepts. */
-const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'after', 'signal', 'enableUtf8Validation'])
+const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'after', 'from', 'before', 'signal', 'enableUtf8Validation'])
 
 /** The `$type` aliases of each BSON comparison bracket an `_id` can be in, in the server's order. */
 const BRACKETS = [['minKey'], ['null'], ['double', 'int', 'long', 'decimal'], ['string', 'symbol'], ['object'], ['binData'], ['objectId'], ['bool'], ['date'], ['timestamp'], ['regex'], ['maxKey']]
@@ -426,9 +426,29 @@ function bracketOf(v) {
  * The documents of a collection after `_id` `after`, in `_id` order across types: `$gt` compares
  * within a type's bracket only, so the later brackets are added by `$type`.
  */
-function afterFilter(after) {
+function afterFilter(after, op = '$gt') {
   const later = BRACKETS.slice(bracketOf(after) + 1).flat()
-  return later.length === 0 ? { _id: { $gt: after } } : { $or: [{ _id: { $gt: after } }, { _id: { $type: later } }] }
+  return later.length === 0 ? { _id: { [op]: after } } : { $or: [{ _id: { [op]: after } }, { _id: { $type: later } }] }
+}
+
+/** The documents whose `_id` is below `before` in `_id` order across types (the earlier brackets by `$type`). */
+function beforeFilter(before) {
+  const earlier = BRACKETS.slice(0, bracketOf(before)).flat()
+  return earlier.length === 0 ? { _id: { $lt: before } } : { $or: [{ _id: { $lt: before } }, { _id: { $type: earlier } }] }
+}
+
+/**
+ * The `$match` of a snapshot range: `_id` after `after` (else from `from` on) and before
+ * `before`, each bound across types; null for the whole collection. A range's bounds split the
+ * collection's `_id` order, so ranges `[b[i], b[i+1])` with the first open below and the last
+ * open above cover every possible `_id` once, whatever its type.
+ */
+function rangeMatch(after, from, before) {
+  const parts = []
+  if (after !== undefined) parts.push(afterFilter(after))
+  else if (from !== undefined) parts.push(afterFilter(from, '$gte'))
+  if (before !== undefined) parts.push(beforeFilter(before))
+  return parts.length === 0 ? null : parts.length === 1 ? parts[0] : { $and: parts }
 }
 
 /**
@@ -451,11 +471,14 @@ class SnapshotCursor extends RawCursor {
     this._coll = t.aggregate
     this._ns = { db: t.db.databaseName, coll: t.aggregate }
     this._after = options.after
+    this._from = options.from
+    this._before = options.before
   }
 
   _initialCommand() {
     const pipeline = []
-    if (this._after !== undefined) pipeline.push({ $match: afterFilter(this._after) })
+    const match = rangeMatch(this._after, this._from, this._before)
+    if (match !== null) pipeline.push({ $match: match })
     pipeline.push(
       { $sort: { _id: 1 } },
       // The event's own _id carries the document's _id in a document (`{k: _id}`), so that any
@@ -498,7 +521,10 @@ class SnapshotCursor extends RawCursor {
   }
 }
 
-/** The documents of `collection` (after `_id` `options.after`) as snapshot events; see SnapshotCursor. */
+/**
+ * The documents of `collection` (after `_id` `options.after`, else from `options.from` on; below
+ * `options.before`) as snapshot events; see SnapshotCursor.
+ */
 function snapshot(collection, options = {}) {
   return new SnapshotCursor(collection, options)
 }
