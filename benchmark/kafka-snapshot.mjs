@@ -1,12 +1,13 @@
 // The initial snapshot of change capture against an export of the same collection, side by side
 // in one process, alternating:
-//   snapshot:  changeStreamToKafka({ snapshot: true }): the collection into a Kafka topic in `_id`
-//              order, one transaction per batch of 1,000 with its checkpoint (exactly once)
+//   snapshot:  changeStreamToKafka({ snapshot: true, snapshotParallel: P }): the collection into a
+//              Kafka topic in `_id` order, P `_id` ranges at once, one transaction per round of
+//              ready batches of 1,000 with its checkpoint (exactly once); once per P of --parallel
 //   export:    find(collection).stream() (bson2json's raw cursor, NDJSON) into a file
 // Reported: documents per second and client CPU per document (this process; the source server
 // runs in its own process: the in-repo test server, or MONGODB_URI).
 //
-//   KAFKA_BROKERS=127.0.0.1:9092 node benchmark/kafka-snapshot.mjs [--docs 20000] [--rounds 3]
+//   KAFKA_BROKERS=127.0.0.1:9092 node benchmark/kafka-snapshot.mjs [--docs 20000] [--rounds 3] [--parallel 1,2,4]
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -20,8 +21,9 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const kafka = require('../kafka')
 const { find } = require('..')
 
-const { values } = parseArgs({ options: { docs: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' } } })
+const { values } = parseArgs({ options: { docs: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' }, parallel: { type: 'string', default: '1' } } })
 const N = Number(values.docs)
+const PARALLEL = values.parallel.split(',').map(Number)
 const brokers = (process.env.KAFKA_BROKERS || '').split(',')
 if (!process.env.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS=HOST:PORT is required (bash scripts/kafka.sh start)')
 const tag = `${process.pid}`
@@ -30,10 +32,10 @@ mkdirSync(path.join(ROOT, 'tmp'), { recursive: true })
 const out = path.join(ROOT, 'tmp', `ksnap-${tag}.ndjson`)
 
 let round = 0
-async function viaSnapshot() {
+async function viaSnapshot(snapshotParallel) {
   round++
   const id = `ks-${tag}-${round}`
-  const run = kafka.changeStreamToKafka({ source: coll, brokers, topic: id, checkpointTopic: `${id}-ck`, id, snapshot: true })
+  const run = kafka.changeStreamToKafka({ source: coll, brokers, topic: id, checkpointTopic: `${id}-ck`, id, snapshot: true, snapshotParallel })
   await new Promise((resolve, reject) => {
     const t = setInterval(() => {
       if (run.stats.snapshot && run.stats.snapshot.done) {
@@ -53,25 +55,31 @@ async function viaExport() {
 
 const say = (m) => process.stderr.write(`kafka snapshot bench: ${m}\n`)
 say('warm-up')
-await viaSnapshot()
+for (const p of PARALLEL) await viaSnapshot(p)
 await viaExport()
-const res = { snapshot: [], export: [] }
+const res = { export: [] }
+for (const p of PARALLEL) res[`snapshot${p}`] = []
 for (let r = 0; r < Number(values.rounds); r++) {
   say(`round ${r + 1}`)
-  res.snapshot.push(await measure(viaSnapshot))
+  for (const p of PARALLEL) res[`snapshot${p}`].push(await measure(() => viaSnapshot(p)))
   res.export.push(await measure(viaExport))
 }
 rmSync(out, { force: true })
 const med = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const row = (name) => ({ docsPerSec: Math.round(N / med(res[name].map((x) => x.wall))), cpu: (med(res[name].map((x) => x.cpu)) / N) * 1e6 })
-const s = row('snapshot')
 const e = row('export')
 console.log(`documents: ${N} (~200 B orders), rounds: ${values.rounds} (medians), node ${process.version}; source ${serverProc ? 'in-repo test server (own process)' : 'MONGODB_URI'}`)
 console.log('| path | documents/s | client CPU µs/document |')
 console.log('| --- | ---: | ---: |')
-console.log(`| cdc snapshot into Kafka (exactly once, a transaction per 1,000) | ${s.docsPerSec} | ${s.cpu.toFixed(1)} |`)
+for (const p of PARALLEL) {
+  const s = row(`snapshot${p}`)
+  console.log(`| cdc snapshot into Kafka, snapshotParallel ${p} (exactly once, batches of 1,000) | ${s.docsPerSec} | ${s.cpu.toFixed(1)} |`)
+}
 console.log(`| export: find().stream() into a file | ${e.docsPerSec} | ${e.cpu.toFixed(1)} |`)
-console.log(`ratios snapshot/export: throughput ${(s.docsPerSec / e.docsPerSec).toFixed(2)}x, CPU per document ${(s.cpu / e.cpu).toFixed(2)}x`)
+for (const p of PARALLEL) {
+  const s = row(`snapshot${p}`)
+  console.log(`ratios snapshot (${p})/export: throughput ${(s.docsPerSec / e.docsPerSec).toFixed(2)}x, CPU per document ${(s.cpu / e.cpu).toFixed(2)}x`)
+}
 await coll.db.dropDatabase().catch(() => {})
 await client.close()
 if (serverProc) serverProc.kill('SIGTERM')
