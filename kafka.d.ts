@@ -17,7 +17,7 @@ export interface KafkaRunStats {
   /** where the current cycle started: the stored checkpoint, resumeAfter, startAtOperationTime, or now */
   startedFrom: 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now' | null
   /** while or after a snapshot ran in this process: why, the records copied (all runs), whether it finished */
-  snapshot: { reason: 'initial' | 'override' | 'history-lost'; records: number; done: boolean; /** the `_id` ranges copied at once */ ranges: number } | null
+  snapshot: { reason: 'initial' | 'override' | 'history-lost'; records: number; done: boolean; /** the `_id` ranges copied at once */ ranges: number; /** why fewer than `snapshotParallel` (few documents, `_id`s of different kinds, a slow server) */ rangesNote?: string } | null
   /** with `overrideCheckpoint`: the checkpoint this run started over instead of resuming from */
   overridden?: { resumeToken: unknown; clusterTime: { t: number; i: number } | null }
   /** the cause of the last Kafka failure, one line */

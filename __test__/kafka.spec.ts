@@ -472,18 +472,21 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       await until(async () => {
         const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id }).catch(() => null)
         if (!ck || !ck.snapshot || ck.snapshot.records < 4000) return false
-        if (par > 1 && ck.snapshot.ranges.filter(partWay).length < 2) return false
+        // SecantusDB sorts for the smallest _id instead of reading an index: too slow to split
+        // (lib/mongo/ranges.js), the copy runs in one range and says why.
+        if (par > 1 && ck.snapshot.ranges.length > 1 && ck.snapshot.ranges.filter(partWay).length < 2) return false
         killedAt.ck = ck.snapshot
         return true
       }, 120_000)
       a.p.kill('SIGKILL')
       await a.exit
-      expect(killedAt.ck!.ranges).toHaveLength(par)
-      const ranges = par > 1 ? ` in ${par} _id ranges` : ''
+      const split = killedAt.ck!.ranges.length
+      if (!URI || split > 1) expect(split).toBe(par)
+      const ranges = par === 1 ? '' : split > 1 ? ` in ${par} _id ranges` : ' in one _id range \\(one _id lookup took [\\d.]+ s on this server: .*\\)'
       expect(a.err()).toMatch(new RegExp(`copying kds.*\\.c into \\S+ as \\S+${ranges} \\(snapshot: initial, 0 records copied before\\), then streaming`))
       const b = start()
       await until(async () => b.err().includes('snapshot done'), 120_000)
-      expect(b.err()).toMatch(new RegExp(`${ranges} \\(snapshot: initial, [1-9]\\d+ records copied before\\)`))
+      expect(b.err()).toMatch(new RegExp(`${split > 1 ? ranges : ''} \\(snapshot: initial, [1-9]\\d+ records copied before\\)`))
       writing = false
       await writer
       await coll.insertOne({ _id: 'end' })

@@ -7,12 +7,14 @@
 // Reported: documents per second (from the start; for the snapshot also of the copy alone, from
 // its first progress report after the fence, the checkpoint read, the position and the ranges)
 // and CPU per document: the client's (this process), and from /proc the in-repo test server's
-// (its own process; not with MONGODB_URI) and the broker's (the pid in KAFKA_DIR/kafka.pid, as
+// (its own process; with MONGODB_URI, the process SOURCE_PID names, e.g. SecantusDB's
+// tmp/secantus/secantusd.pid) and the broker's (the pid in KAFKA_DIR/kafka.pid, as
 // scripts/kafka.sh writes it; KAFKA_DIR defaults to <repo>/tmp/kafka).
 //
 //   KAFKA_BROKERS=127.0.0.1:9092 node benchmark/kafka-snapshot.mjs [--docs 20000] [--rounds 3] [--parallel 1,2,4]
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { loadavg } from 'node:os'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
@@ -35,6 +37,7 @@ mkdirSync(path.join(ROOT, 'tmp'), { recursive: true })
 const out = path.join(ROOT, 'tmp', `ksnap-${tag}.ndjson`)
 
 const kafkaPidFile = path.join(process.env.KAFKA_DIR || path.join(ROOT, 'tmp', 'kafka'), 'kafka.pid')
+const sourcePid = serverProc ? serverProc.pid : process.env.SOURCE_PID ? Number(process.env.SOURCE_PID) : null
 const brokerPid = existsSync(kafkaPidFile) ? Number(readFileSync(kafkaPidFile, 'utf8').trim()) : null
 /** CPU seconds (user + system) of process `pid` so far, from /proc; null when unknown. */
 function procCpu(pid) {
@@ -47,10 +50,10 @@ function procCpu(pid) {
 }
 /** `measure` plus the server's and the broker's CPU over the same span. */
 async function measureAll(fn) {
-  const s0 = serverProc ? procCpu(serverProc.pid) : null
+  const s0 = sourcePid ? procCpu(sourcePid) : null
   const b0 = brokerPid ? procCpu(brokerPid) : null
   const m = await measure(fn)
-  const s1 = serverProc ? procCpu(serverProc.pid) : null
+  const s1 = sourcePid ? procCpu(sourcePid) : null
   const b1 = brokerPid ? procCpu(brokerPid) : null
   return { ...m, server: s0 === null || s1 === null ? null : s1 - s0, broker: b0 === null || b1 === null ? null : b1 - b0 }
 }
@@ -83,6 +86,8 @@ async function viaExport() {
   await pipeline(find(coll, {}, { batchSize: 1000 }).stream(), createWriteStream(out))
 }
 
+const loadNow = () => loadavg().map((x) => x.toFixed(2)).join(', ')
+const loadBefore = loadNow()
 const say = (m) => process.stderr.write(`kafka snapshot bench: ${m}\n`)
 say('warm-up')
 for (const p of PARALLEL) await viaSnapshot(p)
@@ -103,19 +108,20 @@ const us = (xs) => (xs.some((x) => x === null || x === undefined) ? '–' : ((me
 const row = (name) => ({
   docsPerSec: Math.round(N / med(res[name].map((x) => x.wall))),
   copyPerSec: res[name][0].copy === undefined ? '–' : Math.round(N / med(res[name].map((x) => x.copy))),
+  start: res[name][0].copy === undefined ? '' : med(res[name].map((x) => x.wall - x.copy)).toFixed(2),
   cpu: (med(res[name].map((x) => x.cpu)) / N) * 1e6,
   server: us(res[name].map((x) => x.server)),
   broker: us(res[name].map((x) => x.broker)),
 })
 const e = row('export')
-console.log(`documents: ${N} (~200 B orders), rounds: ${values.rounds} (medians), node ${process.version}; source ${serverProc ? 'in-repo test server (own process)' : 'MONGODB_URI'}`)
-console.log('| path | documents/s | of the copy alone | client CPU µs/document | server CPU µs/document | broker CPU µs/document |')
-console.log('| --- | ---: | ---: | ---: | ---: | ---: |')
+console.log(`documents: ${N} (~200 B orders), rounds: ${values.rounds} (medians), node ${process.version}; source ${serverProc ? 'in-repo test server (own process)' : 'MONGODB_URI'}; load average before: ${loadBefore}, after: ${loadNow()}`)
+console.log('| path | documents/s | s before the copy | documents/s of the copy alone | client CPU µs/document | server CPU µs/document | broker CPU µs/document |')
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
 for (const p of PARALLEL) {
   const s = row(`snapshot${p}`)
-  console.log(`| cdc snapshot into Kafka, snapshotParallel ${p} (exactly once, batches of 1,000) | ${s.docsPerSec} | ${s.copyPerSec} | ${s.cpu.toFixed(1)} | ${s.server} | ${s.broker} |`)
+  console.log(`| cdc snapshot into Kafka, snapshotParallel ${p} (exactly once, batches of 1,000) | ${s.docsPerSec} | ${s.start} | ${s.copyPerSec} | ${s.cpu.toFixed(1)} | ${s.server} | ${s.broker} |`)
 }
-console.log(`| export: find().stream() into a file | ${e.docsPerSec} | | ${e.cpu.toFixed(1)} | ${e.server} | |`)
+console.log(`| export: find().stream() into a file | ${e.docsPerSec} | | | ${e.cpu.toFixed(1)} | ${e.server} | |`)
 for (const p of PARALLEL) {
   const s = row(`snapshot${p}`)
   console.log(`ratios snapshot (${p})/export: throughput ${(s.docsPerSec / e.docsPerSec).toFixed(2)}x, CPU per document ${(s.cpu / e.cpu).toFixed(2)}x`)

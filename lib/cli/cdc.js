@@ -356,7 +356,7 @@ async function main(argv) {
       if (s.snapshot && !s.snapshot.done && s.snapshot !== snapshotSeen) {
         snapshotSeen = s.snapshot
         announced = true
-        const ranges = s.snapshot.ranges > 1 ? ` in ${s.snapshot.ranges} _id ranges` : ''
+        const ranges = s.snapshot.ranges > 1 ? ` in ${s.snapshot.ranges} _id ranges` : s.snapshot.rangesNote ? ` in one _id range (${s.snapshot.rangesNote})` : ''
         log(`copying ${what} into ${o.topic} as ${o.id}${ranges} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
       } else if (!announced) {
         announced = true

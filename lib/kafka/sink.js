@@ -428,7 +428,9 @@ class KafkaSink {
     let token
     if (snap.fresh) {
       token = await this.positionNow()
-      snap.ranges = await this.snapshotRanges()
+      const split = await this.snapshotRanges()
+      snap.ranges = split.ranges
+      snap.rangesNote = split.note
       if (hand.tx === null) hand.tx = await producer.beginTransaction()
       await hand.tx.send({ messages: [this.checkpointMessage(token, undefined, events, snap)] })
       await this.commit(hand)
@@ -436,7 +438,7 @@ class KafkaSink {
       token = ck.resumeToken
       if (ck.origin !== undefined) this.origin = ck.origin
     }
-    stats.snapshot = { reason: snap.reason, records: snap.records, done: false, ranges: snap.ranges.length }
+    stats.snapshot = { reason: snap.reason, records: snap.records, done: false, ranges: snap.ranges.length, rangesNote: snap.rangesNote }
     if (o.onProgress) o.onProgress(stats, { events: [], resumeToken: token })
     const parse = (v) => (v === null || v === undefined ? undefined : ejson().parse(v, { relaxed: false }))
     const batchSize = o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize
@@ -526,14 +528,13 @@ class KafkaSink {
   /**
    * The `_id` ranges of a new snapshot (`snapshotParallel`, default 1): bounds as canonical
    * Extended JSON, nothing copied yet. One range where splitting does not apply (few documents,
-   * `_id`s of different kinds, a slow server): lib/mongo/ranges.js.
-   * @returns {Promise<Range[]>}
+   * `_id`s of different kinds, a slow server): lib/mongo/ranges.js, whose reason is `note`.
+   * @returns {Promise<{ ranges: Range[], note?: string }>}
    */
   async snapshotRanges() {
     const o = this.o
     const n = o.snapshotParallel === undefined ? DEFAULT_SNAPSHOT_PARALLEL : o.snapshotParallel
-    const whole = [{ lo: null, hi: null, after: null, done: false }]
-    if (n === 1) return whole
+    if (n === 1) return { ranges: [{ lo: null, hi: null, after: null, done: false }] }
     let split
     try {
       split = await splitRanges(o.source, {}, n)
@@ -541,7 +542,8 @@ class KafkaSink {
       throw new SourceError(e)
     }
     const ext = (v) => (v === undefined ? null : ejson().stringify(v, { relaxed: false }))
-    return split.ranges.map((r) => ({ lo: ext(r.lo), hi: ext(r.hi), after: null, done: false }))
+    const ranges = split.ranges.map((r) => ({ lo: ext(r.lo), hi: ext(r.hi), after: null, done: false }))
+    return { ranges, note: ranges.length < n ? split.note : undefined }
   }
 
   /** Commits the transaction in hand. */

@@ -426,29 +426,26 @@ function bracketOf(v) {
  * The documents of a collection after `_id` `after`, in `_id` order across types: `$gt` compares
  * within a type's bracket only, so the later brackets are added by `$type`.
  */
-function afterFilter(after, op = '$gt') {
+function afterFilter(after) {
   const later = BRACKETS.slice(bracketOf(after) + 1).flat()
-  return later.length === 0 ? { _id: { [op]: after } } : { $or: [{ _id: { [op]: after } }, { _id: { $type: later } }] }
-}
-
-/** The documents whose `_id` is below `before` in `_id` order across types (the earlier brackets by `$type`). */
-function beforeFilter(before) {
-  const earlier = BRACKETS.slice(0, bracketOf(before)).flat()
-  return earlier.length === 0 ? { _id: { $lt: before } } : { $or: [{ _id: { $lt: before } }, { _id: { $type: earlier } }] }
+  return later.length === 0 ? { _id: { $gt: after } } : { $or: [{ _id: { $gt: after } }, { _id: { $type: later } }] }
 }
 
 /**
- * The `$match` of a snapshot range: `_id` after `after` (else from `from` on) and before
- * `before`, each bound across types; null for the whole collection. A range's bounds split the
- * collection's `_id` order, so ranges `[b[i], b[i+1])` with the first open below and the last
- * open above cover every possible `_id` once, whatever its type.
+ * The `$match` of a snapshot: `_id` after `after` (else from `from` on) and before `before`.
+ * Without bounds (the whole collection, one range) `after` compares across types. A range of
+ * several (lib/mongo/ranges.js) exists only when every `_id` was of one kind when it was split,
+ * after the change stream's position was taken: an `_id` of another kind can only come from a
+ * later insert, which the stream carries. So a bounded range compares plainly (`$gt`/`$gte`,
+ * `$lt`), one `_id` predicate a server answers from the `_id` index. Null: no `$match`.
  */
 function rangeMatch(after, from, before) {
-  const parts = []
-  if (after !== undefined) parts.push(afterFilter(after))
-  else if (from !== undefined) parts.push(afterFilter(from, '$gte'))
-  if (before !== undefined) parts.push(beforeFilter(before))
-  return parts.length === 0 ? null : parts.length === 1 ? parts[0] : { $and: parts }
+  if (from === undefined && before === undefined) return after === undefined ? null : afterFilter(after)
+  const id = {}
+  if (after !== undefined) id.$gt = after
+  else if (from !== undefined) id.$gte = from
+  if (before !== undefined) id.$lt = before
+  return { _id: id }
 }
 
 /**
