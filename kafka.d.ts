@@ -65,7 +65,7 @@ export interface ChangeStreamToKafkaOptions {
   /** documents per snapshot batch and transaction (default 1000) */
   snapshotBatchSize?: number
   /**
-   * `_id` ranges copied at once, one cursor each (default DEFAULT_PAR, at most 64): each
+   * `_id` ranges copied at once, one cursor each (default 1, at most 64): each
    * transaction holds the batches the ranges have ready, with one checkpoint of every range's
    * progress, so a restart resumes each range where it stopped
    */

@@ -42,7 +42,7 @@ Options:
                                a "snapshot" header), then stream every change made since the copy
                                began; a restart resumes the copy after its last committed batch
       --snapshot-batch-size N  documents per snapshot batch (default 1000)
-      --snapshot-parallel N    copy N _id ranges at once, one cursor each (default DEFAULT_PAR, at
+      --snapshot-parallel N    copy N _id ranges at once, one cursor each (default 1, at
                                most 64); each transaction holds the batches ready, one per range
       --on-history-lost fail|snapshot  when the history at the checkpoint is lost: exit 6
                                (default), or copy the collection again (records marked
