@@ -22,7 +22,8 @@
  * checkpoint, re-open the stream) with a back-off; change-stream errors the driver and the stream
  * cannot resume end the run. See docs/kafka.md for the guarantees and their conditions.
  *
- * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x).
+ * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x, or 2.x from 2.12.1
+ * on Node >= 22.22: the same code path, docs/kafka.md).
  */
 
 const { watch, snapshot } = require('../mongo/change-stream')
