@@ -476,6 +476,9 @@ class KafkaSink {
     let live = readers
     while (live.length > 0) {
       if (!live.some((r) => r.settled !== null)) await Promise.race(live.map((r) => r.next))
+      // A stop closes the cursors, which ends them like the end of their ranges does (or fails
+      // them): nothing of this round is committed, and no range is marked done.
+      if (this.stopping) return null
       const messages = []
       const took = []
       let ended = false
@@ -498,8 +501,6 @@ class KafkaSink {
         }
         took.push({ r, b })
       }
-      // A stop closes the cursors, which ends them like the end of their ranges does: nothing
-      // of this round is committed, and no range is marked done.
       if (this.stopping) return null
       if (ended) {
         for (const r of live) if (r.settled !== null && r.settled.v && r.settled.v.done) snap.ranges[r.i].done = true
