@@ -442,7 +442,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(msgs.at(-1)!.value).toBe('{"_id":4,"v":0}')
   }, 120_000)
 
-  it.each([1, 4])('cdc --snapshot --snapshot-parallel %i: 20,000 documents copied while inserts, updates and deletes go on, SIGKILLed during the copy; the final per-key state equals the collection, every record once', async (par) => {
+  it.each([1, 4])('cdc --snapshot --snapshot-parallel %i: 20,000 documents copied while inserts, updates and deletes go on, SIGKILLed and then SIGTERMed during the copy; the final per-key state equals the collection, every record once', async (par) => {
     const t = names()
     const db = `kds${par}${tag}`
     const coll = client.db(db).collection('c')
