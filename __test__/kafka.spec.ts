@@ -301,6 +301,36 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     ])
   })
 
+  it('snapshotParallel: 4 ranges of 2,000 documents, one range per transaction when a batch fills maxTransactionBytes; every document once, in _id order per range; the checkpoint records the ranges', async () => {
+    const t = names()
+    const coll = client.db(`kdsp${tag}`).collection('r')
+    await coll.insertMany(Array.from({ length: 2000 }, (_, i) => ({ _id: i, s: 'y'.repeat(20) })))
+    const run = kafka.changeStreamToKafka({ source: coll, brokers, ...t, snapshot: true, snapshotParallel: 4, snapshotBatchSize: 100, maxTransactionBytes: 1, maxAwaitTimeMS: 100 })
+    try {
+      await until(async () => !!run.stats.snapshot && run.stats.snapshot.done)
+    } finally {
+      await run.stop()
+    }
+    if (!URI) expect(run.stats.snapshot.ranges).toBe(4)
+    const msgs = await readAll(t.topic)
+    const ids = msgs.map((m) => JSON.parse(m.key)._id as number)
+    expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 2000 }, (_, i) => i))
+    // 20 batches of 100, one per transaction: one checkpoint each, 100 records further each time
+    const ck = (await readAll(t.checkpointTopic)).map((m) => JSON.parse(m.value))
+    const copying = ck.filter((c) => c.snapshot && c.snapshot.records > 0)
+    expect(copying.map((c) => c.snapshot.records)).toEqual(Array.from({ length: 20 }, (_, i) => 100 * (i + 1)))
+    // each range's records in _id order
+    const ranges = ck.find((c) => c.snapshot)!.snapshot.ranges as { lo: string | null; hi: string | null }[]
+    const num = (x: string | null) => (x === null ? null : Number(Object.values(JSON.parse(x))[0]))
+    for (const r of ranges) {
+      const lo = num(r.lo)
+      const hi = num(r.hi)
+      const mine = ids.filter((id) => (lo === null || id >= lo) && (hi === null || id < hi))
+      expect(mine).toEqual([...mine].sort((a, b) => a - b))
+    }
+    expect(ranges).toHaveLength(run.stats.snapshot.ranges)
+  })
+
   it('database- and cluster-level streams', async () => {
     const db = client.db(`kdbx${tag}`)
     for (const source of [db, client]) {

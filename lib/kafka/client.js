@@ -101,4 +101,4 @@ function sleep(ms, signal) {
   })
 }
 
-module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, sleep }
+module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep }

@@ -28,7 +28,7 @@
 
 const { watch, snapshot } = require('../mongo/change-stream')
 const { KafkaUnavailableError, ChangeStreamHistoryLostError, KafkaFencedError, SourceError, isHistoryLost, kafkaCause, isRefused, isFenced } = require('./errors')
-const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, sleep } = require('./client')
+const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep } = require('./client')
 const { CHECKPOINT_VERSION, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
 const { checkOptions } = require('./options')
 const { splitRanges } = require('../mongo/ranges')
@@ -410,7 +410,7 @@ class KafkaSink {
    * The snapshot: the collection's documents into the topic in `_id` order, in `snapshotParallel`
    * `_id` ranges read by one cursor each, concurrently (lib/mongo/ranges.js splits them, once:
    * the bounds are in the checkpoint). Each transaction holds the batches the ranges have ready
-   * (at most one per range) with one checkpoint saying how far every range got (`after`, `done`),
+   * (at most one per range, up to `maxTransactionBytes`) with one checkpoint saying how far every range got (`after`, `done`),
    * so a crash resumes each range after its last committed batch and no record is written twice.
    * A key lives in one range and a range's batches go in `_id` order, so per key the order holds.
    * A new snapshot first takes the change stream's position and commits it with the ranges and an
@@ -473,7 +473,9 @@ class KafkaSink {
       r.it = r.cursor.batches()[Symbol.asyncIterator]()
       pull(r)
     }
+    const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
     let live = readers
+    let round = 0
     while (live.length > 0) {
       if (!live.some((r) => r.settled !== null)) await Promise.race(live.map((r) => r.next))
       // A stop closes the cursors, which ends them like the end of their ranges does (or fails
@@ -482,9 +484,15 @@ class KafkaSink {
       const messages = []
       const took = []
       let ended = false
-      for (const r of live) {
+      let bytes = 0
+      // From a range that turns with each round: a transaction full (maxTransactionBytes) leaves
+      // the other ranges' batches for the next, and no range waits behind the others every time.
+      const first = round++ % live.length
+      for (let k = 0; k < live.length; k++) {
+        const r = live[(first + k) % live.length]
         const got = r.settled
         if (got === null) continue
+        if (bytes >= maxTxBytes && got.e === undefined && !got.v.done) continue
         if (got.e !== undefined) throw new SourceError(got.e)
         if (got.v.done) {
           ended = true
@@ -498,6 +506,7 @@ class KafkaSink {
           const m = toMessage(o, ev)
           m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
           messages.push(m)
+          bytes += messageSize(m)
         }
         took.push({ r, b })
       }
