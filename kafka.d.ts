@@ -62,7 +62,7 @@ export interface ChangeStreamToKafkaOptions {
    * before the copy. Excludes `resumeAfter` and `startAtOperationTime`.
    */
   snapshot?: boolean
-  /** documents per snapshot batch and transaction (default 1000) */
+  /** documents per snapshot batch (default 1000); with one range, one batch per transaction */
   snapshotBatchSize?: number
   /**
    * `_id` ranges copied at once, one cursor each (default 1, at most 64): each
