@@ -17,7 +17,7 @@ export interface KafkaRunStats {
   /** where the current cycle started: the stored checkpoint, resumeAfter, startAtOperationTime, or now */
   startedFrom: 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now' | null
   /** while or after a snapshot ran in this process: why, the records copied (all runs), whether it finished */
-  snapshot: { reason: 'initial' | 'override' | 'history-lost'; records: number; done: boolean } | null
+  snapshot: { reason: 'initial' | 'override' | 'history-lost'; records: number; done: boolean; /** the `_id` ranges copied at once */ ranges: number; /** why fewer than `snapshotParallel` (few documents, `_id`s of different kinds, a slow server) */ rangesNote?: string } | null
   /** with `overrideCheckpoint`: the checkpoint this run started over instead of resuming from */
   overridden?: { resumeToken: unknown; clusterTime: { t: number; i: number } | null }
   /** the cause of the last Kafka failure, one line */
@@ -62,8 +62,14 @@ export interface ChangeStreamToKafkaOptions {
    * before the copy. Excludes `resumeAfter` and `startAtOperationTime`.
    */
   snapshot?: boolean
-  /** documents per snapshot batch and transaction (default 1000) */
+  /** documents per snapshot batch (default 1000); with one range, one batch per transaction */
   snapshotBatchSize?: number
+  /**
+   * `_id` ranges copied at once, one cursor each (default 1, at most 64): each
+   * transaction holds the batches the ranges have ready, with one checkpoint of every range's
+   * progress, so a restart resumes each range where it stopped
+   */
+  snapshotParallel?: number
   /** lost history: reject with ChangeStreamHistoryLostError (`'fail'`, default) or copy the collection again */
   onHistoryLost?: 'fail' | 'snapshot'
   batchSize?: number

@@ -41,7 +41,9 @@ Options:
                                the collection into TOPIC first (operationType "snapshot" records,
                                a "snapshot" header), then stream every change made since the copy
                                began; a restart resumes the copy after its last committed batch
-      --snapshot-batch-size N  documents per snapshot batch and transaction (default 1000)
+      --snapshot-batch-size N  documents per snapshot batch (default 1000)
+      --snapshot-parallel N    copy N _id ranges at once, one cursor each (default 1, at
+                               most 64); each transaction holds the batches ready, one per range
       --on-history-lost fail|snapshot  when the history at the checkpoint is lost: exit 6
                                (default), or copy the collection again (records marked
                                "history-lost") and stream from there
@@ -107,6 +109,7 @@ const VALUE_FLAGS = {
   '--start-at-operation-time': 'startAt',
   '--resume-after': 'resumeAfterText',
   '--snapshot-batch-size': 'snapshotBatchSize',
+  '--snapshot-parallel': 'snapshotParallel',
   '--on-history-lost': 'onHistoryLost',
   '--partitions': 'partitions',
   '--batch-size': 'batchSize',
@@ -260,6 +263,10 @@ function parseArgs(argv) {
   if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
   if (o.commitIntervalMS !== undefined) o.commitIntervalMS = intArg('--commit-interval-ms', o.commitIntervalMS, 0)
   if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
+  if (o.snapshotParallel !== undefined) {
+    o.snapshotParallel = intArg('--snapshot-parallel', o.snapshotParallel, 1)
+    if (o.snapshotParallel > 64) usage('--snapshot-parallel must be at most 64')
+  }
   if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
   if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
@@ -335,6 +342,7 @@ async function main(argv) {
     overrideCheckpoint: o.overrideCheckpoint,
     snapshot: o.snapshot || undefined,
     snapshotBatchSize: o.snapshotBatchSize,
+    snapshotParallel: o.snapshotParallel,
     commitIntervalMS: o.commitIntervalMS,
     kafka: o.kafkaClient,
     onHistoryLost: o.onHistoryLost,
@@ -348,7 +356,8 @@ async function main(argv) {
       if (s.snapshot && !s.snapshot.done && s.snapshot !== snapshotSeen) {
         snapshotSeen = s.snapshot
         announced = true
-        log(`copying ${what} into ${o.topic} as ${o.id} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
+        const ranges = s.snapshot.ranges > 1 ? ` in ${s.snapshot.ranges} _id ranges` : s.snapshot.rangesNote ? ` in one _id range (${s.snapshot.rangesNote})` : ''
+        log(`copying ${what} into ${o.topic} as ${o.id}${ranges} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
       } else if (!announced) {
         announced = true
         log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom}${over})`)

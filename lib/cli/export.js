@@ -5,7 +5,7 @@
 // cursors (`find()` of lib/mongo/cursor.js: one native call per server batch, the next batch
 // prefetched, memory bounded by `prefetch` batches); CSV runs on the same engine, rows written
 // from each reply's raw bytes (lib/cli/csv-cursor.js).
-// `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/cli/ranges.js).
+// `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/mongo/ranges.js).
 
 const fs = require('fs')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
@@ -13,7 +13,7 @@ const { compileShape } = require('../shape')
 const { Indenter } = require('./pretty')
 const native = require('../native')
 const { csvFind } = require('./csv-cursor')
-const { splitRanges, rangeFilter } = require('./ranges')
+const { splitRanges, rangeFilter } = require('../mongo/ranges')
 
 const HELP = `bson2json export - a live collection to JSON or CSV, the counterpart of \`mongoexport\`
 

@@ -14,7 +14,7 @@ function kafka() {
     try {
       kafkaLib = loadPeer('@platformatic/kafka')
     } catch (e) {
-      const err = new Error('bson2json/kafka needs the Kafka client `@platformatic/kafka` (npm install @platformatic/kafka@~1.35.0)', { cause: e })
+      const err = new Error('bson2json/kafka needs the Kafka client `@platformatic/kafka` (npm install @platformatic/kafka@~1.35.0, or @platformatic/kafka@^2.12.1 on Node >= 22.22)', { cause: e })
       err.code = 'ERR_BSON2JSON_KAFKA_CLIENT'
       throw err
     }
@@ -101,4 +101,4 @@ function sleep(ms, signal) {
   })
 }
 
-module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, sleep }
+module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep }

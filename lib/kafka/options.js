@@ -19,6 +19,7 @@ const OPTION_NAMES = new Set([
   'overrideCheckpoint',
   'snapshot',
   'snapshotBatchSize',
+  'snapshotParallel',
   'onHistoryLost',
   'batchSize',
   'maxAwaitTimeMS',
@@ -63,12 +64,13 @@ function checkOptions(o) {
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked (and compiled) now, applied by watch() to every event.
   if (o.projection !== undefined || o.redact !== undefined) require('../shape').compileShape(o.projection, o.redact)
-  for (const k of ['partitions', 'snapshotBatchSize', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
+  for (const k of ['partitions', 'snapshotBatchSize', 'snapshotParallel', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
     const v = o[k]
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
     }
   }
+  if (o.snapshotParallel !== undefined && o.snapshotParallel > 64) throw new RangeError(`bson2json/kafka: options.snapshotParallel must be at most 64, got ${o.snapshotParallel}`)
   if (o.resumeAfter !== undefined && (o.resumeAfter === null || typeof o.resumeAfter !== 'object')) {
     throw new TypeError('bson2json/kafka: options.resumeAfter must be a resume token (an object such as {_data: "82..."})')
   }

@@ -22,14 +22,16 @@
  * checkpoint, re-open the stream) with a back-off; change-stream errors the driver and the stream
  * cannot resume end the run. See docs/kafka.md for the guarantees and their conditions.
  *
- * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x).
+ * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x, or 2.x from 2.12.1
+ * on Node >= 22.22: the same code path, docs/kafka.md).
  */
 
 const { watch, snapshot } = require('../mongo/change-stream')
 const { KafkaUnavailableError, ChangeStreamHistoryLostError, KafkaFencedError, SourceError, isHistoryLost, kafkaCause, isRefused, isFenced } = require('./errors')
-const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, sleep } = require('./client')
+const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep } = require('./client')
 const { CHECKPOINT_VERSION, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
 const { checkOptions } = require('./options')
+const { splitRanges } = require('../mongo/ranges')
 
 /**
  * One run of a change stream into Kafka (`changeStreamToKafka`). The run is a loop of cycles
@@ -248,9 +250,10 @@ class KafkaSink {
           events,
           at: new Date().toISOString(),
           origin: this.origin === null ? undefined : this.origin,
-          // while a snapshot is under way: why it runs, the last _id copied (canonical Extended
-          // JSON, null before the first batch) and the records copied so far
-          snapshot: snap === undefined ? undefined : { reason: snap.reason, after: snap.after, records: snap.records },
+          // while a snapshot is under way: why it runs, the records copied so far, and each `_id`
+          // range's bounds, last _id copied and whether it is done (canonical Extended JSON,
+          // null: open / none yet); one range also as `after`, the form before parallel ranges
+          snapshot: snap === undefined ? undefined : snapshotState(snap),
         }),
       ),
     }
@@ -308,9 +311,9 @@ class KafkaSink {
       // 3a. The snapshot: a new one (first start with `snapshot`, an override with it, or lost
       // history), or the one the checkpoint says is under way.
       let snap = null
-      if (this.resnapshot !== null) snap = { reason: this.resnapshot, after: null, records: 0, fresh: true }
-      else if ((!ck || override) && o.snapshot === true) snap = { reason: ck ? 'override' : 'initial', after: null, records: 0, fresh: true }
-      else if (ck && !override && ck.snapshot) snap = { ...ck.snapshot, fresh: false }
+      if (this.resnapshot !== null) snap = { reason: this.resnapshot, ranges: null, records: 0, fresh: true }
+      else if ((!ck || override) && o.snapshot === true) snap = { reason: ck ? 'override' : 'initial', ranges: null, records: 0, fresh: true }
+      else if (ck && !override && ck.snapshot) snap = { ...ck.snapshot, ranges: resumedRanges(ck.snapshot), fresh: false }
       const wopts = this.watchOptions()
       const committed = ck && typeof ck.events === 'number' ? ck.events : 0
       if (snap !== null) {
@@ -404,14 +407,18 @@ class KafkaSink {
   }
 
   /**
-   * The snapshot: the collection's documents into the topic in `_id` order, each server batch in
-   * one transaction with a checkpoint saying how far the copy got (`snapshot.after`), so a crash
-   * resumes after the last committed batch. A new snapshot first takes the change stream's
-   * position and commits it with an empty copy, so every change made while the copy runs is
-   * streamed after it. The last transaction checkpoints that position without `snapshot`: the
-   * stream takes over. Returns that position, or null when stopped.
+   * The snapshot: the collection's documents into the topic in `_id` order, in `snapshotParallel`
+   * `_id` ranges read by one cursor each, concurrently (lib/mongo/ranges.js splits them, once:
+   * the bounds are in the checkpoint). Each transaction holds the batches the ranges have ready
+   * (at most one per range, up to `maxTransactionBytes`) with one checkpoint saying how far every range got (`after`, `done`),
+   * so a crash resumes each range after its last committed batch and no record is written twice.
+   * A key lives in one range and a range's batches go in `_id` order, so per key the order holds.
+   * A new snapshot first takes the change stream's position and commits it with the ranges and an
+   * empty copy, so every change made while the copy runs is streamed after it. The last
+   * transaction checkpoints that position without `snapshot`: the stream takes over. Returns that
+   * position, or null when stopped.
    * @param {any} producer
-   * @param {{reason: string, after: string|null, records: number, fresh: boolean}} snap
+   * @param {{reason: string, ranges: Range[]|null, records: number, fresh: boolean}} snap
    * @param {any} ck the checkpoint read at the start of the cycle (null: none)
    * @param {{ tx: any }} hand the transaction in hand (the fence's, used first)
    */
@@ -422,6 +429,9 @@ class KafkaSink {
     let token
     if (snap.fresh) {
       token = await this.positionNow()
+      const split = await this.snapshotRanges()
+      snap.ranges = split.ranges
+      snap.rangesNote = split.note
       if (hand.tx === null) hand.tx = await producer.beginTransaction()
       await hand.tx.send({ messages: [this.checkpointMessage(token, undefined, events, snap)] })
       await this.commit(hand)
@@ -429,50 +439,122 @@ class KafkaSink {
       token = ck.resumeToken
       if (ck.origin !== undefined) this.origin = ck.origin
     }
-    stats.snapshot = { reason: snap.reason, records: snap.records, done: false }
+    stats.snapshot = { reason: snap.reason, records: snap.records, done: false, ranges: snap.ranges.length, rangesNote: snap.rangesNote }
     if (o.onProgress) o.onProgress(stats, { events: [], resumeToken: token })
-    const cursor = snapshot(o.source, {
-      dialect: o.dialect,
-      projection: o.projection,
-      redact: o.redact,
-      batchSize: o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize,
-      after: snap.after === null ? undefined : ejson().parse(snap.after, { relaxed: false }),
-    })
-    this.current.stream = cursor
-    if (this.stopping) await cursor.close()
-    const it = cursor.batches()[Symbol.asyncIterator]()
-    for (;;) {
-      let r
-      try {
-        r = await it.next()
-      } catch (e) {
-        throw new SourceError(e)
-      }
-      if (r.done) break
-      const b = r.value
-      if (b.events.length === 0) continue
-      if (hand.tx === null) hand.tx = await producer.beginTransaction()
-      const messages = b.events.map((ev) => {
-        ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
-        const m = toMessage(o, ev)
-        m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
-        return m
+    const parse = (v) => (v === null || v === undefined ? undefined : ejson().parse(v, { relaxed: false }))
+    const batchSize = o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize
+    // One reader per range not done: its cursor, the iterator, and the next batch under way.
+    const readers = []
+    snap.ranges.forEach((range, i) => {
+      if (range.done) return
+      const cursor = snapshot(o.source, {
+        dialect: o.dialect,
+        projection: o.projection,
+        redact: o.redact,
+        batchSize,
+        from: parse(range.lo),
+        before: parse(range.hi),
+        after: parse(range.after),
       })
-      snap.after = ejson().stringify(b.after, { relaxed: false })
-      snap.records += b.events.length
+      readers.push({ i, cursor, it: null, next: null, settled: null })
+    })
+    this.current.stream = { close: () => Promise.all(readers.map((r) => r.cursor.close())) }
+    if (this.stopping) await this.current.stream.close()
+    // Asks a range for its next batch; `settled` holds the outcome once there (never a rejection
+    // left unhandled while the others are written).
+    const pull = (r) => {
+      r.settled = null
+      r.next = r.it.next().then(
+        (v) => (r.settled = { v }),
+        (e) => (r.settled = { e }),
+      )
+    }
+    for (const r of readers) {
+      r.it = r.cursor.batches()[Symbol.asyncIterator]()
+      pull(r)
+    }
+    const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
+    let live = readers
+    let round = 0
+    while (live.length > 0) {
+      if (!live.some((r) => r.settled !== null)) await Promise.race(live.map((r) => r.next))
+      // A stop closes the cursors, which ends them like the end of their ranges does (or fails
+      // them): nothing of this round is committed, and no range is marked done.
+      if (this.stopping) return null
+      const messages = []
+      const took = []
+      let ended = false
+      let bytes = 0
+      // From a range that turns with each round: a transaction full (maxTransactionBytes) leaves
+      // the other ranges' batches for the next, and no range waits behind the others every time.
+      const first = round++ % live.length
+      for (let k = 0; k < live.length; k++) {
+        const r = live[(first + k) % live.length]
+        const got = r.settled
+        if (got === null) continue
+        if (bytes >= maxTxBytes && got.e === undefined && !got.v.done) continue
+        if (got.e !== undefined) throw new SourceError(got.e)
+        if (got.v.done) {
+          ended = true
+          continue
+        }
+        const b = got.v.value
+        pull(r)
+        if (b.events.length === 0) continue
+        for (const ev of b.events) {
+          ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
+          const m = toMessage(o, ev)
+          m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
+          messages.push(m)
+          bytes += messageSize(m)
+        }
+        took.push({ r, b })
+      }
+      if (this.stopping) return null
+      if (ended) {
+        for (const r of live) if (r.settled !== null && r.settled.v && r.settled.v.done) snap.ranges[r.i].done = true
+        live = live.filter((r) => !snap.ranges[r.i].done)
+      }
+      // A range's end rides on the next checkpoint (a crash before it finds the range empty).
+      if (messages.length === 0) continue
+      for (const { r, b } of took) {
+        snap.ranges[r.i].after = ejson().stringify(b.after, { relaxed: false })
+        snap.records += b.events.length
+      }
       messages.push(this.checkpointMessage(token, undefined, events, snap))
+      if (hand.tx === null) hand.tx = await producer.beginTransaction()
       await sendChunked(hand.tx, messages, this.maxRequestBytes)
       await this.commit(hand)
       stats.snapshot.records = snap.records
-      if (o.onProgress) o.onProgress(stats, b)
+      if (o.onProgress) for (const { b } of took) o.onProgress(stats, b)
     }
-    // A stop closes the cursor, which ends the loop like the end of the collection does.
     if (this.stopping) return null
     if (hand.tx === null) hand.tx = await producer.beginTransaction()
     await hand.tx.send({ messages: [this.checkpointMessage(token, undefined, events, undefined)] })
     await this.commit(hand)
     stats.snapshot.done = true
     return token
+  }
+
+  /**
+   * The `_id` ranges of a new snapshot (`snapshotParallel`, default 1): bounds as canonical
+   * Extended JSON, nothing copied yet. One range where splitting does not apply (few documents,
+   * `_id`s of different kinds, a slow server): lib/mongo/ranges.js, whose reason is `note`.
+   * @returns {Promise<{ ranges: Range[], note?: string }>}
+   */
+  async snapshotRanges() {
+    const o = this.o
+    const n = o.snapshotParallel === undefined ? DEFAULT_SNAPSHOT_PARALLEL : o.snapshotParallel
+    if (n === 1) return { ranges: [{ lo: null, hi: null, after: null, done: false }] }
+    let split
+    try {
+      split = await splitRanges(o.source, {}, n)
+    } catch (e) {
+      throw new SourceError(e)
+    }
+    const ext = (v) => (v === undefined ? null : ejson().stringify(v, { relaxed: false }))
+    const ranges = split.ranges.map((r) => ({ lo: ext(r.lo), hi: ext(r.hi), after: null, done: false }))
+    return { ranges, note: ranges.length < n ? split.note : undefined }
   }
 
   /** Commits the transaction in hand. */
@@ -568,6 +650,28 @@ class KafkaSink {
     }
     if (open !== null) await commitOpen()
   }
+}
+
+/** Snapshot ranges read at once by default (docs/kafka.md: the measurement). */
+const DEFAULT_SNAPSHOT_PARALLEL = 1
+
+/**
+ * @typedef {{ lo: string|null, hi: string|null, after: string|null, done: boolean }} Range
+ * One `_id` range of a snapshot: `lo <= _id < hi` (null: open; canonical Extended JSON), the
+ * last `_id` copied (null: none yet), and whether all of it is copied.
+ */
+
+/** A snapshot's state as its checkpoint records it. */
+function snapshotState(snap) {
+  const ranges = snap.ranges.map((r) => ({ lo: r.lo, hi: r.hi, after: r.after, done: r.done }))
+  const one = ranges.length === 1 && ranges[0].lo === null && ranges[0].hi === null
+  return { reason: snap.reason, records: snap.records, after: one ? ranges[0].after : undefined, ranges }
+}
+
+/** The ranges of a snapshot under way, from its checkpoint (one whole-collection range before parallel ranges). */
+function resumedRanges(state) {
+  if (Array.isArray(state.ranges)) return state.ranges.map((r) => ({ lo: r.lo, hi: r.hi, after: r.after, done: r.done === true }))
+  return [{ lo: null, hi: null, after: state.after === undefined ? null : state.after, done: false }]
 }
 
 /**

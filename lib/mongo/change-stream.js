@@ -385,7 +385,7 @@ class ChangeStream extends RawCursor {
 }
 
 /** The option names snapshot() accepts. */
-const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'after', 'signal', 'enableUtf8Validation'])
+const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'after', 'from', 'before', 'signal', 'enableUtf8Validation'])
 
 /** The `$type` aliases of each BSON comparison bracket an `_id` can be in, in the server's order. */
 const BRACKETS = [['minKey'], ['null'], ['double', 'int', 'long', 'decimal'], ['string', 'symbol'], ['object'], ['binData'], ['objectId'], ['bool'], ['date'], ['timestamp'], ['regex'], ['maxKey']]
@@ -432,6 +432,23 @@ function afterFilter(after) {
 }
 
 /**
+ * The `$match` of a snapshot: `_id` after `after` (else from `from` on) and before `before`.
+ * Without bounds (the whole collection, one range) `after` compares across types. A range of
+ * several (lib/mongo/ranges.js) exists only when every `_id` was of one kind when it was split,
+ * after the change stream's position was taken: an `_id` of another kind can only come from a
+ * later insert, which the stream carries. So a bounded range compares plainly (`$gt`/`$gte`,
+ * `$lt`), one `_id` predicate a server answers from the `_id` index. Null: no `$match`.
+ */
+function rangeMatch(after, from, before) {
+  if (from === undefined && before === undefined) return after === undefined ? null : afterFilter(after)
+  const id = {}
+  if (after !== undefined) id.$gt = after
+  else if (from !== undefined) id.$gte = from
+  if (before !== undefined) id.$lt = before
+  return { _id: id }
+}
+
+/**
  * A collection's documents in `_id` order, each shaped and transcoded as a change event
  * (`operationType: 'snapshot'`, `ns`, `documentKey`, `fullDocument`): an `aggregate` of
  * `[$match after, $sort _id, $project]` whose replies go through the change-event transcoder, so
@@ -451,11 +468,14 @@ class SnapshotCursor extends RawCursor {
     this._coll = t.aggregate
     this._ns = { db: t.db.databaseName, coll: t.aggregate }
     this._after = options.after
+    this._from = options.from
+    this._before = options.before
   }
 
   _initialCommand() {
     const pipeline = []
-    if (this._after !== undefined) pipeline.push({ $match: afterFilter(this._after) })
+    const match = rangeMatch(this._after, this._from, this._before)
+    if (match !== null) pipeline.push({ $match: match })
     pipeline.push(
       { $sort: { _id: 1 } },
       // The event's own _id carries the document's _id in a document (`{k: _id}`), so that any
@@ -498,7 +518,10 @@ class SnapshotCursor extends RawCursor {
   }
 }
 
-/** The documents of `collection` (after `_id` `options.after`) as snapshot events; see SnapshotCursor. */
+/**
+ * The documents of `collection` (after `_id` `options.after`, else from `options.from` on; below
+ * `options.before`) as snapshot events; see SnapshotCursor.
+ */
 function snapshot(collection, options = {}) {
   return new SnapshotCursor(collection, options)
 }

@@ -1,6 +1,7 @@
 'use strict'
 
-// `export --parallel N`: split the documents matching a query into N `_id` ranges.
+// `_id` ranges: split the documents matching a query into N ranges read by N cursors (`export
+// --parallel N`, lib/cli/export.js; change capture's parallel snapshot, lib/kafka/sink.js).
 //
 // The bounds are `_id`s in the server's own order, strictly increasing, found one of two ways:
 // - `$sample`: one aggregation samples up to 100 `_id`s per range and sorts them on the server
