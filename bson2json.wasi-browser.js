@@ -1443,6 +1443,7 @@ export default __napiModule.exports
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
+export const ChangeOp = __napiModule.exports.ChangeOp
 export const OptionFlag = __napiModule.exports.OptionFlag
 export const ShapeInput = __napiModule.exports.ShapeInput
 export const stagedArgs = __napiModule.exports.stagedArgs
@@ -1451,6 +1452,8 @@ export const stagedOutput = __napiModule.exports.stagedOutput
 export const transcodeBatch = __napiModule.exports.transcodeBatch
 export const transcodeBatchAsync = __napiModule.exports.transcodeBatchAsync
 export const transcodeChangeBatch = __napiModule.exports.transcodeChangeBatch
+export const transcodeChangeBatchPacked = __napiModule.exports.transcodeChangeBatchPacked
 export const transcodeChangeFragments = __napiModule.exports.transcodeChangeFragments
+export const transcodeChangeFragmentsPacked = __napiModule.exports.transcodeChangeFragmentsPacked
 export const transcodeCursor = __napiModule.exports.transcodeCursor
 export const transcodeStaged = __napiModule.exports.transcodeStaged
