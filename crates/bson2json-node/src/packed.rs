@@ -92,6 +92,14 @@ const TEXT_BYTES: usize = 64 * 1024 - 32;
 /// one string only.
 const OWN_STRING_BYTES: usize = 16 * 1024;
 
+/// A value of the extras: made at once (a `Buffer` copy, which runs no JavaScript), or a long
+/// string's UTF-8, made into a JS string by [`Packer::finish`] (a long one becomes a rope,
+/// which runs a JS function).
+enum Extra {
+    Value(Value),
+    Text(Vec<u8>),
+}
+
 /// Writes the packed form of one call's change events. Like `changes::EventWriter` it holds
 /// the thread's scratch for the whole call (taken out of the thread state by [`with_state`])
 /// and collects the regexes of every transcoded part, with their event's index, for the
@@ -109,7 +117,7 @@ struct Packer<'a> {
     strs: Vec<(usize, usize)>,
     /// The texts made so far.
     texts: Vec<Value>,
-    extras: Vec<Value>,
+    extras: Vec<Extra>,
     fields: Vec<EventField>,
     regexes: Vec<(Option<usize>, RegexRecord)>,
 }
@@ -142,13 +150,12 @@ impl<'a> Packer<'a> {
         self.words.push(op as u32);
     }
 
-    /// A string operand whose UTF-8 was just appended to `text` from `start`.
+    /// A string operand whose UTF-8 was just appended to `text` from `start`. Makes only
+    /// values whose making runs no JavaScript (a text: a flat string).
     fn close_string(&mut self, start: usize) -> Result<()> {
         if self.text.len() - start > OWN_STRING_BYTES {
-            let State { wide, .. } = &mut *self.st;
-            let v = strings::json(self.env, &self.text[start..], wide)?;
+            self.extras.push(Extra::Text(self.text[start..].to_vec()));
             self.text.truncate(start);
-            self.extras.push(v);
             self.words.push(IN_EXTRAS);
             return Ok(());
         }
@@ -228,10 +235,10 @@ impl<'a> Packer<'a> {
         Ok(self.close_string(start)?)
     }
 
-    /// An extras operand: a `Buffer` holding a copy of `bytes`.
+    /// An extras operand: a `Buffer` holding a copy of `bytes` (making it runs no JavaScript).
     fn buffer(&mut self, bytes: &[u8]) -> Result<()> {
         let b = node_api::buffer_copy(self.env, bytes)?;
-        self.extras.push(b);
+        self.extras.push(Extra::Value(b));
         Ok(())
     }
 
@@ -356,19 +363,21 @@ impl<'a> Packer<'a> {
     /// `[words, extras, text0, text1, …]`: the words as a `Buffer` (native-endian, what a
     /// `Uint32Array` over it reads), `extras` an array (or `null` when there are none), and the
     /// texts, each string operand rewritten to its UTF-16 end in its text.
+    /// Runs JavaScript (a setter on `Array.prototype`, the rope of a long string): only once
+    /// nothing borrows the input.
     fn finish(mut self) -> Result<Value> {
         self.flush_text(self.text.len())?;
-        let State { wide, .. } = &mut *self.st;
-        if wide.capacity() * 2 > crate::KEEP_CAPACITY {
-            *wide = Vec::new();
-        }
         let bytes: Vec<u8> = self.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
         let words = node_api::buffer_copy(self.env, &bytes)?;
         let extras = if self.extras.is_empty() {
             node_api::null(self.env)?
         } else {
             let a = node_api::array(self.env, self.extras.len())?;
-            for (k, &v) in self.extras.iter().enumerate() {
+            for (k, x) in self.extras.iter().enumerate() {
+                let v = match x {
+                    Extra::Value(v) => *v,
+                    Extra::Text(t) => strings::json(self.env, t, &mut self.st.wide)?,
+                };
                 node_api::set_element(self.env, a, k as u32, v)?;
             }
             a
@@ -379,28 +388,33 @@ impl<'a> Packer<'a> {
         for (k, &t) in self.texts.iter().enumerate() {
             node_api::set_element(self.env, result, 2 + k as u32, t)?;
         }
+        if self.st.wide.capacity() * 2 > crate::KEEP_CAPACITY {
+            self.st.wide = Vec::new();
+        }
         Ok(result)
     }
 }
 
-/// Runs `write` with a [`Packer`] on the thread's scratch and returns its packed events, then
-/// checks the regexes it met (which can run JavaScript, so only once the packer has given the
-/// scratch back).
-fn pack_events(
+/// Runs `walk` with a [`Packer`] on the thread's scratch, then makes its packed events (which
+/// can run JavaScript, so `walk` must have dropped any borrowed input by then), then checks the
+/// regexes it met. Returns what `walk` returned and the packed events.
+fn pack_events<T>(
     env: &Env,
     opts: &Options,
     whole: bool,
     raw_fragments: bool,
-    write: impl FnOnce(&mut Packer<'_>) -> std::result::Result<(), Failure>,
-) -> std::result::Result<Value, Failure> {
+    walk: impl FnOnce(&mut Packer<'_>) -> std::result::Result<T, Failure>,
+) -> std::result::Result<(T, Value), Failure> {
     let (value, regexes) = with_state(|st| {
         let mut p = Packer::new(env, opts, whole, raw_fragments, st);
-        let value = write(&mut p).and_then(|()| {
-            let regexes = std::mem::take(&mut p.regexes);
-            Ok((p.finish()?, regexes))
-        });
-        match value {
-            Ok((v, regexes)) => (Ok(v), regexes),
+        match walk(&mut p) {
+            Ok(head) => {
+                let regexes = std::mem::take(&mut p.regexes);
+                (
+                    p.finish().map(|v| (head, v)).map_err(Failure::from),
+                    regexes,
+                )
+            }
             Err(f) => (Err(f), Vec::new()),
         }
     });
@@ -430,53 +444,74 @@ pub fn transcode_change_batch_packed<'env>(
     raw_fragments: Option<bool>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
-    // Copied: the events are read while JS values are made (a Buffer of a fragment, the
-    // result's properties), and setting a property can run JavaScript (a setter on
-    // `Object.prototype`) that could detach a borrowed input.
-    #[allow(unsafe_code)]
-    // SAFETY: copied at once (`into_owned`); nothing runs in between.
-    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? }.into_owned();
-    change_batch(env, &bytes, whole, raw_fragments.unwrap_or(false), &opts)
+    let cursor = Value::of_unknown(&cursor);
+    change_batch(env, cursor, whole, raw_fragments.unwrap_or(false), &opts)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
 
+/// A batch's `postBatchResumeToken`: its `_data` string (the token is `{ _data }`), or a copy
+/// of its BSON (any other shape).
+enum Token {
+    Data(Value),
+    Bson(Value),
+}
+
 fn change_batch(
     env: &Env,
-    bytes: &[u8],
+    cursor: Value,
     whole: bool,
     raw_fragments: bool,
     opts: &Options,
 ) -> std::result::Result<Value, Failure> {
-    let mut parts = CursorParts::default();
-    cursor_parts(bytes, &mut parts)?;
-    let events = pack_events(env, opts, whole, raw_fragments, |p| {
+    let ((id, ns, pbrt), events) = pack_events(env, opts, whole, raw_fragments, |p| {
+        // Borrowed, not copied: until it is dropped at the end of this closure, the walk makes
+        // only values whose making runs no JavaScript (flat strings, Buffer copies, numbers;
+        // no property is set), and [`pack_events`] runs nothing before it.
+        #[allow(unsafe_code)]
+        // SAFETY: nothing runs JavaScript while `bytes` is alive (above); it is dropped when
+        // this closure returns, before `Packer::finish`, the regex check and the result's
+        // properties.
+        let bytes = unsafe { bytes_of(env, cursor, &"cursor")? };
+        let mut parts = CursorParts::default();
+        cursor_parts(&bytes, &mut parts)?;
         for (i, &(a, b)) in parts.docs.iter().enumerate() {
             p.event(i, &bytes[a..b]).map_err(|f| f.in_event(i, a))?;
         }
-        Ok(())
+        let ns = match parts.ns {
+            Some((a, b)) => Some(node_api::string_utf8(env, &bytes[a..b])?),
+            None => None,
+        };
+        let pbrt = match parts.post_batch_resume_token {
+            Some((a, b)) => {
+                let token = &bytes[a..b];
+                Some(
+                    match resume_token_data(token).map_err(|e| Failure::from(e.shifted(a)))? {
+                        Some(r) => Token::Data(node_api::string_utf8(env, &token[r])?),
+                        None => Token::Bson(node_api::buffer_copy(env, token)?),
+                    },
+                )
+            }
+            None => None,
+        };
+        Ok((parts.id, ns, pbrt))
     })?;
+    // JavaScript may run from here on (a setter on `Object.prototype`).
     let result = node_api::object(env)?;
-    let id = node_api::bigint(env, parts.id)?;
+    let id = node_api::bigint(env, id)?;
     node_api::set_named(env, result, c"id", id)?;
-    let ns = match parts.ns {
-        Some((a, b)) => node_api::string_utf8(env, &bytes[a..b])?,
+    let ns = match ns {
+        Some(ns) => ns,
         None => node_api::null(env)?,
     };
     node_api::set_named(env, result, c"ns", ns)?;
-    let pbrt = match parts.post_batch_resume_token {
-        Some((a, b)) => {
-            let token = &bytes[a..b];
-            match resume_token_data(token).map_err(|e| Failure::from(e.shifted(a)))? {
-                Some(r) => {
-                    let o = node_api::object(env)?;
-                    let s = node_api::string_utf8(env, &token[r])?;
-                    node_api::set_named(env, o, c"_data", s)?;
-                    o
-                }
-                None => node_api::buffer_copy(env, token)?,
-            }
+    let pbrt = match pbrt {
+        Some(Token::Data(data)) => {
+            let o = node_api::object(env)?;
+            node_api::set_named(env, o, c"_data", data)?;
+            o
         }
+        Some(Token::Bson(buffer)) => buffer,
         None => node_api::null(env)?,
     };
     node_api::set_named(env, result, c"postBatchResumeToken", pbrt)?;
@@ -531,6 +566,6 @@ pub fn transcode_change_fragments_packed<'env>(
     pack_events(env, &opts, whole, false, |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))
     })
-    .map(|v| v.into_unknown(env))
+    .map(|((), v)| v.into_unknown(env))
     .map_err(|f| f.throw(env))
 }
