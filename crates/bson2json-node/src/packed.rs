@@ -120,6 +120,9 @@ struct Packer<'a> {
     extras: Vec<Extra>,
     fields: Vec<EventField>,
     regexes: Vec<(Option<usize>, RegexRecord)>,
+    /// With `whole`, the event's JSON, made before its fields are read, and its regexes.
+    whole_json: Vec<u8>,
+    whole_regexes: Vec<RegexRecord>,
 }
 
 impl<'a> Packer<'a> {
@@ -143,6 +146,8 @@ impl<'a> Packer<'a> {
             extras: Vec::new(),
             fields: Vec::new(),
             regexes: Vec::new(),
+            whole_json: Vec::new(),
+            whole_regexes: Vec::new(),
         }
     }
 
@@ -246,6 +251,19 @@ impl<'a> Packer<'a> {
     /// its document parts (or with `whole`, the whole event) as JSON text. Offsets in a failure
     /// are `ev`'s.
     fn event(&mut self, index: usize, ev: &[u8]) -> std::result::Result<(), Failure> {
+        // With `whole`, the whole event is transcoded first: that walk reads the event's bytes
+        // in order, seldom in cache yet, and the reading of its fields then finds them there
+        // (in the other order the fields' jumps over the parts missed the cache). Its outcome
+        // is used after the fields, so that errors come in the reference's order.
+        let whole = self.whole.then(|| {
+            let State { transcoder, .. } = &mut *self.st;
+            self.whole_json.clear();
+            let r = transcoder.transcode(ev, self.opts, &mut self.whole_json);
+            self.whole_regexes.clear();
+            self.whole_regexes
+                .extend(transcoder.regexes().iter().cloned());
+            r
+        });
         let mut fields = std::mem::take(&mut self.fields);
         let built = change_event_fields(ev, &mut fields)
             .map_err(Failure::from)
@@ -268,9 +286,14 @@ impl<'a> Packer<'a> {
                     for field in &fields {
                         self.field(index, ev, field)?;
                     }
-                    if self.whole {
+                    if let Some(r) = whole {
+                        r?;
+                        self.regexes
+                            .extend(self.whole_regexes.drain(..).map(|r| (Some(index), r)));
                         self.op(ChangeOp::Json);
-                        self.json(index, ev)?;
+                        let start = self.text.len();
+                        self.text.extend_from_slice(&self.whole_json);
+                        self.close_string(start)?;
                     }
                 }
                 self.op(ChangeOp::End);
