@@ -124,7 +124,7 @@ describe('packed change events equal the reference path', () => {
               const p = binding.transcodeChangeBatchPacked(c, whole, o.flags, o.maxDepth, o.maxOutputBytes, raw).events
               const w = new Uint32Array(new Uint8Array(p[0]).buffer)
               // the operation codes, skipping operands, as the unpacker reads them
-              const operands = [0, 1, 0, 1, 0, 1, 1, 2, 2, 2, 0, 1, 1, 2, 1, 1, 0, 1, 0, 1, 0, 1, 0]
+              const operands = [0, 1, 0, 1, 0, 1, 1, 2, 2, 2, 0, 1, 1, 2, 1, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0]
               for (let k = 0; k < w.length; k += 1 + operands[w[k]]) ops.add(w[k])
               if (p[1] !== null) extras += p[1].length
               texts = Math.max(texts, p.length - 2)

@@ -180,6 +180,10 @@ function unpackEvents(packed) {
   }
   const events = []
   let ev = {}
+  // the last operationType and ns strings, which the binding does not send again
+  let operationType
+  let db
+  let coll
   while (k < w.length) {
     switch (w[k++]) {
       case 0: // End
@@ -193,7 +197,8 @@ function unpackEvents(packed) {
         ev.resumeToken = extras[x++]
         break
       case 3: // OperationType
-        ev.operationType = str()
+        operationType = str()
+        ev.operationType = operationType
         break
       case 4: // Ns
         ev.ns = {}
@@ -204,12 +209,11 @@ function unpackEvents(packed) {
       case 6: // NsColl
         ev.ns = { coll: str() }
         break
-      case 7: {
-        // NsDbColl
-        const db = str()
-        ev.ns = { db, coll: str() }
+      case 7: // NsDbColl
+        db = str()
+        coll = str()
+        ev.ns = { db, coll }
         break
-      }
       case 8: // ClusterTime
         ev.clusterTime = { t: w[k], i: w[k + 1] }
         k += 2
@@ -257,6 +261,12 @@ function unpackEvents(packed) {
         break
       case 22: // Raw
         ev.raw = extras[x++]
+        break
+      case 23: // OperationTypeAgain
+        ev.operationType = operationType
+        break
+      case 24: // NsAgain
+        ev.ns = { db, coll }
         break
       default:
         throw new Error(`bson2json: unknown change-event operation ${w[k - 1]} (a binding of another version?)`)

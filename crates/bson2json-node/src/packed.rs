@@ -78,6 +78,10 @@ pub enum ChangeOp {
     Json = 21,
     /// `raw: x` (a Buffer of a split event's fragment, with `rawFragments`).
     Raw = 22,
+    /// `operationType`: the string of the batch's last `OperationType` (the same bytes).
+    OperationTypeAgain = 23,
+    /// `ns: { db, coll }` with the strings of the batch's last `NsDbColl` (the same bytes).
+    NsAgain = 24,
 }
 
 /// A string operand with this bit set is the first of the next text.
@@ -123,6 +127,10 @@ struct Packer<'a> {
     /// With `whole`, the event's JSON, made before its fields are read, and its regexes.
     whole_json: Vec<u8>,
     whole_regexes: Vec<RegexRecord>,
+    /// The bytes of the last `OperationType` and `NsDbColl` strings: an event that repeats
+    /// them gets the same JS strings (`OperationTypeAgain`, `NsAgain`), not new ones.
+    last_operation_type: Option<Vec<u8>>,
+    last_ns: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl<'a> Packer<'a> {
@@ -148,6 +156,8 @@ impl<'a> Packer<'a> {
             regexes: Vec::new(),
             whole_json: Vec::new(),
             whole_regexes: Vec::new(),
+            last_operation_type: None,
+            last_ns: None,
         }
     }
 
@@ -323,8 +333,28 @@ impl<'a> Packer<'a> {
                 }
             },
             EventField::OperationType(r) => {
-                self.op(ChangeOp::OperationType);
-                self.string(&ev[r.clone()])?;
+                let s = &ev[r.clone()];
+                if self.last_operation_type.as_deref() == Some(s) {
+                    self.op(ChangeOp::OperationTypeAgain);
+                } else {
+                    self.op(ChangeOp::OperationType);
+                    self.string(s)?;
+                    self.last_operation_type = Some(s.to_vec());
+                }
+            }
+            EventField::Ns {
+                db: Some(db),
+                coll: Some(coll),
+            } => {
+                let (db, coll) = (&ev[db.clone()], &ev[coll.clone()]);
+                if matches!(&self.last_ns, Some((d, c)) if d == db && c == coll) {
+                    self.op(ChangeOp::NsAgain);
+                } else {
+                    self.op(ChangeOp::NsDbColl);
+                    self.string(db)?;
+                    self.string(coll)?;
+                    self.last_ns = Some((db.to_vec(), coll.to_vec()));
+                }
             }
             EventField::Ns { db, coll } => {
                 self.op(match (db, coll) {
