@@ -166,6 +166,10 @@ export declare const enum ChangeOp {
   Json = 21,
   /** `raw: x` (a Buffer of a split event's fragment, with `rawFragments`). */
   Raw = 22,
+  /** `operationType`: the string of the batch's last `OperationType` (the same bytes). */
+  OperationTypeAgain = 23,
+  /** `ns: { db, coll }` with the strings of the batch's last `NsDbColl` (the same bytes). */
+  NsAgain = 24,
 }
 
 /**
