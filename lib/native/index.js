@@ -151,13 +151,15 @@ function transcodeCursor(cursor, layout, o) {
  * crates/bson2json-node/src/packed.rs): built here, where V8 allocates each object and its
  * properties inline, rather than property by property through Node-API. Each event's fields
  * come in the event's own order; the numbers in the `switch` are the binding's `ChangeOp`
- * (held equal by __test__/change-stream.spec.ts).
+ * (held equal by __test__/packed-events.spec.ts).
  * @param {[Uint8Array, any[] | null, ...string[]]} packed
  * @returns {any[]}
  */
 function unpackEvents(packed) {
-  const bytes = packed[0]
-  const w = new Uint32Array((bytes.byteOffset & 3) === 0 ? bytes.buffer : new Uint8Array(bytes).buffer, (bytes.byteOffset & 3) === 0 ? bytes.byteOffset : 0, bytes.byteLength >>> 2)
+  // The words' Buffer, copied first if it is not 4-byte aligned (in the WASI build it is a
+  // view of wasm memory).
+  const bytes = (packed[0].byteOffset & 3) === 0 ? packed[0] : new Uint8Array(packed[0])
+  const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2)
   const extras = packed[1]
   let x = 0
   let t = 2
