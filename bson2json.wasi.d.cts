@@ -33,6 +33,15 @@ export interface RawChangeEvent {
 }
 
 /**
+ * The events of `transcodeChangeBatchPacked` / `transcodeChangeFragmentsPacked`:
+ * `[words, extras, ...texts]`, `words` a Buffer of native-endian 32-bit words (each event's
+ * `ChangeOp`s with their operands), `extras` the values that are neither numbers nor parts of
+ * a text (or `null`), the texts every other string back to back. lib/native/index.js turns
+ * them into `RawChangeEvent`s.
+ */
+export type PackedChangeEvents = [Uint8Array, unknown[] | null, ...string[]]
+
+/**
  * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
  * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
  * (a projection / redaction) shapes the document first.
@@ -102,6 +111,64 @@ export declare const enum BatchLayout {
   NdjsonString = 3,
   /** Joined texts of whole documents with their UTF-16 offsets (`[text, offsets, …]`). */
   Joined = 4,
+}
+
+/**
+ * The operation codes of a packed change batch: one per field of an event, in the event's
+ * order, each followed by its operands (`s` a string, `n` a 32-bit number, `x` the next value
+ * of the extras). Exported, so that a test holds lib/native/index.js's numbers to these.
+ */
+export declare const enum ChangeOp {
+  /** The event is complete. */
+  End = 0,
+  /** `resumeToken: { _data: s }`. */
+  Token = 1,
+  /** `resumeToken: x` (a Buffer of the token's BSON, for any other shape). */
+  TokenBson = 2,
+  /** `operationType: s`. */
+  OperationType = 3,
+  /** `ns: {}`. */
+  Ns = 4,
+  /** `ns: { db: s }`. */
+  NsDb = 5,
+  /** `ns: { coll: s }`. */
+  NsColl = 6,
+  /** `ns: { db: s, coll: s }`. */
+  NsDbColl = 7,
+  /** `clusterTime: { t: n, i: n }`. */
+  ClusterTime = 8,
+  /** `wallTime: new Date(high * 2^32 + low)`, `high` (signed) and `low` two words. */
+  WallTime = 9,
+  /** `splitEvent: {}`. */
+  Split = 10,
+  /** `splitEvent: { fragment: n }` (signed). */
+  SplitFragment = 11,
+  /** `splitEvent: { of: n }` (signed). */
+  SplitOf = 12,
+  /** `splitEvent: { fragment: n, of: n }` (signed). */
+  SplitFragmentOf = 13,
+  /** `documentKey: s`. */
+  DocumentKey = 14,
+  /** `fullDocument: s`. */
+  FullDocument = 15,
+  /** `fullDocument: null`. */
+  FullDocumentNull = 16,
+  /** `fullDocumentBeforeChange: s`. */
+  FullDocumentBeforeChange = 17,
+  /** `fullDocumentBeforeChange: null`. */
+  FullDocumentBeforeChangeNull = 18,
+  /** `updateDescription: s`. */
+  UpdateDescription = 19,
+  /** `updateDescription: null`. */
+  UpdateDescriptionNull = 20,
+  /** `json: s` (with `whole`, after the other fields). */
+  Json = 21,
+  /** `raw: x` (a Buffer of a split event's fragment, with `rawFragments`). */
+  Raw = 22,
+  /** `operationType`: the string of the batch's last `OperationType` (the same bytes). */
+  OperationTypeAgain = 23,
+  /** `ns: { db, coll }` with the strings of the batch's last `NsDbColl` (the same bytes). */
+  NsAgain = 24,
 }
 
 /**
@@ -213,12 +280,22 @@ export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], la
 export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }
 
 /**
+ * `transcodeChangeBatch`, packed: `{ id, ns, postBatchResumeToken, events }` with `events` the
+ * packed events `[words, extras, ...texts]` that lib/native/index.js unpacks into the objects
+ * `transcodeChangeBatch` returns.
+ */
+export declare function transcodeChangeBatchPacked(cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
+
+/**
  * The event that the fragments of one split event (their `raw` bytes, in order, from
  * `transcodeChangeBatch` with `rawFragments`) were split from, reassembled at the BSON level
  * ([`merge_fragments`]) and returned exactly as `transcodeChangeBatch` returns an event that
  * was not split.
  */
 export declare function transcodeChangeFragments(fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): RawChangeEvent
+
+/** `transcodeChangeFragments`, packed: the merged event as packed events (one event). */
+export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): PackedChangeEvents
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a

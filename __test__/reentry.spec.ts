@@ -20,6 +20,8 @@ import { Worker } from 'node:worker_threads'
 const b2j = require('..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const binding = require('../lib/native/load').loadBackend().binding
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const native = require('../lib/native')
 
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
@@ -367,9 +369,14 @@ describe('every export × every route', () => {
             fullDocument: BSON.deserialize(docA),
           })
           const cs = BSON.serialize({ nextBatch: [BSON.deserialize(ev), BSON.deserialize(ev)], id: 0n, ns: 'd.' + big })
-          for (const whole of [false, true]) {
+          // the reference path, and the packed one watch() takes (its input borrowed, not copied)
+          const routes = [
+            (c: Uint8Array, whole: boolean) => binding.transcodeChangeBatch(c, whole, 0, 1000, 1 << 28),
+            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole, { flags: 0, maxDepth: 1000, maxOutputBytes: 1 << 28 }),
+          ]
+          for (const [route, whole] of routes.flatMap((f) => [false, true].map((w) => [f, w] as const))) {
             victim = own(cs)
-            const out = withHostileRegExp(() => victim, () => binding.transcodeChangeBatch(victim, whole, 0, 1000, 1 << 28))
+            const out = withHostileRegExp(() => victim, () => route(victim!, whole))
             expect(out.ns).toBe('d.' + big)
             expect(out.events).toHaveLength(2)
             for (const e of out.events) {

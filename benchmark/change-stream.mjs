@@ -2,7 +2,7 @@
 // Change-stream throughput: bson2json watch() vs the driver's coll.watch() + JSON.stringify.
 //
 //   node benchmark/change-stream.mjs [--events N] [--quick]
-//   node benchmark/change-stream.mjs --per-event [--quick]   (client CPU per event, and the floor)
+//   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N]   (client CPU per event, and the floor)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
 // The test server runs in a CHILD process (tools/test-server/cli.js) so process.cpuUsage() measures
@@ -26,7 +26,7 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const argN = args.includes('--events') ? Number(args[args.indexOf('--events') + 1]) : 0
 const BATCH = 1000
-const ROUNDS = quick ? 1 : 3
+const ROUNDS = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : quick ? 1 : 3
 
 async function startChild() {
   const child = spawn(process.execPath, [path.join(root, 'tools/test-server/cli.js'), '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -231,7 +231,9 @@ async function perEvent() {
         }
       }
       const med = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])) })
+      // the same round's batches() over floor: the machine's drift cancels out within a round
+      const perRound = med(cpu.batches.map((x, i) => x / cpu.floor[i]))
+      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])), perRound })
       console.error(`${label}: done`)
     }
   } finally {
@@ -240,12 +242,12 @@ async function perEvent() {
     stop()
   }
   console.log(`\n### client CPU µs per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, median of ${ROUNDS})\n`)
-  console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | driver / batches() | batches() / floor |')
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | driver / batches() | batches() / floor | same round: batches() / floor |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const r of rows) {
     const u = r.us
     console.log(
-      `| ${r.label} | ${r.n} | ${u.perEvent.toFixed(1)} | ${u.batches.toFixed(1)} | ${u.driver.toFixed(1)} | ${u.floor.toFixed(1)} | ${(u.driver / u.perEvent).toFixed(2)}x | ${(u.driver / u.batches).toFixed(2)}x | ${(u.batches / u.floor).toFixed(2)}x |`,
+      `| ${r.label} | ${r.n} | ${u.perEvent.toFixed(1)} | ${u.batches.toFixed(1)} | ${u.driver.toFixed(1)} | ${u.floor.toFixed(1)} | ${(u.driver / u.perEvent).toFixed(2)}x | ${(u.driver / u.batches).toFixed(2)}x | ${(u.batches / u.floor).toFixed(2)}x | ${r.perRound.toFixed(2)}x |`,
     )
   }
 }

@@ -33,6 +33,15 @@ export interface RawChangeEvent {
 }
 
 /**
+ * The events of `transcodeChangeBatchPacked` / `transcodeChangeFragmentsPacked`:
+ * `[words, extras, ...texts]`, `words` a Buffer of native-endian 32-bit words (each event's
+ * `ChangeOp`s with their operands), `extras` the values that are neither numbers nor parts of
+ * a text (or `null`), the texts every other string back to back. lib/native/index.js turns
+ * them into `RawChangeEvent`s.
+ */
+export type PackedChangeEvents = [Uint8Array, unknown[] | null, ...string[]]
+
+/**
  * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
  * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
  * (a projection / redaction) shapes the document first.

@@ -163,6 +163,137 @@ function transcodeCursor(cursor, layout, o) {
 }
 
 /**
+ * The event objects of packed change events (`[words, extras, ...texts]`, see
+ * crates/bson2json-node/src/packed.rs): built here, where V8 allocates each object and its
+ * properties inline, rather than property by property through Node-API. Each event's fields
+ * come in the event's own order; the numbers in the `switch` are the binding's `ChangeOp`
+ * (held equal by __test__/packed-events.spec.ts).
+ * @param {[Uint8Array, any[] | null, ...string[]]} packed
+ * @returns {any[]}
+ */
+function unpackEvents(packed) {
+  // The words' Buffer, copied first if it is not 4-byte aligned (in the WASI build it is a
+  // view of wasm memory).
+  const bytes = (packed[0].byteOffset & 3) === 0 ? packed[0] : new Uint8Array(packed[0])
+  const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2)
+  const extras = packed[1]
+  let x = 0
+  let t = 2
+  let text = packed.length > 2 ? packed[2] : ''
+  let at = 0
+  let k = 0
+  // The next string operand: a slice of the current text (V8 shares the text), the start of
+  // the next text (bit 31), or the next extra (all bits).
+  const str = () => {
+    let end = w[k++]
+    if (end >= 0x80000000) {
+      if (end === 0xffffffff) return extras[x++]
+      text = packed[++t]
+      at = 0
+      end -= 0x80000000
+    }
+    const s = text.slice(at, end)
+    at = end
+    return s
+  }
+  const events = []
+  let ev = {}
+  // the last operationType and ns strings, which the binding does not send again
+  let operationType
+  let db
+  let coll
+  while (k < w.length) {
+    switch (w[k++]) {
+      case 0: // End
+        events.push(ev)
+        ev = {}
+        break
+      case 1: // Token
+        ev.resumeToken = { _data: str() }
+        break
+      case 2: // TokenBson
+        ev.resumeToken = extras[x++]
+        break
+      case 3: // OperationType
+        operationType = str()
+        ev.operationType = operationType
+        break
+      case 4: // Ns
+        ev.ns = {}
+        break
+      case 5: // NsDb
+        ev.ns = { db: str() }
+        break
+      case 6: // NsColl
+        ev.ns = { coll: str() }
+        break
+      case 7: // NsDbColl
+        db = str()
+        coll = str()
+        ev.ns = { db, coll }
+        break
+      case 8: // ClusterTime
+        ev.clusterTime = { t: w[k], i: w[k + 1] }
+        k += 2
+        break
+      case 9: // WallTime
+        ev.wallTime = new Date((w[k] | 0) * 4294967296 + w[k + 1])
+        k += 2
+        break
+      case 10: // Split
+        ev.splitEvent = {}
+        break
+      case 11: // SplitFragment
+        ev.splitEvent = { fragment: w[k++] | 0 }
+        break
+      case 12: // SplitOf
+        ev.splitEvent = { of: w[k++] | 0 }
+        break
+      case 13: // SplitFragmentOf
+        ev.splitEvent = { fragment: w[k] | 0, of: w[k + 1] | 0 }
+        k += 2
+        break
+      case 14: // DocumentKey
+        ev.documentKey = str()
+        break
+      case 15: // FullDocument
+        ev.fullDocument = str()
+        break
+      case 16: // FullDocumentNull
+        ev.fullDocument = null
+        break
+      case 17: // FullDocumentBeforeChange
+        ev.fullDocumentBeforeChange = str()
+        break
+      case 18: // FullDocumentBeforeChangeNull
+        ev.fullDocumentBeforeChange = null
+        break
+      case 19: // UpdateDescription
+        ev.updateDescription = str()
+        break
+      case 20: // UpdateDescriptionNull
+        ev.updateDescription = null
+        break
+      case 21: // Json
+        ev.json = str()
+        break
+      case 22: // Raw
+        ev.raw = extras[x++]
+        break
+      case 23: // OperationTypeAgain
+        ev.operationType = operationType
+        break
+      case 24: // NsAgain
+        ev.ns = { db, coll }
+        break
+      default:
+        throw new Error(`bson2json: unknown change-event operation ${w[k - 1]} (a binding of another version?)`)
+    }
+  }
+  return events
+}
+
+/**
  * A change stream reply's `cursor` document: `{ id, ns, postBatchResumeToken, events }`. A
  * resume token is `{ _data }`, or, in any other shape, a copy of its BSON.
  * @param {Uint8Array} cursor
@@ -172,7 +303,9 @@ function transcodeCursor(cursor, layout, o) {
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
  */
 function transcodeChangeBatch(cursor, whole, o, rawFragments = false) {
-  return b.transcodeChangeBatch(cursor, whole, o.flags, o.maxDepth, o.maxOutputBytes, rawFragments)
+  const r = b.transcodeChangeBatchPacked(cursor, whole, o.flags, o.maxDepth, o.maxOutputBytes, rawFragments)
+  r.events = unpackEvents(r.events)
+  return r
 }
 
 /**
@@ -183,7 +316,7 @@ function transcodeChangeBatch(cursor, whole, o, rawFragments = false) {
  * @param {any} o resolved options
  */
 function transcodeChangeFragments(fragments, whole, o) {
-  return b.transcodeChangeFragments(fragments, whole, o.flags, o.maxDepth, o.maxOutputBytes)
+  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, whole, o.flags, o.maxDepth, o.maxOutputBytes))[0]
 }
 
 /**

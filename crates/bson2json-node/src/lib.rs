@@ -2,7 +2,7 @@
 //! mapping only. All transcoding lives in `bson2json-core`.
 //!
 //! Modules: the exports ([`fast`] the per-document hot path, [`batch`] batches and cursors,
-//! [`changes`] change-stream batches, [`shape`] projection and redaction, [`staged`] the WASI
+//! [`changes`] change-stream batches (and [`packed`], the form `watch()` takes), [`shape`] projection and redaction, [`staged`] the WASI
 //! build's boundary), and what they share ([`options`] the resolved option numbers, [`errors`]
 //! the failures and the JS errors they become, [`regex`] the `RegExp` check, [`strings`] JS
 //! strings of JSON text, [`node_api`] the raw Node-API calls).
@@ -27,6 +27,7 @@ mod fast;
 #[allow(unsafe_code)]
 mod node_api;
 mod options;
+mod packed;
 // The CLI's `dump` pipeline (Unix file descriptors; elsewhere `dumpFile` rejects).
 mod pipeline;
 mod regex;
