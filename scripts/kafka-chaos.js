@@ -16,7 +16,7 @@
 //   - kill: SIGKILL of cdc (`--kills`, spread over the run), restarted after 0-300 ms; a cdc that
 //     exits on its own (a source error it does not retry) is restarted too (`selfExits`, not a fault);
 //   - brokerRestart: `scripts/kafka.sh restart` (`--broker-restarts N`; `--broker-restart` is 1);
-//   - kafkaPause: the broker process SIGSTOPped for 100-1000 ms, then SIGCONTed
+//   - kafkaPause: the broker process SIGSTOPped for 20-200 ms, then SIGCONTed
 //     (`--kafka-pause-every S`, the mean seconds between pauses). Kafka is not cut through a proxy:
 //     the broker advertises its own address in the metadata, and the client connects there
 //     after the bootstrap, so a proxy in front of the bootstrap address would carry only the
@@ -35,7 +35,10 @@
 //   node scripts/kafka-chaos.js --kafka HOST:PORT [--ops 3000 | --duration S] [--kills 10]
 //       [--broker-restart | --broker-restarts N] [--fault-rate 0.05] [--rate 300]
 //       [--snapshot-docs N] [--snapshot-batch-size 100] [--cut-ms M] [--blackhole-every S]
-//       [--kafka-pause-every S] [--min-faults N] [--json]
+//       [--kafka-pause-every S] [--batch-size 40] [--until-faults N [--max-seconds 3600]]
+//       [--min-faults N] [--json]
+// --until-faults N: the writes (and the faults) go on past --ops / --duration until N faults were
+// injected, or --max-seconds from the start.
 // The broker restarts and pauses act on the broker of `scripts/kafka.sh` (its KAFKA_DIR).
 // Exit status 0 when every check passes (and, with --min-faults, at least that many faults were
 // injected), 1 otherwise (the report says which check failed).
@@ -129,12 +132,15 @@ async function main() {
       'fault-rate': { type: 'string', default: '0.05' },
       rate: { type: 'string', default: '300' },
       partitions: { type: 'string', default: '3' },
+      'batch-size': { type: 'string', default: '40' },
       'snapshot-docs': { type: 'string', default: '0' },
       'snapshot-batch-size': { type: 'string', default: '100' },
       'cut-ms': { type: 'string', default: '0' },
       'blackhole-every': { type: 'string', default: '0' },
       'kafka-pause-every': { type: 'string', default: '0' },
       'min-faults': { type: 'string', default: '0' },
+      'until-faults': { type: 'string', default: '0' },
+      'max-seconds': { type: 'string', default: '3600' },
       json: { type: 'boolean', default: false },
     },
   })
@@ -159,12 +165,13 @@ async function main() {
   let snapshotDoneAt = snapshotDocs > 0 ? Infinity : 0
   const faultsByKind = {}
   const faultsByPhase = { snapshot: {}, stream: {} }
+  let server = null
+  const liveFaults = () => Object.values(faultsByKind).reduce((a, b) => a + b, 0) + (server ? server.faults.history.length : 0)
   const fault = (kind) => {
     faultsByKind[kind] = (faultsByKind[kind] || 0) + 1
     faultsByPhase[phase][kind] = (faultsByPhase[phase][kind] || 0) + 1
   }
 
-  let server = null
   let uri = process.env.MONGODB_URI
   const faultRate = Number(values['fault-rate'])
   if (!uri) {
@@ -239,7 +246,7 @@ async function main() {
     '--partitions',
     values.partitions,
     '--batch-size',
-    '40',
+    values['batch-size'],
     '--max-await-ms',
     '100',
     '--progress-interval',
@@ -301,7 +308,9 @@ async function main() {
   const writer = (async () => {
     if (snapshotDocs > 0) await positionCommitted // a change made before the position has no event
     const t0 = Date.now()
-    for (let n = 0; n < ops; n++) {
+    const untilFaults = Number(values['until-faults'])
+    const maxMs = Number(values['max-seconds']) * 1000
+    for (let n = 0; n < ops || (liveFaults() < untilFaults && Date.now() - t0run < maxMs); n++) {
       if (versions.length === 0 || n % 3 === 0) {
         const _id = versions.length
         await coll.insertOne({ _id, v: 0, pad: 'x'.repeat(n % 50) })
@@ -363,7 +372,7 @@ async function main() {
           paused = true
           signalBroker('SIGSTOP')
           fault('kafkaPause')
-          await sleep(100 + Math.random() * 900)
+          await sleep(20 + Math.random() * 180)
           signalBroker('SIGCONT')
           paused = false
         }
@@ -413,16 +422,19 @@ async function main() {
   const faultsDoneAt = Date.now()
   if (server) server.faults.setFaultRate(0)
 
-  // Wait until the events topic holds every write (or 180 s), then stop cdc with SIGTERM.
+  // Wait until the events topic holds every write (or 600 s), then stop cdc with SIGTERM. The
+  // snapshot records are not counted: live inserts can have one too.
   const consumer = new Consumer({ clientId: 'chaos-check', groupId: 'chaos-check', bootstrapBrokers: brokers.split(',') })
   let messages = []
-  const want = expected.size + snapshotDocs
-  const deadline = Date.now() + 180_000
+  const want = expected.size
+  const isSnapshot = (r) => r.headers.some(([a, b]) => String(a) === 'operationType' && String(b) === 'snapshot')
+  const deadline = Date.now() + 600_000
   for (;;) {
     messages = []
     await kafka.readCommitted(consumer, topic, (partition, offset, r) => messages.push({ partition, offset, r }))
-    debug('read', messages.length, 'of', want)
-    if ((messages.length >= want && phase === 'stream') || Date.now() > deadline) break
+    const events = messages.filter((m) => !isSnapshot(m.r)).length
+    debug('read', events, 'events of', want)
+    if ((events >= want && phase === 'stream') || Date.now() > deadline) break
     await sleep(1000)
   }
   await sleep(1500) // anything extra (duplicates) would show up now
