@@ -355,11 +355,15 @@ async function main() {
   }
   const brokerPid = () => Number(fs.readFileSync(path.join(kafkaDir, 'kafka.pid'), 'utf8'))
   const signalBroker = (sig) => {
-    const pid = brokerPid()
     try {
-      process.kill(-pid, sig)
-    } catch {
-      process.kill(pid, sig)
+      const pid = brokerPid()
+      try {
+        process.kill(-pid, sig)
+      } catch {
+        process.kill(pid, sig)
+      }
+    } catch (e) {
+      debug('cannot signal the broker', e.message)
     }
   }
   let paused = false
