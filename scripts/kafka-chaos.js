@@ -35,6 +35,7 @@
 //   node scripts/kafka-chaos.js --kafka HOST:PORT [--ops 3000 | --duration S] [--kills 10]
 //       [--broker-restart | --broker-restarts N] [--fault-rate 0.05] [--rate 300]
 //       [--snapshot-docs N] [--snapshot-batch-size 100] [--cut-ms M] [--blackhole-every S]
+//       [--snapshot-cut-ms M] [--snapshot-fault-rate R]
 //       [--kafka-pause-every S] [--batch-size 40] [--until-faults N [--max-seconds 3600]]
 //       [--min-faults N] [--json]
 // --until-faults N: the writes (and the faults) go on past --ops / --duration until N faults were
@@ -136,6 +137,8 @@ async function main() {
       'snapshot-docs': { type: 'string', default: '0' },
       'snapshot-batch-size': { type: 'string', default: '100' },
       'cut-ms': { type: 'string', default: '0' },
+      'snapshot-cut-ms': { type: 'string' },
+      'snapshot-fault-rate': { type: 'string' },
       'blackhole-every': { type: 'string', default: '0' },
       'kafka-pause-every': { type: 'string', default: '0' },
       'min-faults': { type: 'string', default: '0' },
@@ -152,6 +155,10 @@ async function main() {
   const brokerRestarts = values['broker-restarts'] !== undefined ? Number(values['broker-restarts']) : values['broker-restart'] ? 1 : 0
   const snapshotDocs = Number(values['snapshot-docs'])
   const cutMs = Number(values['cut-ms'])
+  // A snapshot cursor does not resume: any source fault during the copy ends cdc (exit 1) and
+  // the restart continues after the last committed batch. These set gentler rates for the
+  // copy, so that it gets done (with the stream's rates, it may never copy a batch).
+  const snapshotCutMs = values['snapshot-cut-ms'] !== undefined ? Number(values['snapshot-cut-ms']) : cutMs
   const holeEvery = Number(values['blackhole-every'])
   const pauseEvery = Number(values['kafka-pause-every'])
   const kafkaDir = process.env.KAFKA_DIR || path.join(ROOT, 'tmp/kafka')
@@ -174,6 +181,7 @@ async function main() {
 
   let uri = process.env.MONGODB_URI
   const faultRate = Number(values['fault-rate'])
+  const snapshotFaultRate = values['snapshot-fault-rate'] !== undefined ? Number(values['snapshot-fault-rate']) : faultRate
   if (!uri) {
     const { startTestServer } = require('../tools/test-server')
     server = await startTestServer({
@@ -203,7 +211,7 @@ async function main() {
       await coll.insertMany(docs, { ordered: false })
       for (const _ of docs) versions.push(0)
     }
-    if (server) server.faults.setFaultRate(faultRate)
+    if (server) server.faults.setFaultRate(snapshotFaultRate)
   }
 
   // The proxy between cdc and MongoDB.
@@ -282,6 +290,7 @@ async function main() {
         if (s.includes('snapshot done') && phase === 'snapshot') {
           phase = 'stream'
           snapshotDoneAt = Date.now()
+          if (server) server.faults.setFaultRate(faultRate)
         }
         if (s.includes('streaming')) resolve(true)
       })
@@ -337,7 +346,7 @@ async function main() {
     loops.push(
       (async () => {
         while (!writesDone) {
-          await sleep(expWait(cutMs))
+          await sleep(expWait(phase === 'snapshot' ? snapshotCutMs : cutMs))
           if (proxy.cut()) fault('mongoCut')
         }
       })(),
