@@ -373,8 +373,10 @@ async function main() {
       } catch {
         process.kill(pid, sig)
       }
+      return true
     } catch (e) {
       debug('cannot signal the broker', e.message)
+      return false
     }
   }
   let paused = false
@@ -384,8 +386,8 @@ async function main() {
         while (!writesDone) {
           await sleep(expWait(pauseEvery * 1000))
           if (writesDone || brokerBusy) continue
+          if (!signalBroker('SIGSTOP')) continue
           paused = true
-          signalBroker('SIGSTOP')
           fault('kafkaPause')
           await sleep(20 + Math.random() * 180)
           signalBroker('SIGCONT')
