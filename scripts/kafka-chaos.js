@@ -406,15 +406,14 @@ async function main() {
   const writeMs = (ops / rate) * 1000
   const restartAt = new Set(Array.from({ length: brokerRestarts }, (_, i) => Math.floor(((i + 1) * kills) / (brokerRestarts + 1))))
   let restarted = 0
+  // Kill k at a random moment of its slot (writeMs / kills), or, when the process of the moment
+  // exited on its own, as soon as the next one runs. With --snapshot-docs, the writes (and the
+  // slots) begin once the snapshot's position is committed.
+  if (snapshotDocs > 0) await positionCommitted
+  const tStart = Date.now()
   for (let k = 0; k < kills; ) {
-    const c = child
-    const t = Date.now()
-    await c.streaming
-    if (c.exited) {
-      await sleep(100) // it exited on its own: wait for its restart
-      continue
-    }
-    await sleep(Math.random() * Math.max(300, writeMs / kills - (Date.now() - t)))
+    const at = tStart + ((k + Math.random()) * writeMs) / kills
+    if (Date.now() < at) await sleep(at - Date.now())
     if (restartAt.has(k) && restarted < brokerRestarts && !brokerBusy) {
       restarted++
       brokerBusy = true
@@ -423,7 +422,11 @@ async function main() {
       brokerBusy = false
       fault('brokerRestart')
     }
-    if (child !== c || c.exited) continue // it exited on its own meanwhile: kill the new one
+    const c = child
+    if (c.exited) {
+      await sleep(50) // it exited on its own: kill the next one
+      continue
+    }
     debug('kill', k, 'writes', writes)
     c.killedByUs = true
     c.kill('SIGKILL')
