@@ -339,6 +339,8 @@ async function main() {
     }
   })().finally(() => (writesDone = true))
 
+  const progress = setInterval(() => debug('progress', JSON.stringify({ s: Math.round((Date.now() - t0run) / 1000), phase, writes, faults: liveFaults(), kills: exits.length, selfExits: selfExits.length })), 30_000)
+  progress.unref()
   // Cheap faults, until the writes are done: proxy cuts, black-holes, broker pauses.
   let brokerBusy = false
   const loops = []
