@@ -39,7 +39,7 @@
 //       [--kafka-pause-every S] [--batch-size 40] [--until-faults N [--max-seconds 3600]]
 //       [--min-faults N] [--json]
 // --until-faults N: the writes (and the faults) go on past --ops / --duration until N faults were
-// injected, or --max-seconds from the start.
+// injected; --max-seconds (default 3600) ends the writes in any case.
 // The broker restarts and pauses act on the broker of `scripts/kafka.sh` (its KAFKA_DIR).
 // Exit status 0 when every check passes (and, with --min-faults, at least that many faults were
 // injected), 1 otherwise (the report says which check failed).
@@ -319,7 +319,7 @@ async function main() {
     const t0 = Date.now()
     const untilFaults = Number(values['until-faults'])
     const maxMs = Number(values['max-seconds']) * 1000
-    for (let n = 0; n < ops || (liveFaults() < untilFaults && Date.now() - t0run < maxMs); n++) {
+    for (let n = 0; (n < ops || liveFaults() < untilFaults) && Date.now() - t0run < maxMs; n++) {
       // While the snapshot runs, only updates of the pre-filled documents: live inserts would be
       // copied too (higher _ids), and the copy would chase the writer.
       if (versions.length === 0 || (n % 3 === 0 && phase === 'stream')) {
