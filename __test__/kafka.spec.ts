@@ -666,4 +666,18 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(report.kills).toBe(6)
     expect(report.ok).toBe(true)
   }, 180_000)
+
+  it.skipIf(!!URI)('chaos: --snapshot under fire, connections cut by the proxy, broker paused; snapshot records and events once, final state per key', () => {
+    const r = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--snapshot-docs', '1000', '--snapshot-batch-size', '100', '--ops', '600', '--kills', '3', '--rate', '100', '--cut-ms', '500', '--snapshot-cut-ms', '2000', '--blackhole-every', '5', '--kafka-pause-every', '2', '--json'],
+      { encoding: 'utf8', timeout: 170_000 },
+    )
+    const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
+    expect(report.failures).toEqual([])
+    expect(report.kills).toBe(3)
+    expect(report.snapshotMissing).toBe(0)
+    expect(report.snapshotRecords).toBeGreaterThanOrEqual(1000)
+    expect(report.ok).toBe(true)
+  }, 180_000)
 })

@@ -177,7 +177,11 @@ start() {
   write_config "$port" "$cport" "$sport"
   echo "127.0.0.1:$sport" >"$DIR/addr-sasl-ssl"
   "$JAVA" -Xmx256m -Dlog4j2.configurationFile="$DIR/log4j2.properties" -cp "$JARS/*" kafka.tools.StorageTool format \
-    -t "$(python3 -c 'import uuid,base64; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+    -t "$(python3 -c 'import uuid,base64
+while True:
+    s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not s.startswith("-"): break
+print(s)')" \
     -S 'SCRAM-SHA-256=[name=alice,password=alice-secret]' -S 'SCRAM-SHA-512=[name=alice,password=alice-secret]' \
     -c "$DIR/server.properties" >"$DIR/format.log" 2>&1 || {
     log "storage format failed:"
