@@ -360,7 +360,19 @@ pub fn transcode_change_fragments<'env>(
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
-    let list = Value::of_unknown(&fragments);
+    let merged = merged_fragments(env, &fragments)?;
+    write_events(env, &opts, whole, false, |w| {
+        w.event(0, &merged).map_err(|f| f.in_event(0, 0))
+    })
+    .map(|v| v.into_unknown(env))
+    .map_err(|f| f.throw(env))
+}
+
+/// The BSON of the event whose fragments are the array `fragments` (`Uint8Array[]`, in order),
+/// merged ([`merge_fragments`]); a TypeError for anything but an array, a TranscodeError for
+/// fragments that do not merge.
+pub(crate) fn merged_fragments(env: &Env, fragments: &Unknown<'_>) -> Result<Vec<u8>> {
+    let list = Value::of_unknown(fragments);
     if !node_api::is_array(env, list)? {
         return Err(type_error(
             env,
@@ -375,22 +387,19 @@ pub fn transcode_change_fragments<'env>(
         values.push(node_api::get_element(env, list, i)?);
     }
     let mut merged = Vec::new();
-    {
-        let mut parts = Vec::with_capacity(values.len());
-        for (i, v) in values.into_iter().enumerate() {
-            #[allow(unsafe_code)]
-            // SAFETY: read only by the merge just below, which runs no JavaScript; dropped at
-            // the end of this block, before anything else runs.
-            parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
-        }
-        let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-        if let Err(e) = merge_fragments(&refs, &mut merged) {
-            return Err(Failure::from(e).throw(env));
-        }
+    let mut parts = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        #[allow(unsafe_code)]
+        // SAFETY: read only by the merge just below, which runs no JavaScript; dropped right
+        // after it, before anything else runs.
+        parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
     }
-    write_events(env, &opts, whole, false, |w| {
-        w.event(0, &merged).map_err(|f| f.in_event(0, 0))
-    })
-    .map(|v| v.into_unknown(env))
-    .map_err(|f| f.throw(env))
+    let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+    let outcome = merge_fragments(&refs, &mut merged);
+    drop(refs);
+    drop(parts);
+    match outcome {
+        Ok(()) => Ok(merged),
+        Err(e) => Err(Failure::from(e).throw(env)),
+    }
 }

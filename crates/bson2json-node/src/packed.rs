@@ -15,14 +15,13 @@
 //! of the extras. `End` closes an event.
 
 use bson2json_core::mongo::{
-    change_event_fields, cursor_parts, merge_fragments, resume_token_data, CursorParts, EventField,
-    Part,
+    change_event_fields, cursor_parts, resume_token_data, CursorParts, EventField, Part,
 };
 use bson2json_core::{Options, RegexRecord};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::errors::{type_error, Failure};
+use crate::errors::Failure;
 use crate::node_api::{self, bytes_of, Value};
 use crate::{options, regex, strings, with_state, State};
 
@@ -588,34 +587,7 @@ pub fn transcode_change_fragments_packed<'env>(
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
-    let list = Value::of_unknown(&fragments);
-    if !node_api::is_array(env, list)? {
-        return Err(type_error(
-            env,
-            "bson2json: fragments must be an array of Uint8Arrays",
-        ));
-    }
-    // Every element is read (which can run JavaScript: an accessor) before any byte pointer
-    // is taken.
-    let len = node_api::array_length(env, list)?;
-    let mut values = Vec::with_capacity(len as usize);
-    for i in 0..len {
-        values.push(node_api::get_element(env, list, i)?);
-    }
-    let mut merged = Vec::new();
-    {
-        let mut parts = Vec::with_capacity(values.len());
-        for (i, v) in values.into_iter().enumerate() {
-            #[allow(unsafe_code)]
-            // SAFETY: read only by the merge just below, which runs no JavaScript; dropped at
-            // the end of this block, before anything else runs.
-            parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
-        }
-        let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-        if let Err(e) = merge_fragments(&refs, &mut merged) {
-            return Err(Failure::from(e).throw(env));
-        }
-    }
+    let merged = crate::changes::merged_fragments(env, &fragments)?;
     pack_events(env, &opts, whole, false, |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))
     })
