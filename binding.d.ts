@@ -238,18 +238,12 @@ export declare const enum OptionFlag {
 }
 
 /**
- * What `Shaper.shape` reads: one document, concatenated documents, a cursor document, a
- * change event.
+ * What `Shaper.shape` reads: a cursor document of documents, or of change events (the
+ * calls that transcode take the `Shaper` itself and shape as they go).
  */
 export declare const enum ShapeInput {
-  /** One whole document. */
-  Document = 0,
-  /** Documents back to back. */
-  Concatenated = 1,
   /** A cursor document (`{ id, ns, firstBatch | nextBatch }`): its batch's documents. */
   Cursor = 2,
-  /** A change event. */
-  ChangeEvent = 3,
   /** A cursor document whose batch holds change events. */
   ChangeCursor = 4,
 }

@@ -897,22 +897,6 @@ impl Shape {
         }
     }
 
-    /// Applies the shape to each of the concatenated documents in `input`.
-    pub fn concatenated(
-        &self,
-        input: &[u8],
-        out: &mut Vec<u8>,
-        scratch: &mut Vec<u8>,
-    ) -> Result<(), Error> {
-        let mut at = 0;
-        while at < input.len() {
-            let end = doc_bounds(input, at, input.len())?;
-            self.doc_at(input, at, end, out, scratch)?;
-            at = end;
-        }
-        Ok(())
-    }
-
     /// Rewrites a cursor document (`{ id, ns, firstBatch | nextBatch, ... }`): every document
     /// of its batch array shaped (as a change event with `events`), every other field copied.
     pub fn cursor(

@@ -22,18 +22,12 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// What `Shaper.shape` reads: one document, concatenated documents, a cursor document, a
-/// change event.
+/// What `Shaper.shape` reads: a cursor document of documents, or of change events (the
+/// calls that transcode take the `Shaper` itself and shape as they go).
 #[napi]
 pub enum ShapeInput {
-    /// One whole document.
-    Document = 0,
-    /// Documents back to back.
-    Concatenated = 1,
     /// A cursor document (`{ id, ns, firstBatch | nextBatch }`): its batch's documents.
     Cursor = 2,
-    /// A change event.
-    ChangeEvent = 3,
     /// A cursor document whose batch holds change events.
     ChangeCursor = 4,
 }
@@ -143,13 +137,8 @@ impl Shaper {
     ) -> Result<Unknown<'env>> {
         let mut out = Vec::with_capacity(input.len());
         let mut scratch = Vec::new();
-        let r = match kind {
-            ShapeInput::Document => self.shape.document(&input, &mut out, &mut scratch),
-            ShapeInput::Concatenated => self.shape.concatenated(&input, &mut out, &mut scratch),
-            ShapeInput::Cursor => self.shape.cursor(&input, false, &mut out, &mut scratch),
-            ShapeInput::ChangeCursor => self.shape.cursor(&input, true, &mut out, &mut scratch),
-            ShapeInput::ChangeEvent => self.shape.change_event(&input, &mut out, &mut scratch),
-        };
+        let events = matches!(kind, ShapeInput::ChangeCursor);
+        let r = self.shape.cursor(&input, events, &mut out, &mut scratch);
         if let Err(e) = r {
             return Err(Failure::from(e).throw(env));
         }
