@@ -24,6 +24,12 @@ export interface KafkaRunStats {
   lastError?: string
   /** during an outage: milliseconds left before the run gives up (KafkaUnavailableError) */
   giveUpInMS?: number
+  /** transient MongoDB failures retried (a snapshot range's cursor reopened, or the cycle restarted) */
+  mongoRetries: number
+  /** the cause of the last retried MongoDB failure, one line */
+  lastMongoError?: string
+  /** during a MongoDB outage: milliseconds left before the run gives up (rejects with the driver's error) */
+  mongoGiveUpInMS?: number
 }
 
 export interface ChangeStreamToKafkaOptions {
@@ -102,12 +108,21 @@ export interface ChangeStreamToKafkaOptions {
   /** once running, reject with KafkaUnavailableError when Kafka stays unreachable this long (default 120000) */
   retryTimeoutMS?: number
   /**
+   * transient MongoDB errors (a closed connection, `CursorNotFound`, a resumable error) are
+   * retried from the last committed checkpoint, with a back-off of 100 ms doubling to 5 s, until
+   * MongoDB has not answered for this long (default 120000); then the run rejects with the
+   * driver's error, its `retriedMS` set
+   */
+  mongoRetryTimeoutMS?: number
+  /**
    * extra @platformatic/kafka client options, e.g. `tls: { ca, cert, key }` (Node's tls.connect
    * options) and `sasl: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username, password }`
    */
   kafka?: Record<string, unknown>
   onProgress?: (stats: KafkaRunStats, batch: { events: unknown[]; resumeToken: unknown }) => void
   onRestart?: (error: Error, stats: KafkaRunStats) => void
+  /** a transient MongoDB error about to be retried; `what` is reopened ('the change stream', 'the snapshot', 'snapshot range 2 of 4') */
+  onMongoRetry?: (error: Error, stats: KafkaRunStats, what: string) => void
   /** An AbortSignal (typed structurally: this file needs no DOM or Node types). */
   signal?: AbortSignalLike
 }

@@ -53,7 +53,12 @@ Options:
       --partitions N           partitions of a newly created events topic (default 1)
       --batch-size N           change-stream batch size
       --max-await-ms N         getMore wait on an idle stream (default 1000)
-      --timeout S              give up after S seconds without a usable MongoDB server (default 10)
+      --timeout S              at start, give up after S seconds without a usable MongoDB server
+                               (default 10; a connection cut meanwhile is retried)
+      --mongo-retry-timeout S  once running, give up when MongoDB stays unanswering for S seconds
+                               (default 120; a closed connection, CursorNotFound or a resumable
+                               error is retried meanwhile: the snapshot's range after its last
+                               committed _id, the change stream from the last checkpoint)
       --kafka-tls              connect to Kafka over TLS (the system's CAs)
       --kafka-ca FILE          TLS, trusting the CA certificates in FILE (PEM)
       --kafka-cert FILE, --kafka-key FILE  TLS client certificate and key (PEM)
@@ -78,7 +83,8 @@ fences the first, which then exits with status 4). Per-document order holds: the
 event's documentKey JSON and partitions follow the Java client's default partitioner.
 
 Exit status: 0 stopped by SIGTERM/SIGINT (the open transaction finished, the cursor closed);
-1 MongoDB error the change stream cannot resume (authentication, a rejected pipeline);
+1 MongoDB error that is not retried (authentication, a rejected pipeline), MongoDB failing for
+--mongo-retry-timeout, or not reachable at start within --timeout;
 2 usage error; 3 Kafka unreachable (at start within --kafka-timeout, or for --kafka-retry-timeout
 while running: every committed event stays committed) or topics not creatable; 4 fenced by another process
 with the same --id; 5 the change stream was invalidated (collection/database dropped or renamed);
@@ -88,8 +94,9 @@ with the same --id; 5 the change stream was invalidated (collection/database dro
 
 const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
-const { describe } = require('./mongo')
+const { describe, redact } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
+const { isTransientSourceError } = require('../kafka/errors')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -125,6 +132,7 @@ const VALUE_FLAGS = {
   '--kafka-user': 'kafkaUser',
   '--kafka-password-file': 'kafkaPasswordFile',
   '--kafka-retry-timeout': 'kafkaRetryTimeout',
+  '--mongo-retry-timeout': 'mongoRetryTimeout',
 }
 
 function intArg(name, text, min) {
@@ -275,6 +283,7 @@ function parseArgs(argv) {
   o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
   o.kafkaClient = kafkaSecurity(o, process.env)
   o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
+  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? 120 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
   return o
 }
 
@@ -289,15 +298,8 @@ async function main(argv) {
   const mongodb = requirePeer({ mongodb: 'mongodb', '@platformatic/kafka': '@platformatic/kafka@~1.35.0' })
   const kafka = require('../kafka/sink')
   const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
-  const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}`, serverSelectionTimeoutMS: o.timeout * 1000 })
-  try {
-    await client.connect()
-  } catch (e) {
-    if (e && typeof e === 'object') e.duringConnect = true
-    await client.close().catch(() => {})
-    log(`${describe(e, o, 'the change stream')}; nothing was written`)
-    return 1
-  }
+  const client = await connect(mongodb, o, log)
+  if (client === null) return 1
   let source = client
   if (o.db !== undefined) source = client.db(o.db)
   if (o.collection !== undefined) source = source.collection(o.collection)
@@ -367,6 +369,12 @@ async function main(argv) {
         log(`snapshot done: ${s.snapshot.records} records; streaming the changes made since it began`)
       }
     },
+    mongoRetryTimeoutMS: o.mongoRetryTimeout * 1000,
+    onMongoRetry: (e, s, what) =>
+      log(
+        `MongoDB at ${redact(o.uri)} failed: ${s.lastMongoError}; reopening ${what} ${/snapshot/.test(what) ? "after its last committed _id" : 'from the last checkpoint'} ` +
+          `(retry ${s.mongoRetries}, giving up in ${Math.ceil(s.mongoGiveUpInMS / 1000)} s)`,
+      ),
     onRestart: (e, s) =>
       log(
         `Kafka at ${o.kafka} ${announced ? 'failed' : 'not reachable yet'}: ${s.lastError}; ` +
@@ -405,6 +413,36 @@ async function main(argv) {
   return code
 }
 
+/**
+ * The MongoClient, connected; null (after saying why) when no server answers within --timeout.
+ * A connection cut during the start (a network error before the server selection timed out) is
+ * retried with a new client, within what is left of --timeout.
+ */
+async function connect(mongodb, o, log) {
+  const end = Date.now() + o.timeout * 1000
+  let delay = 100
+  for (let retry = 1; ; retry++) {
+    const left = Math.max(1, end - Date.now())
+    const client = new mongodb.MongoClient(o.uri, { appName: `bson2json cdc ${o.id}`, serverSelectionTimeoutMS: Math.min(left, o.timeout * 1000) })
+    try {
+      await client.connect()
+      return client
+    } catch (e) {
+      await client.close().catch(() => {})
+      const again = end - Date.now()
+      if (isTransientSourceError(e) && e.name !== 'MongoServerSelectionError' && again > 100) {
+        log(`MongoDB at ${redact(o.uri)} not reachable yet: ${String(e && e.message).split('\n')[0]}; retrying (retry ${retry}, giving up in ${Math.ceil(again / 1000)} s)`)
+        await new Promise((r) => setTimeout(r, Math.min(delay, again - 100)))
+        delay = Math.min(delay * 2, 2000)
+        continue
+      }
+      if (e && typeof e === 'object') e.duringConnect = true
+      log(`${describe(e, o, 'the change stream')}; nothing was written`)
+      return null
+    }
+  }
+}
+
 /** Says why the run ended (one line) and returns the exit status. */
 function failure(e, o, stats, log) {
   const name = e && e.name
@@ -438,8 +476,11 @@ function failure(e, o, stats, log) {
     )
     return 6
   }
-  if (e && String(name).startsWith('Mongo')) {
-    log(`${describe(e, o, 'the change stream')}; ${committed}`)
+  if (e && (String(name).startsWith('Mongo') || e.source === true)) {
+    // A bare socket error (no Mongo name) is the connection's: say so as for a network error.
+    const what = String(name).startsWith('Mongo') ? describe(e, o, 'the change stream') : describe(Object.assign(new Error(e.message), { name: 'MongoNetworkError' }), o, 'the change stream')
+    const retried = e.retriedMS ? ` (retried for ${Math.round(e.retriedMS / 1000)} s)` : ''
+    log(`${what}${retried}; ${committed}`)
     return 1
   }
   log(`Kafka error at ${o.kafka}: ${e && e.message ? String(e.message).split('\n')[0] : e}; ${committed}`)

@@ -89,16 +89,31 @@ async function sendChunked(tx, messages, maxBytes) {
   return total
 }
 
-function sleep(ms, signal) {
-  return new Promise((resolve) => {
+/**
+ * A timer that also ends when `signal` aborts: `{ promise, cancel }`. `cancel()` clears the
+ * timer and removes the abort listener at once (a race lost to another promise must not keep
+ * them: a stream of small batches would pile up a listener per batch on the one signal).
+ */
+function timer(ms, signal) {
+  let cancel
+  const promise = new Promise((resolve) => {
     const t = setTimeout(done, ms)
     function done() {
       clearTimeout(t)
       if (signal) signal.removeEventListener('abort', done)
       resolve()
     }
+    cancel = () => {
+      clearTimeout(t)
+      if (signal) signal.removeEventListener('abort', done)
+    }
     if (signal) signal.addEventListener('abort', done, { once: true })
   })
+  return { promise, cancel }
 }
 
-module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep }
+function sleep(ms, signal) {
+  return timer(ms, signal).promise
+}
+
+module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep, timer }

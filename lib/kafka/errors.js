@@ -59,8 +59,31 @@ function isHistoryLost(e) {
   return e !== null && typeof e === 'object' && (e.code === 286 || e.codeName === 'ChangeStreamHistoryLost')
 }
 
-function isHistoryLost(e) {
-  return e !== null && typeof e === 'object' && (e.code === 286 || e.codeName === 'ChangeStreamHistoryLost')
+/** Server error codes a retry can outlast (the Change Streams spec's resumable list, and CursorNotFound). */
+const TRANSIENT_SOURCE_CODES = new Set([6, 7, 43, 63, 89, 91, 133, 150, 189, 234, 262, 9001, 10107, 11600, 11602, 13388, 13435, 13436])
+const TRANSIENT_SOURCE_LABELS = ['ResumableChangeStreamError', 'RetryableError', 'RetryableReadError', 'RetryableWriteError', 'ResetPool']
+
+/**
+ * A MongoDB-side failure a retry from the checkpoint can outlast: a network error (a closed or
+ * reset connection, a timeout, a cleared pool, no server selectable for now), `CursorNotFound`,
+ * a resumable server error (by label or by the spec's code list). Also a bare socket error the
+ * driver let through unwrapped: a write on a connection whose peer had closed it fails with
+ * `This socket has been ended by the other party` (code `EPIPE`, name `Error`: the driver 7.x
+ * awaits 'drain' and rethrows the socket's own error). History lost, authentication, a rejected
+ * pipeline or option, an invalidated stream are not transient: they end the run.
+ */
+function isTransientSourceError(e) {
+  if (e === null || typeof e !== 'object') return false
+  const name = String(e.name || '')
+  if (name === 'MongoTopologyClosedError' || name === 'MongoClientClosedError') return false
+  if (name.startsWith('MongoNetwork') || name === 'MongoPoolClearedError' || name === 'MongoServerSelectionError' || name === 'MongoServerClosedError') return true
+  if (isHistoryLost(e)) return false
+  if (typeof e.code === 'number' && TRANSIENT_SOURCE_CODES.has(e.code)) return true
+  const labels = Array.isArray(e.errorLabels) ? e.errorLabels : e.errorLabelSet instanceof Set ? [...e.errorLabelSet] : []
+  if (labels.some((l) => TRANSIENT_SOURCE_LABELS.includes(l))) return true
+  if (typeof e.code === 'string' && /^(EPIPE|ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENETDOWN|EAI_AGAIN)$/.test(e.code)) return true
+  if (!name.startsWith('Mongo') && /This socket has been ended by the other party|socket hang up/.test(String(e.message))) return true
+  return false
 }
 
 /** A newer process with the same stream id took over (its producer epoch fenced ours). */
@@ -138,6 +161,7 @@ module.exports = {
   KafkaFencedError,
   SourceError,
   isHistoryLost,
+  isTransientSourceError,
   errorText,
   kafkaCause,
   isRefused,

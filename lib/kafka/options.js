@@ -36,9 +36,11 @@ const OPTION_NAMES = new Set([
   'retryDelayMS',
   'connectTimeoutMS',
   'retryTimeoutMS',
+  'mongoRetryTimeoutMS',
   'kafka',
   'onProgress',
   'onRestart',
+  'onMongoRetry',
   'signal',
 ])
 
@@ -64,7 +66,7 @@ function checkOptions(o) {
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked (and compiled) now, applied by watch() to every event.
   if (o.projection !== undefined || o.redact !== undefined) require('../shape').compileShape(o.projection, o.redact)
-  for (const k of ['partitions', 'snapshotBatchSize', 'snapshotParallel', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS']) {
+  for (const k of ['partitions', 'snapshotBatchSize', 'snapshotParallel', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS', 'mongoRetryTimeoutMS']) {
     const v = o[k]
     if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
       throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
@@ -90,7 +92,7 @@ function checkOptions(o) {
   if (o.overrideCheckpoint !== undefined && typeof o.overrideCheckpoint !== 'boolean') {
     throw new TypeError('bson2json/kafka: options.overrideCheckpoint must be a boolean')
   }
-  for (const k of ['onProgress', 'onRestart']) {
+  for (const k of ['onProgress', 'onRestart', 'onMongoRetry']) {
     if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`bson2json/kafka: options.${k} must be a function`)
   }
   if (o.kafka !== undefined && (o.kafka === null || typeof o.kafka !== 'object')) {

@@ -19,16 +19,19 @@
  * read_committed consumers never see its events and the next run fetches them again.
  *
  * Kafka errors (broker restart, network) restart the cycle (new producer, fence, re-read the
- * checkpoint, re-open the stream) with a back-off; change-stream errors the driver and the stream
- * cannot resume end the run. See docs/kafka.md for the guarantees and their conditions.
+ * checkpoint, re-open the stream) with a back-off. Transient MongoDB errors (a closed connection,
+ * `CursorNotFound`, a resumable error) the change stream's own resume did not outlast restart the
+ * cycle too; during the snapshot the failed range alone reopens its cursor after its last
+ * committed `_id`. Both for up to `mongoRetryTimeoutMS` without an answer from MongoDB. Other
+ * MongoDB errors end the run. See docs/kafka.md for the guarantees and their conditions.
  *
  * The Kafka client is the optional peer dependency `@platformatic/kafka` (1.35.x, or 2.x from 2.12.1
  * on Node >= 22.22: the same code path, docs/kafka.md).
  */
 
 const { watch, snapshot } = require('../mongo/change-stream')
-const { KafkaUnavailableError, ChangeStreamHistoryLostError, KafkaFencedError, SourceError, isHistoryLost, kafkaCause, isRefused, isFenced } = require('./errors')
-const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep } = require('./client')
+const { KafkaUnavailableError, ChangeStreamHistoryLostError, KafkaFencedError, SourceError, isHistoryLost, isTransientSourceError, kafkaCause, isRefused, isFenced } = require('./errors')
+const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep, timer } = require('./client')
 const { CHECKPOINT_VERSION, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
 const { checkOptions } = require('./options')
 const { splitRanges } = require('../mongo/ranges')
@@ -49,6 +52,7 @@ class KafkaSink {
       batches: 0,
       transactions: 0,
       restarts: 0,
+      mongoRetries: 0, // MongoDB failures retried (cursor reopened, or the cycle restarted)
       resumeToken: null,
       clusterTime: null, // {t, i} of the last committed event or checkpoint
       startedFrom: null, // 'checkpoint' | 'snapshot' | 'resumeAfter' | 'startAtOperationTime' | 'now'
@@ -78,6 +82,11 @@ class KafkaSink {
     this.outageSince = Date.now()
     this.started = false
     this.lastCause = null
+    // MongoDB has failed without an answer since this time (null: it answers), and the next
+    // back-off before a retry (100 ms doubling to 5 s, from the first failure of an outage).
+    this.mongoRetryTimeoutMS = o.mongoRetryTimeoutMS === undefined ? 120_000 : o.mongoRetryTimeoutMS
+    this.mongoOutageSince = null
+    this.mongoDelayMS = MONGO_FIRST_DELAY_MS
     this.watchdog = null
     this.onAbort = () => this.stop()
     if (o.signal) {
@@ -120,7 +129,18 @@ class KafkaSink {
           return
         } catch (e) {
           if (e instanceof SourceError) {
-            if (!isHistoryLost(e.cause)) throw e.cause
+            if (!e.final && !this.stopping) {
+              // The stream's own resume (or the snapshot's start) did not outlast it: the cycle
+              // again, from the last committed checkpoint.
+              const what = stats.snapshot && !stats.snapshot.done ? 'the snapshot' : 'the change stream'
+              const wait = this.sourceFailure(e.cause, what)
+              if (wait !== null) {
+                await sleep(wait, this.ac.signal)
+                continue
+              }
+            }
+            if (this.stopping && isTransientSourceError(e.cause)) return
+            if (!isHistoryLost(e.cause)) throw sourceMarked(e.cause)
             if (o.onHistoryLost === 'snapshot' && this.resnapshot === null) {
               this.resnapshot = 'history-lost'
               continue
@@ -147,6 +167,42 @@ class KafkaSink {
     } finally {
       if (o.signal) o.signal.removeEventListener('abort', this.onAbort)
     }
+  }
+
+  // -- MongoDB outages -----------------------------------------------------------------------
+
+  /**
+   * After a MongoDB failure: the back-off (ms) before it is retried, or null when it ends the run:
+   * not transient (lib/kafka/errors.js `isTransientSourceError`), or MongoDB has not answered for
+   * `mongoRetryTimeoutMS` (then `e.retriedMS` says so). Reports the retry through `onMongoRetry`.
+   * @param {any} e the driver's error
+   * @param {string} what what is reopened ('the change stream', 'the snapshot', 'snapshot range 2 of 4')
+   */
+  sourceFailure(e, what) {
+    if (!isTransientSourceError(e)) return null
+    const now = Date.now()
+    if (this.mongoOutageSince === null) {
+      this.mongoOutageSince = now
+      this.mongoDelayMS = MONGO_FIRST_DELAY_MS
+    }
+    const left = this.mongoOutageSince + this.mongoRetryTimeoutMS - now
+    if (left <= 0) {
+      if (e !== null && typeof e === 'object') e.retriedMS = this.mongoRetryTimeoutMS
+      return null
+    }
+    const wait = Math.min(this.mongoDelayMS, left)
+    this.mongoDelayMS = Math.min(this.mongoDelayMS * 2, MONGO_MAX_DELAY_MS)
+    const stats = this.stats
+    stats.mongoRetries++
+    stats.lastMongoError = sourceCause(e)
+    stats.mongoGiveUpInMS = left
+    if (this.o.onMongoRetry) this.o.onMongoRetry(e, stats, what)
+    return wait
+  }
+
+  /** MongoDB answered (a batch came): the next failure starts a new outage. */
+  sourceAnswered() {
+    this.mongoOutageSince = null
   }
 
   // -- Kafka outages -------------------------------------------------------------------------
@@ -445,9 +501,12 @@ class KafkaSink {
     const batchSize = o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize
     // One reader per range not done: its cursor, the iterator, and the next batch under way.
     const readers = []
-    snap.ranges.forEach((range, i) => {
-      if (range.done) return
-      const cursor = snapshot(o.source, {
+    // A range's cursor, from its position in the last committed checkpoint: after its last
+    // committed `_id` (`after`), else from its start. Batches read past it but not committed are
+    // read again; none of them is in Kafka (a round commits before the next one takes batches).
+    const open = (r) => {
+      const range = snap.ranges[r.i]
+      r.cursor = snapshot(o.source, {
         dialect: o.dialect,
         projection: o.projection,
         redact: o.redact,
@@ -456,7 +515,13 @@ class KafkaSink {
         before: parse(range.hi),
         after: parse(range.after),
       })
-      readers.push({ i, cursor, it: null, next: null, settled: null })
+      r.it = r.cursor.batches()[Symbol.asyncIterator]()
+    }
+    snap.ranges.forEach((range, i) => {
+      if (range.done) return
+      const r = { i, cursor: null, it: null, next: null, settled: null }
+      open(r)
+      readers.push(r)
     })
     this.current.stream = { close: () => Promise.all(readers.map((r) => r.cursor.close())) }
     if (this.stopping) await this.current.stream.close()
@@ -469,10 +534,23 @@ class KafkaSink {
         (e) => (r.settled = { e }),
       )
     }
-    for (const r of readers) {
-      r.it = r.cursor.batches()[Symbol.asyncIterator]()
-      pull(r)
+    // A range whose cursor failed (a transient MongoDB error): after the back-off, a new cursor
+    // from the range's committed position; the other ranges go on meanwhile.
+    const reopen = (r, wait) => {
+      r.cursor.close().catch(() => {})
+      r.settled = null
+      r.next = sleep(wait, this.ac.signal)
+        .then(() => {
+          if (this.stopping) return { done: true }
+          open(r)
+          return r.it.next()
+        })
+        .then(
+          (v) => (r.settled = { v }),
+          (e) => (r.settled = { e }),
+        )
     }
+    for (const r of readers) pull(r)
     const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
     let live = readers
     let round = 0
@@ -493,7 +571,14 @@ class KafkaSink {
         const got = r.settled
         if (got === null) continue
         if (bytes >= maxTxBytes && got.e === undefined && !got.v.done) continue
-        if (got.e !== undefined) throw new SourceError(got.e)
+        if (got.e !== undefined) {
+          const what = snap.ranges.length > 1 ? `snapshot range ${r.i + 1} of ${snap.ranges.length}` : 'the snapshot'
+          const wait = this.sourceFailure(got.e, what)
+          if (wait === null) throw Object.assign(new SourceError(got.e), { final: true })
+          reopen(r, wait)
+          continue
+        }
+        this.sourceAnswered()
         if (got.v.done) {
           ended = true
           continue
@@ -611,7 +696,16 @@ class KafkaSink {
         if (open === null) r = await pending
         else {
           const wait = open.since + commitMS - Date.now()
-          r = wait <= 0 ? TIMEOUT : await Promise.race([pending, sleep(wait, this.ac.signal).then(() => TIMEOUT)])
+          if (wait <= 0) r = TIMEOUT
+          else {
+            // The timer goes (with its abort listener) as soon as the race is decided.
+            const t = timer(wait, this.ac.signal)
+            try {
+              r = await Promise.race([pending, t.promise.then(() => TIMEOUT)])
+            } finally {
+              t.cancel()
+            }
+          }
         }
       } catch (e) {
         throw new SourceError(e)
@@ -620,6 +714,7 @@ class KafkaSink {
         await commitOpen()
         continue
       }
+      this.sourceAnswered()
       pending = null
       if (r.done) break
       const batch = r.value
@@ -650,6 +745,25 @@ class KafkaSink {
     }
     if (open !== null) await commitOpen()
   }
+}
+
+/** The back-off before a MongoDB retry: the first of an outage, and the most (doubling between). */
+const MONGO_FIRST_DELAY_MS = 100
+const MONGO_MAX_DELAY_MS = 5000
+
+/** A MongoDB error as one line for the retry report: its message and, when it has one, its code. */
+function sourceCause(e) {
+  if (e === null || typeof e !== 'object') return String(e)
+  const msg = String(e.message || e.name || e).split('\n')[0]
+  if (e.codeName) return `${msg} (${e.codeName} ${e.code})`
+  if (typeof e.code === 'number' || (typeof e.code === 'string' && !msg.includes(e.code))) return `${msg} (${e.code})`
+  return msg
+}
+
+/** A MongoDB error that ends the run, marked as the source's (a bare socket error has no Mongo name). */
+function sourceMarked(e) {
+  if (e !== null && typeof e === 'object') e.source = true
+  return e
 }
 
 /** Snapshot ranges read at once by default (docs/kafka.md: the measurement). */
