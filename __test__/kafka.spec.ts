@@ -143,6 +143,41 @@ describe('options and arguments (no broker)', () => {
     expect(m.stderr).toMatch(new RegExp(`^bson2json cdc: cannot reach mongodb://u:\\*\\*\\*\\*@127\\.0\\.0\\.1:${port}/\\?directConnection=true: .*ECONNREFUSED.*; nothing was written\\n$`))
   }, 30_000)
 
+  it('MongoDB failures a retry can outlast: network errors (a bare EPIPE socket error included), CursorNotFound, resumable errors; not lost history, auth, fatal errors', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { isTransientSourceError } = require('../lib/kafka/errors')
+    // What driver 7.x throws when it writes on a connection whose peer had closed it: the
+    // socket's own error, unwrapped (name 'Error').
+    const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' })
+    const named = (name: string, extra: object = {}) => Object.assign(new Error('x'), { name, ...extra })
+    for (const e of [
+      epipe,
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      named('MongoNetworkError'),
+      named('MongoNetworkTimeoutError'),
+      named('MongoPoolClearedError'),
+      named('MongoServerSelectionError'),
+      named('MongoServerError', { code: 43, codeName: 'CursorNotFound' }),
+      named('MongoServerError', { code: 6, codeName: 'HostUnreachable', errorLabels: ['ResumableChangeStreamError'] }),
+      named('MongoServerError', { code: 1, errorLabels: ['ResumableChangeStreamError'] }),
+      named('MongoServerError', { code: 10107, codeName: 'NotWritablePrimary' }),
+    ]) {
+      expect(isTransientSourceError(e), `${e.name} ${e.message} ${(e as any).code}`).toBe(true)
+    }
+    for (const e of [
+      named('MongoServerError', { code: 286, codeName: 'ChangeStreamHistoryLost' }),
+      named('MongoServerError', { code: 18, codeName: 'AuthenticationFailed' }),
+      named('MongoServerError', { code: 280, codeName: 'ChangeStreamFatalError', errorLabels: [] }),
+      named('MongoServerError', { code: 40324, codeName: 'Location40324' }),
+      named('MongoTopologyClosedError'),
+      new TypeError('bad option'),
+      new Error('This socket has been ended by the other party, said nobody'.replace('This socket', 'That socket')),
+      null,
+    ]) {
+      expect(isTransientSourceError(e), String(e && (e as any).name)).toBe(false)
+    }
+  })
+
   it('reads the cluster time out of a resume token', () => {
     expect(tokenClusterTime({ _data: '826B04B3D0000000132B04' })).toEqual({ t: 0x6b04b3d0, i: 0x13 })
     expect(tokenClusterTime({ _data: 'zz' })).toBeNull()
@@ -660,6 +695,111 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       await shard2.close()
     }
   }, 120_000)
+
+  it.skipIf(!!URI)('snapshot under repeated source faults: every getMore of the copy fails (closeSocket, cursorNotFound, resumableError in turn) and some reopens too; one run finishes the copy, every document once (1 and 3 ranges)', async () => {
+    for (const par of [1, 3]) {
+      const t = names()
+      const db = `kdf${par}${tag}`
+      const coll = client.db(db).collection('c')
+      const N = 1500
+      await coll.insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, s: 'z'.repeat(30) })))
+      const ns = `${db}.c`
+      const before = server!.faults.history.length
+      // Every getMore of the copy fails: each cursor gets one batch (its aggregate's) before its
+      // fault; some of the reopening aggregates fail too (the first is the snapshot's position).
+      server!.faults.push(
+        { command: 'getMore', ns, kind: 'closeSocket', count: 6 },
+        { command: 'getMore', ns, kind: 'cursorNotFound', count: 6 },
+        { command: 'getMore', ns, kind: 'resumableError', count: Infinity },
+        { command: 'aggregate', ns, kind: 'closeSocket', skip: 3, count: 2 },
+        { command: 'aggregate', ns, kind: 'resumableError', skip: 6, count: 2 },
+      )
+      const retries: string[] = []
+      const run = kafka.changeStreamToKafka({
+        source: coll,
+        brokers,
+        ...t,
+        snapshot: true,
+        snapshotParallel: par,
+        snapshotBatchSize: 100,
+        maxAwaitTimeMS: 100,
+        mongoRetryTimeoutMS: 30_000,
+        onMongoRetry: (e: Error, s: any, what: string) => retries.push(`${what}: ${s.lastMongoError}`),
+      })
+      try {
+        await until(async () => !!run.stats.snapshot && run.stats.snapshot.done, 120_000)
+      } finally {
+        server!.faults.clear()
+        await run.stop()
+      }
+      await run.done
+      const hits = server!.faults.history.slice(before).filter((h: any) => !h.random).length
+      expect(retries.length).toBeGreaterThanOrEqual(14)
+      expect(run.stats.mongoRetries).toBe(retries.length)
+      if (par > 1) expect(retries.some((r) => /^snapshot range \d of 3: /.test(r))).toBe(true)
+      expect(retries.some((r) => /CursorNotFound/.test(r))).toBe(true)
+      expect(hits).toBeGreaterThanOrEqual(14)
+      const ids = (await readAll(t.topic)).map((m) => JSON.parse(m.key)._id as number)
+      const seen = new Map<number, number>()
+      for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1)
+      expect([...seen].filter(([, c]) => c > 1).map(([id]) => id).slice(0, 5), 'copied twice').toEqual([])
+      expect(Array.from({ length: N }, (_, i) => i).filter((i) => !seen.has(i)).slice(0, 5), 'missing').toEqual([])
+      expect(ids).toHaveLength(N)
+    }
+  }, 240_000)
+
+  it.skipIf(!!URI)('stream: two source faults in a row (the getMore, then the resume) are outlived by reopening from the checkpoint; every event once, in one run', async () => {
+    const t = names()
+    const db = `kdt${tag}`
+    const coll = client.db(db).collection('c')
+    const ns = `${db}.c`
+    const retries: string[] = []
+    const run = kafka.changeStreamToKafka({ source: coll, brokers, ...t, maxAwaitTimeMS: 100, batchSize: 5, onMongoRetry: (e: Error, s: any, what: string) => retries.push(`${what}: ${s.lastMongoError}`) })
+    try {
+      await until(async () => run.stats.transactions > 0)
+      for (let i = 0; i < 10; i++) await coll.insertOne({ _id: i })
+      await until(async () => run.stats.events >= 10)
+      // Twice: the getMore fails, then the driver-level resume's aggregate fails as well.
+      for (let round = 0; round < 2; round++) {
+        server!.faults.push({ command: 'getMore', ns, kind: round === 0 ? 'closeSocket' : 'cursorNotFound', changeStreamOnly: true }, { command: 'aggregate', ns, kind: 'closeSocket', changeStreamOnly: true, count: 2 })
+        for (let i = 0; i < 10; i++) await coll.insertOne({ _id: 10 + round * 10 + i })
+        await until(async () => server!.faults.queue.length === 0 && run.stats.events >= 20 + round * 10, 60_000)
+      }
+    } finally {
+      server!.faults.clear()
+      await run.stop()
+    }
+    await run.done
+    expect(retries.length).toBeGreaterThanOrEqual(4)
+    expect(retries.every((r) => r.startsWith('the change stream: '))).toBe(true)
+    expect(run.stats.mongoRetries).toBe(retries.length)
+    const ids = (await readAll(t.topic)).map((m) => JSON.parse(m.key)._id as number)
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i))
+  }, 120_000)
+
+  it.skipIf(!!URI)('cdc: MongoDB failing for --mongo-retry-timeout ends the run (exit 1) with the cause and what was committed, one line per retry before', async () => {
+    const t = names()
+    const db = `kdb2${tag}`
+    const coll = client.db(db).collection('c')
+    await coll.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i })))
+    const ns = `${db}.c`
+    // The snapshot's position is taken (the first aggregate); then every aggregate of the copy fails.
+    server!.faults.push({ command: 'aggregate', ns, kind: 'resumableError', skip: 1, count: Infinity })
+    try {
+      const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--snapshot', '--mongo-retry-timeout', '2']
+      const a = cdcProcess(args)
+      const started = Date.now()
+      expect(await a.exit).toBe(1)
+      expect(Date.now() - started).toBeLessThan(60_000)
+      const lines = a.err().trim().split('\n')
+      expect(lines.at(-1)).toMatch(/^bson2json cdc: the server rejected the change stream: injected resumable error \(HostUnreachable 6\) \(retried for 2 s\); 0 events committed by this run$/)
+      const retried = lines.filter((l) => l.includes('; reopening the snapshot after its last committed _id (retry '))
+      expect(retried.length).toBeGreaterThanOrEqual(3)
+      expect(retried[0]).toMatch(/^bson2json cdc: MongoDB at mongodb:\/\/\S+ failed: injected resumable error \(HostUnreachable 6\); reopening the snapshot after its last committed _id \(retry 1, giving up in 2 s\)$/)
+    } finally {
+      server!.faults.clear()
+    }
+  }, 90_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
