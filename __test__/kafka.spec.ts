@@ -696,7 +696,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     }
   }, 120_000)
 
-  it.skipIf(!!URI)('snapshot under repeated source faults: every getMore of the copy fails (closeSocket, cursorNotFound, resumableError in turn) and some reopens too; one run finishes the copy, every document once (1 and 3 ranges)', async () => {
+  it.skipIf(!!URI)('snapshot under repeated source faults: every getMore of the copy fails (closeSocket, cursorNotFound, resumableError, 24 in all) and some reopens too; one run finishes the copy, every document once (1 and 3 ranges)', async () => {
     for (const par of [1, 3]) {
       const t = names()
       const db = `kdf${par}${tag}`
@@ -705,12 +705,13 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       await coll.insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, s: 'z'.repeat(30) })))
       const ns = `${db}.c`
       const before = server!.faults.history.length
-      // Every getMore of the copy fails: each cursor gets one batch (its aggregate's) before its
-      // fault; some of the reopening aggregates fail too (the first is the snapshot's position).
+      // Every getMore of the copy fails (24 faults, more than the copy's 15 batches): each cursor
+      // gets one batch (its aggregate's) before its fault; some of the reopening aggregates fail
+      // too (the first aggregate is the snapshot's position).
       server!.faults.push(
-        { command: 'getMore', ns, kind: 'closeSocket', count: 6 },
-        { command: 'getMore', ns, kind: 'cursorNotFound', count: 6 },
-        { command: 'getMore', ns, kind: 'resumableError', count: Infinity },
+        { command: 'getMore', ns, kind: 'closeSocket', count: 8 },
+        { command: 'getMore', ns, kind: 'cursorNotFound', count: 8 },
+        { command: 'getMore', ns, kind: 'resumableError', count: 8 },
         { command: 'aggregate', ns, kind: 'closeSocket', skip: 3, count: 2 },
         { command: 'aggregate', ns, kind: 'resumableError', skip: 6, count: 2 },
       )
