@@ -778,6 +778,26 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i))
   }, 120_000)
 
+  it('many small batches within one commit interval: no MaxListenersExceededWarning (each interval timer drops its abort listener when the next batch wins the race)', async () => {
+    const t = names()
+    const coll = client.db(`kdw${tag}`).collection('c')
+    const warnings: string[] = []
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`)
+    process.on('warning', onWarning)
+    const run = kafka.changeStreamToKafka({ source: coll, brokers, ...t, maxAwaitTimeMS: 50, batchSize: 1, commitIntervalMS: 2000 })
+    try {
+      await until(async () => run.stats.transactions > 0)
+      await coll.insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: i })))
+      await until(async () => run.stats.events >= 40)
+      await sleep(100)
+    } finally {
+      await run.stop()
+      process.off('warning', onWarning)
+    }
+    expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([])
+    expect(run.stats.batches).toBeGreaterThanOrEqual(20)
+  }, 60_000)
+
   it.skipIf(!!URI)('cdc: MongoDB failing for --mongo-retry-timeout ends the run (exit 1) with the cause and what was committed, one line per retry before', async () => {
     const t = names()
     const db = `kdb2${tag}`
