@@ -14,7 +14,9 @@
 //     state (`finalStateMismatches`).
 // Faults (each one counted, per kind and per phase, in the report's `faultsByKind` / `faultsByPhase`):
 //   - kill: SIGKILL of cdc (`--kills`, spread over the run), restarted after 0-300 ms; a cdc that
-//     exits on its own (a source error it does not retry) is restarted too (`selfExits`, not a fault);
+//     exits on its own (a failure it does not retry, or one that outlasted its retry budget) is
+//     restarted too (`selfExits`, not a fault; `selfExitCauses` counts its last lines; cdc's
+//     own retries are counted from its stderr as `mongoRetries` and `kafkaRestarts`);
 //   - brokerRestart: `scripts/kafka.sh restart` (`--broker-restarts N`; `--broker-restart` is 1);
 //   - kafkaPause: the broker process SIGSTOPped for 20-200 ms, then SIGCONTed
 //     (`--kafka-pause-every S`, the mean seconds between pauses). Kafka is not cut through a proxy:
@@ -267,6 +269,8 @@ async function main() {
   let finishing = false
   const exits = []
   const selfExits = []
+  // cdc's own retries, from its stderr: MongoDB failures retried in place, Kafka cycles restarted
+  const retries = { mongo: 0, kafka: 0 }
   let positionTaken = null
   const positionCommitted = new Promise((resolve) => (positionTaken = resolve))
   function startCdc() {
@@ -282,6 +286,10 @@ async function main() {
     c.streaming = new Promise((resolve) => {
       c.stderr.on('data', (d) => {
         const s = String(d)
+        c.lastLines = (c.lastLines || '') + s
+        if (c.lastLines.length > 4000) c.lastLines = c.lastLines.slice(-2000)
+        retries.mongo += (s.match(/: MongoDB at \S+ (failed|not reachable yet): /g) || []).length
+        retries.kafka += (s.match(/: Kafka at \S+ (failed|not reachable yet): /g) || []).length
         log.push(s)
         if (log.length > 2000) log.splice(0, 1000)
         debug(`[cdc ${n}]`, s.trim())
@@ -300,7 +308,9 @@ async function main() {
     // Exited on its own (not our SIGKILL / final SIGTERM): restart it, as a supervisor would.
     c.exitInfo.then((info) => {
       if (c.killedByUs || finishing) return
-      selfExits.push(info)
+      // its last line says why (the cause with the numbers taken out, to count alike ones together)
+      const last = (c.lastLines || '').trim().split('\n').at(-1) || ''
+      selfExits.push({ ...info, why: last.replace(/^bson2json cdc: /, '').replace(/\d+/g, 'N').slice(0, 160) })
       debug('cdc exited on its own', JSON.stringify(info))
       setTimeout(() => {
         if (!finishing && child === c) startCdc()
@@ -564,6 +574,9 @@ async function main() {
     starts,
     selfExits: selfExits.length,
     selfExitCodes: Object.fromEntries([...new Set(selfExits.map((e) => e.code))].map((c) => [c, selfExits.filter((e) => e.code === c).length])),
+    selfExitCauses: Object.fromEntries([...new Set(selfExits.map((e) => e.why))].map((w) => [w, selfExits.filter((e) => e.why === w).length])),
+    mongoRetries: retries.mongo,
+    kafkaRestarts: retries.kafka,
     brokerRestarted: restarted > 0,
     brokerRestarts: restarted,
     sourceFaultRate: server ? faultRate : 0,
