@@ -157,9 +157,8 @@ async function main() {
   const brokerRestarts = values['broker-restarts'] !== undefined ? Number(values['broker-restarts']) : values['broker-restart'] ? 1 : 0
   const snapshotDocs = Number(values['snapshot-docs'])
   const cutMs = Number(values['cut-ms'])
-  // A snapshot cursor does not resume: any source fault during the copy ends cdc (exit 1) and
-  // the restart continues after the last committed batch. These set gentler rates for the
-  // copy, so that it gets done (with the stream's rates, it may never copy a batch).
+  // The copy's own rates (default: the stream's): a failed range reopens after its last
+  // committed _id, so the copy progresses as long as a batch gets through between faults.
   const snapshotCutMs = values['snapshot-cut-ms'] !== undefined ? Number(values['snapshot-cut-ms']) : cutMs
   const holeEvery = Number(values['blackhole-every'])
   const pauseEvery = Number(values['kafka-pause-every'])
@@ -172,6 +171,7 @@ async function main() {
   // Faults, per kind and per phase ('snapshot' until cdc says the snapshot is done, then 'stream').
   let phase = snapshotDocs > 0 ? 'snapshot' : 'stream'
   let snapshotDoneAt = snapshotDocs > 0 ? Infinity : 0
+  let faultsDoneAt = Infinity // when the faults ended (the writes done)
   const faultsByKind = {}
   const faultsByPhase = { snapshot: {}, stream: {} }
   let server = null
@@ -298,7 +298,9 @@ async function main() {
         if (s.includes('snapshot done') && phase === 'snapshot') {
           phase = 'stream'
           snapshotDoneAt = Date.now()
-          if (server) server.faults.setFaultRate(faultRate)
+          // (not once the faults are over: a copy finishing after the writes would turn them back
+          // on, into this script's own reads of the collection at the end)
+          if (server && faultsDoneAt === Infinity) server.faults.setFaultRate(faultRate)
         }
         if (s.includes('streaming')) resolve(true)
       })
@@ -451,7 +453,7 @@ async function main() {
   await writer
   await Promise.all(loops)
   debug('writes done', writes)
-  const faultsDoneAt = Date.now()
+  faultsDoneAt = Date.now()
   if (server) server.faults.setFaultRate(0)
 
   // Wait until the events topic holds every write (or 600 s), then stop cdc with SIGTERM. The
