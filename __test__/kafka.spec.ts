@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import net from 'node:net'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../tools/test-server'
@@ -797,6 +798,42 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([])
     expect(run.stats.batches).toBeGreaterThanOrEqual(20)
   }, 60_000)
+
+  it.skipIf(!!URI)('cdc: a connection cut while it connects is retried within --timeout (one line), then it streams', async () => {
+    const t = names()
+    // A proxy that cuts its 2nd and 3rd connections at their first bytes: the driver's monitor
+    // (the 1st) finds the server, and the connection connect() checks out of the pool (the 2nd,
+    // or the 3rd after the monitor's RTT pinger) is cut during its handshake.
+    let n = 0
+    const mongoPort = Number(new URL(uri.replace('mongodb://', 'http://')).port)
+    const proxy = net.createServer((c) => {
+      n += 1
+      const up = net.connect(mongoPort, '127.0.0.1')
+      c.on('error', () => {})
+      up.on('error', () => {})
+      if (n === 2 || n === 3) {
+        c.once('data', () => {
+          c.destroy()
+          up.destroy()
+        })
+        return
+      }
+      c.pipe(up)
+      up.pipe(c)
+    })
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()))
+    try {
+      const port = (proxy.address() as net.AddressInfo).port
+      const a = cdcProcess([BIN, 'cdc', '--uri', `mongodb://127.0.0.1:${port}/?directConnection=true`, '--db', `kdc${tag}`, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id])
+      await until(async () => a.err().includes('streaming') || a.p.exitCode !== null, 60_000)
+      a.p.kill('SIGTERM')
+      expect(await a.exit, a.err()).toBe(0)
+      expect(a.err()).toMatch(new RegExp(`^bson2json cdc: MongoDB at mongodb://127\\.0\\.0\\.1:${port}/\\?directConnection=true not reachable yet: .*; retrying \\(retry 1, giving up in \\d+ s\\)\n`))
+      expect(a.err()).toMatch(/streaming kdc/)
+    } finally {
+      proxy.close()
+    }
+  }, 90_000)
 
   it.skipIf(!!URI)('cdc: MongoDB failing for --mongo-retry-timeout ends the run (exit 1) with the cause and what was committed, one line per retry before', async () => {
     const t = names()
