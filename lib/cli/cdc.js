@@ -321,7 +321,7 @@ async function main(argv) {
     const snap = s.snapshot && !s.snapshot.done ? `snapshot ${s.snapshot.records} records (${s.snapshot.reason}), ` : ''
     log(
       `${snap}${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
-        `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}`,
+        `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}${s.mongoRetries ? `, ${s.mongoRetries} MongoDB retries` : ''}`,
     )
     lastEvents = s.events
     lastAt = now
