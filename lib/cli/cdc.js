@@ -55,10 +55,10 @@ Options:
       --max-await-ms N         getMore wait on an idle stream (default 1000)
       --timeout S              at start, give up after S seconds without a usable MongoDB server
                                (default 10; a connection cut meanwhile is retried)
-      --mongo-retry-timeout S  once running, give up when MongoDB stays unanswering for S seconds
-                               (default 120; a closed connection, CursorNotFound or a resumable
-                               error is retried meanwhile: the snapshot's range after its last
-                               committed _id, the change stream from the last checkpoint)
+      --mongo-retry-timeout S  once running, give up after S seconds of MongoDB failures with no
+                               batch received (default 120; a closed connection, CursorNotFound or
+                               a resumable error is retried meanwhile: a snapshot range after its
+                               last committed _id, the change stream from the last checkpoint)
       --kafka-tls              connect to Kafka over TLS (the system's CAs)
       --kafka-ca FILE          TLS, trusting the CA certificates in FILE (PEM)
       --kafka-cert FILE, --kafka-key FILE  TLS client certificate and key (PEM)
