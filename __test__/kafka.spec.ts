@@ -48,6 +48,7 @@ describe('options and arguments (no broker)', () => {
       [...ok, '--pipeline', '{"$match":{}}'],
       [...ok, '--collection', 'c'],
       [...ok.slice(0, 4), 'h', ...ok.slice(4)],
+      [...ok, '--mongo-retry-timeout', '0'],
     ]) {
       const r = run(...args)
       expect(r.status, args.join(' ')).toBe(2)
@@ -61,6 +62,8 @@ describe('options and arguments (no broker)', () => {
     expect(parseArgs([...ok, '--resume-after', '8263AB']).resumeAfter).toEqual({ _data: '8263AB' })
     expect(parseArgs([...ok, '--resume-after', '{"_data":"8263AB"}', '--override-checkpoint']).resumeAfter).toEqual({ _data: '8263AB' })
     expect(parseArgs([...ok, '--override-checkpoint']).overrideCheckpoint).toBe(true)
+    expect(parseArgs(ok).mongoRetryTimeout).toBe(120)
+    expect(parseArgs([...ok, '--mongo-retry-timeout', '30']).mongoRetryTimeout).toBe(30)
     for (const bad of [['--resume-after', '[1]'], ['--resume-after', '{x'], ['--resume-after', '826B', '--start-at-operation-time', '5']]) {
       const r = run(...ok, ...bad)
       expect(r.status, bad.join(' ')).toBe(2)
