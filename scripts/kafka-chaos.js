@@ -295,7 +295,10 @@ async function main() {
         debug(`[cdc ${n}]`, s.trim())
         // "copying … then streaming": the snapshot's position is committed.
         if (s.includes('copying')) positionTaken()
-        if (s.includes('snapshot done') && phase === 'snapshot') {
+        // "snapshot done", or a start that finds the copy finished: the process that committed
+        // its last transaction may have been killed before it said "snapshot done"; the next one
+        // then streams from the checkpoint, and the phase would otherwise never end.
+        if ((s.includes('snapshot done') || / \(started from checkpoint[,)]/.test(s)) && phase === 'snapshot') {
           phase = 'stream'
           snapshotDoneAt = Date.now()
           // (not once the faults are over: a copy finishing after the writes would turn them back
