@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import { spawn } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { gzipSync } from 'node:zlib'
 import { join, resolve } from 'node:path'
 import { BSON } from 'bson'
 import { Gen } from './gen'
@@ -35,6 +36,8 @@ interface RunOptions {
   /** the output path (default: a fresh file in the test directory) */
   out?: string
   ulimitKiB?: number
+  /** stdin: a file opened as fd 0 (a path), or bytes written to a pipe (a Buffer) */
+  stdin?: string | Buffer
   onSpawn?: (child: ReturnType<typeof spawn>) => void
 }
 
@@ -50,12 +53,18 @@ function run(args: string[], o: RunOptions = {}): Promise<Result> {
   const argv = o.redirect ? args : [...args, '-o', out]
   return new Promise((done, fail) => {
     const fd = o.redirect ? openSync(out, 'w') : null
-    const stdio: any[] = ['ignore', fd ?? 'ignore', 'pipe']
+    const inFd = typeof o.stdin === 'string' ? openSync(o.stdin, 'r') : null
+    const stdio: any[] = [inFd ?? (o.stdin === undefined ? 'ignore' : 'pipe'), fd ?? 'ignore', 'pipe']
     const child =
       o.ulimitKiB === undefined
         ? spawn(process.execPath, [BIN, ...argv], { stdio, env })
         : spawn('bash', ['-c', `ulimit -f ${o.ulimitKiB}; exec "$0" "$@"`, process.execPath, BIN, ...argv], { stdio, env })
     if (fd !== null) closeSync(fd)
+    if (inFd !== null) closeSync(inFd)
+    if (Buffer.isBuffer(o.stdin)) {
+      child.stdin!.on('error', () => {}) // a run that stops early closes its end
+      child.stdin!.end(o.stdin)
+    }
     const err: Buffer[] = []
     child.stderr!.on('data', (c) => err.push(c))
     child.on('error', fail)
@@ -211,19 +220,31 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: the native pipeline writes what th
     writeFileSync(f, Buffer.concat(parts))
     // The pattern's first byte: the document's start, its length, `_id` (4 + 1 + 4 + 10 bytes), the type and key `r`.
     const start = parts.slice(0, 5).reduce((n, p) => n + p.length, 0)
-    for (const threads of ['1', '2']) {
-      const a = await run(['--threads', threads, f])
-      expect(a.code).toBe(1)
-      expect(a.stderr).toMatch(
-        new RegExp(
-          `^bson2json: \\S+regex\\.bson: corrupt BSON at document 1303, byte offset ${start + 4 + 19 + 3}: BSON_INVALID_REGEX: invalid regular expression \\(Invalid regular expression: /\\(/: Unterminated group\\) \\(1303 documents written, `,
-        ),
+    const gz = join(dir, 'regex.bson.gz')
+    writeFileSync(gz, gzipSync(Buffer.concat(parts)))
+    const offset = start + 4 + 19 + 3
+    const message = (what: string, gzip = false) =>
+      new RegExp(
+        `^bson2json: ${what}: corrupt BSON at document 1303, byte offset ${offset}${gzip ? ' \\(of the decompressed data\\)' : ''}: BSON_INVALID_REGEX: invalid regular expression \\(Invalid regular expression: /\\(/: Unterminated group\\) \\(1303 documents written, `,
       )
-      // The stream writes the same documents; its message gives an offset counted from its
-      // batch, not the document (the stream's, left as it is).
-      const b = await run(['--threads', threads, f], { stream: true })
-      expect(b.code).toBe(1)
-      expect(a.out.equals(b.out)).toBe(true)
+    for (const threads of ['1', '2']) {
+      // The input's offset of the pattern, on both paths, from a file, a .gz and stdin.
+      const runs: [string[], RunOptions, RegExp][] = [
+        [[f], {}, message('\\S+regex\\.bson')],
+        [[gz], {}, message('\\S+regex\\.bson\\.gz', true)],
+        [['-'], { stdin: f }, message('<stdin>')],
+        [[], { stdin: Buffer.concat(parts) }, message('<stdin>')],
+        [[], { stdin: gz }, message('<stdin>', true)],
+      ]
+      for (const [args, o, expected] of runs) {
+        for (const stream of [false, true]) {
+          const r = await run(['--threads', threads, ...args], { ...o, stream })
+          expect(r.code, `${args} ${stream}`).toBe(1)
+          expect(r.stderr, `${args} ${stream}`).toMatch(expected)
+          expect(r.out.toString().split('\n').length - 1).toBe(1303)
+        }
+        await same(['--threads', threads, ...args], o)
+      }
     }
     expect((await same(['--dialect', 'relaxed', f])).code).toBe(0)
   })
