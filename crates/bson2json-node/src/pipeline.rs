@@ -208,9 +208,8 @@ impl Task for DumpTask {
         let regex = self.regex.take();
         let out = self.out.take();
         let input = self.input_file.take();
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.run(input, out, regex)
-        }));
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(input, out, regex)));
         r.map_err(|_| {
             Error::new(
                 Status::GenericFailure,
@@ -325,7 +324,13 @@ impl DumpTask {
         {
             let shared = Arc::clone(&self.shared);
             let max_doc = self.max_doc;
-            std::thread::spawn(move || read(source, &shared, max_doc, free_rx, work_tx));
+            // Named, as the workers, for per-thread CPU times (/proc/PID/task/*/comm).
+            let spawned = std::thread::Builder::new()
+                .name("bson2json-read".to_owned())
+                .spawn(move || read(source, &shared, max_doc, free_rx, work_tx));
+            if let Err(e) = spawned {
+                return writer.finished(Stop::Read(e), gzip, head);
+            }
         }
         let stop = std::thread::scope(|scope| {
             let shared = &*self.shared;
@@ -333,7 +338,11 @@ impl DumpTask {
                 let done_tx = done_tx.clone();
                 let work_rx = &work_rx;
                 let (opts, layout) = (&self.opts, self.layout);
-                scope.spawn(move || transcode(work_rx, done_tx, opts, layout, shared));
+                let _ = std::thread::Builder::new()
+                    .name("bson2json-work".to_owned())
+                    .spawn_scoped(scope, move || {
+                        transcode(work_rx, done_tx, opts, layout, shared)
+                    });
             }
             drop(done_tx);
             let stop = writer.write_in_order(done_rx, free_tx);
@@ -355,13 +364,20 @@ struct Source {
     eof: bool,
     /// The last read of a plain input returned less than asked (a pipe with no more for now).
     short: bool,
+    /// A regular file (read to the slot's size at once) rather than a pipe or a socket.
+    regular: bool,
+    /// A pipe's or a socket's reads, copied to the slot.
+    scratch: Vec<u8>,
     /// The input's bytes read while looking at its first bytes (an archive is handed back).
     consumed: Vec<u8>,
 }
 
 struct Gunzip {
     d: Decompress,
+    /// The compressed bytes `raw[pos..len]` are still to decompress (the buffer keeps its
+    /// length: it is not zeroed for every read).
     raw: Vec<u8>,
+    len: usize,
     pos: usize,
     raw_eof: bool,
     /// The last member ended and nothing but padding follows.
@@ -383,11 +399,13 @@ impl Source {
             raw_eof = n == 0;
         }
         let consumed = raw.clone();
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
         let mut s = if raw.len() >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
             Source {
                 file,
                 gz: Some(Gunzip {
                     d: Decompress::new_gzip(15),
+                    len: raw.len(),
                     raw,
                     pos: 0,
                     raw_eof,
@@ -397,6 +415,8 @@ impl Source {
                 carry: Vec::new(),
                 eof: false,
                 short: false,
+                regular,
+                scratch: Vec::new(),
                 consumed: Vec::new(),
             }
         } else {
@@ -405,6 +425,8 @@ impl Source {
                 file,
                 gz: None,
                 short: raw.len() < GZIP_READ_BYTES,
+                regular,
+                scratch: Vec::new(),
                 carry: raw,
                 eof: raw_eof,
                 consumed,
@@ -442,7 +464,30 @@ impl Source {
                 return Ok(false);
             }
             let need = want - out.len();
-            let n = read_some(&mut self.file, out, need).map_err(Stop::Read)?;
+            let n = if self.regular {
+                // Into the slot's spare capacity, not zeroed first.
+                let n = Read::by_ref(&mut self.file)
+                    .take(need as u64)
+                    .read_to_end(out)
+                    .map_err(Stop::Read)?;
+                if n < need {
+                    // the end of the file (a short read of a regular file is its end)
+                    shared.bytes_read.fetch_add(n as u64, Relaxed);
+                    shared.bson_read.fetch_add(n as u64, Relaxed);
+                    self.short = true;
+                    return Ok(true);
+                }
+                n
+            } else {
+                self.scratch.resize(GZIP_READ_BYTES, 0);
+                let n = read_into(
+                    &mut self.file,
+                    &mut self.scratch[..need.min(GZIP_READ_BYTES)],
+                )
+                .map_err(Stop::Read)?;
+                out.extend_from_slice(&self.scratch[..n]);
+                n
+            };
             shared.bytes_read.fetch_add(n as u64, Relaxed);
             shared.bson_read.fetch_add(n as u64, Relaxed);
             self.short = n < need;
@@ -452,15 +497,8 @@ impl Source {
             if g.done {
                 return Ok(true);
             }
-            if g.pos == g.raw.len() && !g.raw_eof {
-                g.raw.clear();
-                g.pos = 0;
-                let n = read_some(&mut self.file, &mut g.raw, GZIP_READ_BYTES).map_err(Stop::Read)?;
-                shared.bytes_read.fetch_add(n as u64, Relaxed);
-                g.raw_eof = n == 0;
-                if let Some(r) = g.record.as_mut() {
-                    r.extend_from_slice(&g.raw);
-                }
+            if g.pos == g.len && !g.raw_eof {
+                g.refill(&mut self.file, shared)?;
             }
             let flush = if g.raw_eof {
                 FlushDecompress::Finish
@@ -469,61 +507,70 @@ impl Source {
             };
             out.reserve(want - out.len());
             let (in0, out0) = (g.d.total_in(), out.len());
-            let status = g.d.decompress_vec(&g.raw[g.pos..], out, flush);
+            let status = g.d.decompress_vec(&g.raw[g.pos..g.len], out, flush);
             g.pos += (g.d.total_in() - in0) as usize;
             let produced = out.len() - out0;
             shared.bson_read.fetch_add(produced as u64, Relaxed);
             match status {
                 Ok(GzStatus::StreamEnd) => {
                     // Another member follows, or padding (zero bytes: the rest is ignored).
-                    if g.pos == g.raw.len() && !g.raw_eof {
-                        g.raw.clear();
-                        g.pos = 0;
-                        let n = read_some(&mut self.file, &mut g.raw, GZIP_READ_BYTES)
-                            .map_err(Stop::Read)?;
-                        shared.bytes_read.fetch_add(n as u64, Relaxed);
-                        g.raw_eof = n == 0;
-                        if let Some(r) = g.record.as_mut() {
-                            r.extend_from_slice(&g.raw);
-                        }
+                    if g.pos == g.len && !g.raw_eof {
+                        g.refill(&mut self.file, shared)?;
                     }
-                    if g.pos == g.raw.len() || g.raw[g.pos] == 0 {
+                    if g.pos == g.len || g.raw[g.pos] == 0 {
                         g.done = true;
                     } else {
                         g.d = Decompress::new_gzip(15);
                     }
                 }
-                Ok(_) if produced == 0 && g.raw_eof && g.pos == g.raw.len() => {
+                Ok(_) if produced == 0 && g.raw_eof && g.pos == g.len => {
                     return Err(Stop::Gzip("unexpected end of file".to_owned()));
                 }
                 Ok(_) => {}
-                Err(e) => {
-                    return Err(Stop::Gzip(
-                        e.message().unwrap_or("invalid data").to_owned(),
-                    ))
-                }
+                Err(e) => return Err(Stop::Gzip(e.message().unwrap_or("invalid data").to_owned())),
             }
         }
         Ok(false)
     }
 }
 
-/// One `read` of up to `max` bytes appended to `buf` (retried when interrupted); 0 at the end.
+impl Gunzip {
+    /// Reads the next compressed bytes into `raw` (kept while looking at the first bytes).
+    fn refill(&mut self, file: &mut File, shared: &Shared) -> std::result::Result<(), Stop> {
+        if self.raw.len() < GZIP_READ_BYTES {
+            self.raw.resize(GZIP_READ_BYTES, 0);
+        }
+        let n = read_into(file, &mut self.raw).map_err(Stop::Read)?;
+        shared.bytes_read.fetch_add(n as u64, Relaxed);
+        (self.pos, self.len, self.raw_eof) = (0, n, n == 0);
+        if let Some(r) = self.record.as_mut() {
+            r.extend_from_slice(&self.raw[..n]);
+        }
+        Ok(())
+    }
+}
+
+/// One `read` of up to `max` bytes appended to `buf`; 0 at the end.
 fn read_some(file: &mut File, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
     let at = buf.len();
     buf.resize(at + max, 0);
-    let r = loop {
-        match file.read(&mut buf[at..]) {
+    let r = read_into(file, &mut buf[at..]);
+    buf.truncate(at + *r.as_ref().unwrap_or(&0));
+    r
+}
+
+/// One `read` into `buf` (retried when interrupted); 0 at the end.
+fn read_into(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match file.read(buf) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             // stdin that someone else made non-blocking: wait for data (no poll in std).
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
-            r => break r,
+            r => return r,
         }
-    };
-    buf.truncate(at + *r.as_ref().unwrap_or(&0));
-    r
+    }
 }
 
 /// The reader: fills free slots with whole documents, in order, until the input ends, a
