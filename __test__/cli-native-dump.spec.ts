@@ -438,8 +438,15 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: stdin and .gz through the native p
     const long = join(dir, 'long.bson.gz')
     writeFileSync(long, gzipSync(Buffer.concat(Array.from({ length: 10 }, () => dump)), { level: 1 }))
     const interrupted = async (args: string[], o: RunOptions) => {
-      const r = await run(['--progress', '--threads', '1', ...args], { ...o, onSpawn: (c) => c.stderr!.once('data', () => setTimeout(() => c.kill('SIGINT'), 200)) })
+      let killed = 0
+      const kill = (c: ReturnType<typeof spawn>) => {
+        killed = Date.now()
+        c.kill('SIGINT')
+      }
+      const r = await run(['--progress', '--threads', '1', ...args], { ...o, onSpawn: (c) => c.stderr!.once('data', () => setTimeout(() => kill(c), 200)) })
       expect(r.code).toBe(130)
+      // at once, though stdin is still open (the next part of the pipe comes 12 s later)
+      expect(Date.now() - killed).toBeLessThan(4000)
       const last = r.stderr.trimEnd().split('\n').pop()!
       expect(last).toMatch(/^bson2json: \S+: interrupted by SIGINT \((\d+) documents written, /)
       const n = Number(/\((\d+) documents written/.exec(last)![1])
@@ -451,7 +458,7 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: stdin and .gz through the native p
     }
     for (const stream of [false, true]) {
       // the whole dump, then the pipe stays open (the next part comes too late)
-      const n = await interrupted([], { stream, stdin: [dump, ...Array.from({ length: 30 }, () => Buffer.alloc(0))] })
+      const n = await interrupted([], { stream, stdin: [dump, ...Array.from({ length: 40 }, () => Buffer.alloc(0))] })
       expect(n, `stream ${stream}`).toBe(docs.length)
       expect(await interrupted([long], { stream })).toBeLessThan(10 * docs.length)
     }
