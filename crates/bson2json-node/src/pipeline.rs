@@ -341,7 +341,7 @@ impl DumpTask {
                 let _ = std::thread::Builder::new()
                     .name("bson2json-work".to_owned())
                     .spawn_scoped(scope, move || {
-                        transcode(work_rx, done_tx, opts, layout, shared)
+                        transcode(work_rx, done_tx, opts, layout, shared);
                     });
             }
             drop(done_tx);
