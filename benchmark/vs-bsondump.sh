@@ -18,7 +18,7 @@ BSONDUMP="${BSONDUMP:-$ROOT/tmp/mongo-tools/bin/bsondump}"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time) for peak RSS" >&2; exit 1; }
 THREADS_ARG=()
 [ -n "${THREADS:-}" ] && THREADS_ARG=(--threads "$THREADS")
-BYTES=$(stat -c %s "$FILE")
+BYTES=$(stat -L -c %s "$FILE")
 INPUT="${INPUT:-file}"
 case "$INPUT" in
   file | stdin | pipe) ;;
