@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import { spawn } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { constants as zlibConstants, gzipSync, inflateRawSync } from 'node:zlib'
 import { join, resolve } from 'node:path'
 import { BSON } from 'bson'
 import { Gen } from './gen'
@@ -35,6 +36,11 @@ interface RunOptions {
   /** the output path (default: a fresh file in the test directory) */
   out?: string
   ulimitKiB?: number
+  /**
+   * stdin: a file opened as fd 0 (a path), or bytes written to a pipe (a Buffer; Buffers: one
+   * after the other, 300 ms apart)
+   */
+  stdin?: string | Buffer | Buffer[]
   onSpawn?: (child: ReturnType<typeof spawn>) => void
 }
 
@@ -46,16 +52,27 @@ function run(args: string[], o: RunOptions = {}): Promise<Result> {
   const out = o.out ?? join(dir, `out-${runs++}.json`)
   const env = { ...process.env }
   if (o.stream) env.BSON2JSON_DUMP = 'stream'
-  else delete env.BSON2JSON_DUMP
+  else env.BSON2JSON_DUMP = 'native' // exit 2 if the dump would take the stream
   const argv = o.redirect ? args : [...args, '-o', out]
   return new Promise((done, fail) => {
     const fd = o.redirect ? openSync(out, 'w') : null
-    const stdio: any[] = ['ignore', fd ?? 'ignore', 'pipe']
+    const inFd = typeof o.stdin === 'string' ? openSync(o.stdin, 'r') : null
+    const stdio: any[] = [inFd ?? (o.stdin === undefined ? 'ignore' : 'pipe'), fd ?? 'ignore', 'pipe']
     const child =
       o.ulimitKiB === undefined
         ? spawn(process.execPath, [BIN, ...argv], { stdio, env })
         : spawn('bash', ['-c', `ulimit -f ${o.ulimitKiB}; exec "$0" "$@"`, process.execPath, BIN, ...argv], { stdio, env })
     if (fd !== null) closeSync(fd)
+    if (inFd !== null) closeSync(inFd)
+    if (o.stdin !== undefined && typeof o.stdin !== 'string') {
+      child.stdin!.on('error', () => {}) // a run that stops early closes its end
+      const parts = Buffer.isBuffer(o.stdin) ? [o.stdin] : o.stdin
+      const next = (i: number) => {
+        if (i === parts.length - 1) child.stdin!.end(parts[i])
+        else child.stdin!.write(parts[i], () => setTimeout(() => next(i + 1), 300))
+      }
+      next(0)
+    }
     const err: Buffer[] = []
     child.stderr!.on('data', (c) => err.push(c))
     child.on('error', fail)
@@ -75,7 +92,17 @@ function steady(stderr: string): string {
   return stderr
     .replace(/, [\d.]+ s(\)|,)/g, ', T s$1')
     .replace(/, [\d.]+ MB\/s\n/g, ', R MB/s\n')
-    .replace(/( documents written, )[\d.]+( MB BSON in)/g, '$1X$2')
+    .replace(/( documents written, )[\d.]+( MB BSON in)(?: \([\d.]+( MB gzip\)))?/g, '$1X$2 (X$3')
+}
+
+/**
+ * stderr after a gzip fault, which the stream finds while its transcoding runs behind (by as
+ * much as the timing lets): the documents written, the bytes read and written are left out.
+ */
+function steadyGzip(stderr: string): string {
+  return steady(stderr)
+    .replace(/\(\d+ documents written, /g, '(N documents written, ')
+    .replace(/[\d.]+ MB JSON out/g, 'Y MB JSON out')
 }
 
 /** Runs ARGS both ways and expects the same output, status and message. */
@@ -211,19 +238,31 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: the native pipeline writes what th
     writeFileSync(f, Buffer.concat(parts))
     // The pattern's first byte: the document's start, its length, `_id` (4 + 1 + 4 + 10 bytes), the type and key `r`.
     const start = parts.slice(0, 5).reduce((n, p) => n + p.length, 0)
-    for (const threads of ['1', '2']) {
-      const a = await run(['--threads', threads, f])
-      expect(a.code).toBe(1)
-      expect(a.stderr).toMatch(
-        new RegExp(
-          `^bson2json: \\S+regex\\.bson: corrupt BSON at document 1303, byte offset ${start + 4 + 19 + 3}: BSON_INVALID_REGEX: invalid regular expression \\(Invalid regular expression: /\\(/: Unterminated group\\) \\(1303 documents written, `,
-        ),
+    const gz = join(dir, 'regex.bson.gz')
+    writeFileSync(gz, gzipSync(Buffer.concat(parts)))
+    const offset = start + 4 + 19 + 3
+    const message = (what: string, gzip = false) =>
+      new RegExp(
+        `^bson2json: ${what}: corrupt BSON at document 1303, byte offset ${offset}${gzip ? ' \\(of the decompressed data\\)' : ''}: BSON_INVALID_REGEX: invalid regular expression \\(Invalid regular expression: /\\(/: Unterminated group\\) \\(1303 documents written, `,
       )
-      // The stream writes the same documents; its message gives an offset counted from its
-      // batch, not the document (the stream's, left as it is).
-      const b = await run(['--threads', threads, f], { stream: true })
-      expect(b.code).toBe(1)
-      expect(a.out.equals(b.out)).toBe(true)
+    for (const threads of ['1', '2']) {
+      // The input's offset of the pattern, on both paths, from a file, a .gz and stdin.
+      const runs: [string[], RunOptions, RegExp][] = [
+        [[f], {}, message('\\S+regex\\.bson')],
+        [[gz], {}, message('\\S+regex\\.bson\\.gz', true)],
+        [['-'], { stdin: f }, message('<stdin>')],
+        [[], { stdin: Buffer.concat(parts) }, message('<stdin>')],
+        [[], { stdin: gz }, message('<stdin>', true)],
+      ]
+      for (const [args, o, expected] of runs) {
+        for (const stream of [false, true]) {
+          const r = await run(['--threads', threads, ...args], { ...o, stream })
+          expect(r.code, `${args} ${stream}`).toBe(1)
+          expect(r.stderr, `${args} ${stream}`).toMatch(expected)
+          expect(r.out.toString().split('\n').length - 1).toBe(1303)
+        }
+        await same(['--threads', threads, ...args], o)
+      }
     }
     expect((await same(['--dialect', 'relaxed', f])).code).toBe(0)
   })
@@ -233,7 +272,7 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: the native pipeline writes what th
       new Promise((done, fail) => {
         const env = { ...process.env }
         if (stream) env.BSON2JSON_DUMP = 'stream'
-        else delete env.BSON2JSON_DUMP
+        else env.BSON2JSON_DUMP = 'native'
         const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
         const out: Buffer[] = []
         const err: Buffer[] = []
@@ -297,5 +336,133 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: the native pipeline writes what th
     if (n > 0) expect(text.endsWith('\n')).toBe(true)
     expect(text.split('\n').length - 1).toBe(n)
     expect(statSync(f).size).toBe(30 * dump.length)
+  })
+})
+
+describe.skipIf(!native.DUMP_PIPELINE)('dump: stdin and .gz through the native pipeline, as through the transcode stream', () => {
+  let gz: string
+
+  beforeAll(() => {
+    gz = join(dir, 'gen.bson.gz')
+    writeFileSync(gz, gzipSync(dump))
+  })
+
+  it('a .gz file, stdin from a file, a pipe, gzip on a pipe: the same bytes, status and message', async () => {
+    const inputs: [string[], RunOptions][] = [
+      [[gz], {}],
+      [['-'], { stdin: file }],
+      [['-'], { stdin: gz }],
+      [[], { stdin: dump }],
+      [[], { stdin: readFileSync(gz) }],
+    ]
+    for (const [args, o] of inputs) {
+      for (const flags of [[], ['--array', '--threads', '1'], ['--dialect', 'canonical', '--threads', '3']]) {
+        const r = await same([...flags, ...args], o)
+        expect(r.code).toBe(0)
+        expect(r.stderr).toMatch(new RegExp(`^bson2json: ${docs.length} documents, [\\d.]+ MB BSON in${args[0] === gz || o.stdin === gz || (Buffer.isBuffer(o.stdin) && o.stdin[0] === 0x1f) ? ' \\([\\d.]+ MB gzip\\)' : ''}, `))
+      }
+    }
+    // two gzip members, and zero padding after the last (zlib's rules, as Node's gunzip)
+    const members = join(dir, 'members.bson.gz')
+    writeFileSync(members, Buffer.concat([gzipSync(dump.subarray(0, at(700))), gzipSync(dump.subarray(at(700))), Buffer.alloc(100)]))
+    expect((await same([members])).stderr).toMatch(new RegExp(`^bson2json: ${docs.length} documents, `))
+    // nothing at all on stdin; an empty gzip member
+    expect((await same(['--array'], { stdin: Buffer.alloc(0) })).out.toString()).toBe('[]\n')
+    expect((await same([], { stdin: gzipSync(Buffer.alloc(0)) })).code).toBe(0)
+  })
+
+  it('a corrupt document after decompression: the documents before it, the offset in the decompressed data', async () => {
+    const bad = Buffer.from(dump)
+    bad[at(1001) + 4] = 0x42
+    const f = join(dir, 'corrupt.bson.gz')
+    writeFileSync(f, gzipSync(bad))
+    for (const [args, o] of [[[f], {}], [[], { stdin: readFileSync(f) }]] as [string[], RunOptions][]) {
+      for (const threads of ['1', '2']) {
+        const r = await same(['--threads', threads, ...args], o)
+        expect(r.code).toBe(1)
+        expect(r.stderr).toMatch(
+          new RegExp(`: corrupt BSON at document 1001, byte offset ${at(1001) + 4} \\(of the decompressed data\\): BSON_UNKNOWN_TYPE: [^(]*\\(1001 documents written, [\\d.]+ MB BSON in \\([\\d.]+ MB gzip\\)`),
+        )
+      }
+    }
+  })
+
+  it("truncated or corrupt gzip: zlib's message, the whole documents decompressed before it", async () => {
+    const whole = readFileSync(gz)
+    // The BSON zlib decompresses before the fault: gzipSync writes a 10-byte header.
+    const cut = whole.subarray(0, whole.length >> 1)
+    const cases: [string, Buffer, RegExp, Buffer][] = [
+      ['cut', cut, /unexpected end of file/, inflateRawSync(cut.subarray(10), { finishFlush: zlibConstants.Z_SYNC_FLUSH })],
+      ['cut-in-header', whole.subarray(0, 6), /unexpected end of file/, Buffer.alloc(0)],
+      ['crc', Buffer.concat([whole.subarray(0, -8), Buffer.from([0, 0, 0, 0]), whole.subarray(-4)]), /incorrect data check/, dump],
+      ['size', Buffer.concat([whole.subarray(0, -4), Buffer.from([1, 2, 3, 4])]), /incorrect length check/, dump],
+      ['method', Buffer.concat([whole.subarray(0, 2), Buffer.from([7]), whole.subarray(3)]), /unknown compression method/, Buffer.alloc(0)],
+      ['trailing', Buffer.concat([whole, Buffer.from('garbage')]), /incorrect header check/, dump],
+    ]
+    for (const [name, bytes, message, plain] of cases) {
+      const f = join(dir, `${name}.bson.gz`)
+      writeFileSync(f, bytes)
+      expect(plain.length < dump.length, name).toBe(name === 'cut' || plain.length === 0)
+      // the whole documents of what zlib decompresses
+      const k = starts.filter((st, i) => st + docs[i].length <= plain.length).length
+      const expected = Buffer.from(docs.slice(0, k).map((d) => `${toJSON(d)}\n`).join(''))
+      for (const [args, o] of [[[f], {}], [[], { stdin: bytes }]] as [string[], RunOptions][]) {
+        const [a, b] = await Promise.all([run(args, o), run(args, { ...o, stream: true })])
+        expect(a.code, name).toBe(1)
+        expect(b.code, name).toBe(1)
+        expect(a.stderr, name).toMatch(new RegExp(`^bson2json: \\S+: the gzip data is truncated or corrupt: ${message.source} \\(${k} documents written, `))
+        expect(steadyGzip(a.stderr), name).toBe(steadyGzip(b.stderr))
+        expect(a.out.equals(expected), `${name}: ${a.out.length} vs ${expected.length} bytes`).toBe(true)
+        // the stream stops where its transcoding was when the fault came: a prefix
+        expect(expected.subarray(0, b.out.length).equals(b.out), name).toBe(true)
+      }
+    }
+  })
+
+  it('an archive on stdin (plain and gzip, arriving in two parts) is handed to the stream: the same words', async () => {
+    const archive = resolve(__dirname, 'fixtures/mongodump.archive')
+    for (const bytes of [readFileSync(archive), readFileSync(`${archive}.gz`)]) {
+      const parts = [bytes.subarray(0, 100), bytes.subarray(100)]
+      // no --nsInclude (with it, the stream reads stdin from the start): the pipeline reads
+      // the first part, sees the archive and hands it back, and the stream reads its prelude
+      for (const flags of [[], ['--array', '--threads', '1']]) {
+        const a = await same(flags, { stdin: parts })
+        expect(a.code).toBe(2)
+        expect(a.stderr).toMatch(/^bson2json: <stdin>: mongodump archive holds 3 collections \([^)]*crm\.notes[^)]*\): choose with --nsInclude /)
+      }
+      const r = await run(['--nsInclude', 'shop.*'], { stdin: parts, stream: true })
+      expect(r.code).toBe(0)
+      expect(r.stderr).toMatch(/^bson2json: 7 documents, /)
+    }
+  })
+
+  it('SIGINT on stdin (a pipe that stays open) and on a .gz: exit 130, the documents written whole and counted', async () => {
+    const long = join(dir, 'long.bson.gz')
+    writeFileSync(long, gzipSync(Buffer.concat(Array.from({ length: 10 }, () => dump)), { level: 1 }))
+    const interrupted = async (args: string[], o: RunOptions) => {
+      let killed = 0
+      const kill = (c: ReturnType<typeof spawn>) => {
+        killed = Date.now()
+        c.kill('SIGINT')
+      }
+      const r = await run(['--progress', '--threads', '1', ...args], { ...o, onSpawn: (c) => c.stderr!.once('data', () => setTimeout(() => kill(c), 200)) })
+      expect(r.code).toBe(130)
+      // at once, though stdin is still open (the next part of the pipe comes 12 s later)
+      expect(Date.now() - killed).toBeLessThan(4000)
+      const last = r.stderr.trimEnd().split('\n').pop()!
+      expect(last).toMatch(/^bson2json: \S+: interrupted by SIGINT \((\d+) documents written, /)
+      const n = Number(/\((\d+) documents written/.exec(last)![1])
+      const text = r.out.toString()
+      if (n > 0) expect(text.endsWith('\n')).toBe(true)
+      expect(text.split('\n').length - 1).toBe(n)
+      for (let i = 0; i < Math.min(n, 50); i++) expect(text.split('\n', 50)[i]).toBe(toJSON(docs[i % docs.length]))
+      return n
+    }
+    for (const stream of [false, true]) {
+      // the whole dump, then the pipe stays open (the next part comes too late)
+      const n = await interrupted([], { stream, stdin: [dump, ...Array.from({ length: 40 }, () => Buffer.alloc(0))] })
+      expect(n, `stream ${stream}`).toBe(docs.length)
+      expect(await interrupted([long], { stream })).toBeLessThan(10 * docs.length)
+    }
   })
 })

@@ -7,7 +7,9 @@
 #
 #   A=/path/to/checkout-before B=. bash benchmark/cli-ab.sh tmp/s400k.bson [ROUNDS]
 #
-# A and B are checkouts with a built addon (`npm run build`); B defaults to this one.
+# A and B are checkouts with a built addon (`npm run build`); B defaults to this one. INPUT=stdin
+# (`< FILE`), pipe (`cat FILE |`, cat's CPU counted) or gz (FILE gzipped once to tmp/NAME.gz)
+# changes what bson2json reads; bsondump reads FILE.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 FILE="${1:?usage: A=DIR [B=DIR] bash benchmark/cli-ab.sh FILE.bson [ROUNDS]}"
@@ -17,7 +19,29 @@ B="${B:-$ROOT}"
 BSONDUMP="${BSONDUMP:-$ROOT/tmp/mongo-tools/bin/bsondump}"
 [ -x "$BSONDUMP" ] || { echo "no bsondump at $BSONDUMP (bash scripts/mongo-tools.sh)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time) for peak RSS" >&2; exit 1; }
-BYTES=$(stat -c %s "$FILE")
+BYTES=$(stat -L -c %s "$FILE")
+INPUT="${INPUT:-file}"
+case "$INPUT" in
+  file | stdin | pipe) ;;
+  gz)
+    GZ="$ROOT/tmp/$(basename "$FILE").gz"
+    [ -s "$GZ" ] && [ "$GZ" -nt "$FILE" ] || gzip -c "$FILE" >"$GZ"
+    ;;
+  *) echo "INPUT must be file, stdin, pipe or gz" >&2; exit 1 ;;
+esac
+# bson2json (node BIN ARGS...) reading FILE as INPUT says, output to /dev/null.
+b2j() {
+  local bin=$1
+  shift
+  case "$INPUT" in
+    file) node "$bin" "$@" "$FILE" -o /dev/null ;;
+    stdin) node "$bin" "$@" - -o /dev/null <"$FILE" ;;
+    pipe) cat "$FILE" | node "$bin" "$@" -o /dev/null ;;
+    gz) node "$bin" "$@" "$GZ" -o /dev/null ;;
+  esac
+}
+export -f b2j
+export FILE INPUT GZ
 T=$(mktemp)
 trap 'rm -f "$T"' EXIT
 for r in $(seq 1 "$ROUNDS"); do
@@ -30,14 +54,14 @@ for r in $(seq 1 "$ROUNDS"); do
       [ "$side" = B ] && dir=$B
       args=(-q --dialect canonical)
       [ "$t" != default ] && args+=(--threads "$t")
-      /usr/bin/time -f '%e %U %S %M' -o "$T" node "$dir/bin/bson2json.js" "${args[@]}" "$FILE" -o /dev/null
+      /usr/bin/time -f '%e %U %S %M' -o "$T" bash -c 'b2j "$@"' b2j "$dir/bin/bson2json.js" "${args[@]}"
       read -r e u s m <"$T"
       awk -v r="$r" -v side="$side" -v t="$t" -v e="$e" -v u="$u" -v s="$s" -v m="$m" -v n="$BYTES" -v bd="$bd" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
         'BEGIN { printf "round %s %s threads=%s wall %.2f s cpu %.2f s rss %d MB %.0f MB/s ratio %.1fx load %s\n", r, side, t, e, u + s, m / 1024, n / 1e6 / e, bd / e, load }'
     done
   done
 done | tee "$T.log"
-echo "medians over $ROUNDS rounds ($(basename "$FILE"), $((BYTES / 1000000)) MB, $(nproc) cores, load now $(cut -d' ' -f1-3 /proc/loadavg)):"
+echo "medians over $ROUNDS rounds ($(basename "$FILE") as $INPUT, $((BYTES / 1000000)) MB, $(nproc) cores, load now $(cut -d' ' -f1-3 /proc/loadavg)):"
 for t in default 1 2; do
   for side in A B; do
     grep " $side threads=$t " "$T.log" | awk -v side="$side" -v t="$t" '

@@ -3,7 +3,9 @@
 # docs/bsondump.md) on one dump, alternated ROUNDS times in one shell; prints each pair's wall
 # times, throughput and peak RSS, then the median ratio and bson2json's median MB/s. Output goes
 # to /dev/null for both. bson2json runs with its default --threads (one per core) unless
-# THREADS is set.
+# THREADS is set. INPUT=stdin (bson2json reads `< FILE`), pipe (`cat FILE |`, cat's CPU counted)
+# or gz (FILE gzipped once to tmp/NAME.gz, read as a file; bsondump still reads FILE) measures
+# the other inputs; BSON2JSON_DUMP=stream runs them through the transcode stream.
 #
 #   bash scripts/mongo-tools.sh && node scripts/sample-dump.mjs --docs 400000 --out tmp/s400k.bson
 #   bash benchmark/vs-bsondump.sh tmp/s400k.bson [ROUNDS]
@@ -16,14 +18,36 @@ BSONDUMP="${BSONDUMP:-$ROOT/tmp/mongo-tools/bin/bsondump}"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time) for peak RSS" >&2; exit 1; }
 THREADS_ARG=()
 [ -n "${THREADS:-}" ] && THREADS_ARG=(--threads "$THREADS")
-BYTES=$(stat -c %s "$FILE")
+BYTES=$(stat -L -c %s "$FILE")
+INPUT="${INPUT:-file}"
+case "$INPUT" in
+  file | stdin | pipe) ;;
+  gz)
+    GZ="$ROOT/tmp/$(basename "$FILE").gz"
+    [ -s "$GZ" ] && [ "$GZ" -nt "$FILE" ] || gzip -c "$FILE" >"$GZ"
+    ;;
+  *) echo "INPUT must be file, stdin, pipe or gz" >&2; exit 1 ;;
+esac
+# bson2json (node BIN ARGS...) reading FILE as INPUT says, output to /dev/null.
+b2j() {
+  local bin=$1
+  shift
+  case "$INPUT" in
+    file) node "$bin" "$@" "$FILE" -o /dev/null ;;
+    stdin) node "$bin" "$@" - -o /dev/null <"$FILE" ;;
+    pipe) cat "$FILE" | node "$bin" "$@" -o /dev/null ;;
+    gz) node "$bin" "$@" "$GZ" -o /dev/null ;;
+  esac
+}
+export -f b2j
+export FILE INPUT GZ
 # Prints "SECONDS PEAK_RSS_KB" for one run of the command.
 run() { /usr/bin/time -f '%e %M' -o /tmp/vs-bsondump.$$ "$@" >/dev/null; cat /tmp/vs-bsondump.$$; }
 ratios=()
 rates=()
 for r in $(seq 1 "$ROUNDS"); do
   read -r a arss < <(run "$BSONDUMP" --quiet "$FILE")
-  read -r b brss < <(run node "$ROOT/bin/bson2json.js" -q --dialect canonical "${THREADS_ARG[@]}" "$FILE" -o /dev/null)
+  read -r b brss < <(run bash -c 'b2j "$@"' b2j "$ROOT/bin/bson2json.js" -q --dialect canonical "${THREADS_ARG[@]}")
   ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')
   rate=$(awk -v n="$BYTES" -v b="$b" 'BEGIN { print n / 1e6 / b }')
   ratios+=("$ratio")
@@ -32,6 +56,6 @@ for r in $(seq 1 "$ROUNDS"); do
     "$r" "$a" "$((arss / 1024))" "$b" "$rate" "$((brss / 1024))" "$ratio"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-printf 'median: ratio %.1fx, bson2json %.0f MB/s (%s, %d MB, %d cores, load %s)\n' "$(median "${ratios[@]}")" "$(median "${rates[@]}")" \
-  "$(basename "$FILE")" "$((BYTES / 1000000))" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf 'median: ratio %.1fx, bson2json %.0f MB/s (%s as %s%s, %d MB, %d cores, load %s)\n' "$(median "${ratios[@]}")" "$(median "${rates[@]}")" \
+  "$(basename "$FILE")" "$INPUT" "${BSON2JSON_DUMP:+, BSON2JSON_DUMP=$BSON2JSON_DUMP}" "$((BYTES / 1000000))" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f /tmp/vs-bsondump.$$

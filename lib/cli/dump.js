@@ -258,6 +258,27 @@ function isPlainBson(head) {
   return head !== null && head.length === 4 && !(head[0] === 0x1f && head[1] === 0x8b) && !isArchive(head)
 }
 
+/** Whether the first bytes of a file are plain BSON's or gzip's (an archive's go to the stream). */
+function isBsonOrGzip(head) {
+  return head !== null && head.length === 4 && !isArchive(head)
+}
+
+/** Whether the native pipeline can read descriptor `fd` (stdin): a file, a pipe or a socket. */
+function nativeReadable(fd) {
+  try {
+    const st = fs.fstatSync(fd)
+    return st.isFile() || st.isFIFO() || st.isSocket()
+  } catch {
+    return false
+  }
+}
+
+/** `head`, then the chunks of `rest` (stdin after the bytes the pipeline read). */
+async function* replayed(head, rest) {
+  if (head.length > 0) yield head
+  yield* rest
+}
+
 /** A hint when the input's first bytes are text: a BSON file starts with a little-endian length. */
 function notBsonHint(input) {
   if (input === null || input.length === 0) return ''
@@ -318,9 +339,31 @@ async function main(argv, context = {}) {
 
   const layout = opts.array ? 'chunks' : opts.pretty ? 'pretty' : 'ndjson'
   const output = Output.open(opts.out, layout) // throws: cannot write FILE: …
-  const plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
-  if (plain && nativeApplies(opts, output)) return dumpNative(opts, name, output, head, threads, totalIn)
-  const input = opts.file === null ? process.stdin : fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
+  let plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
+  // An archive is handed back by the pipeline (with the bytes of stdin it read) to the stream.
+  let handedBack = false
+  let replay = null
+  if (opts.nsInclude.length === 0 && nativeApplies(opts, output)) {
+    const stdin = opts.file === null && nativeReadable(0)
+    if (stdin || (totalIn !== null && isBsonOrGzip(head))) {
+      const done = await dumpNative(opts, name, output, head, threads, totalIn, stdin)
+      if (done.archive === undefined) return done.status
+      // a mongodump --archive (perhaps gzip): the stream unpacks it; nothing was written
+      handedBack = true
+      plain = false
+      if (stdin) replay = done.archive
+    }
+  }
+  if (process.env.BSON2JSON_DUMP === 'native' && !handedBack) {
+    // the tests' check that a dump they compare ran natively (an archive goes to the stream)
+    throw new CliError('BSON2JSON_DUMP=native: this dump takes the transcode stream', 2)
+  }
+  const input =
+    replay !== null
+      ? require('stream').Readable.from(replayed(replay, process.stdin), { objectMode: false })
+      : opts.file === null
+        ? process.stdin
+        : fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
 
   // Up to `threads` 1 MiB batches are transcoded at once on the libuv thread pool while the main
   // thread reads and writes (benchmark/vs-bsondump.sh measures the speed-up).
@@ -470,6 +513,7 @@ async function main(argv, context = {}) {
   input.unpipe?.()
   if (source !== input) source.destroy()
   input.destroy() // stdin too: a pipe still open would keep the process alive after an error
+  if (replay !== null) process.stdin.destroy()
   await output.finish()
   if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
   return report(opts, { name, output, error, head, gzip, bsonIn, bytesRead, skipped, bytesSkipped, inputOffset, elapsed: run.elapsed() })
@@ -561,11 +605,13 @@ function report(opts, r) {
 
 /**
  * Whether the native pipeline (lib/native `dumpFile`) runs this dump: a regular file of plain
- * BSON (the caller checks), NDJSON or one array, no --pretty, --skip-invalid or projection, to
- * an output the pipeline can write itself (a file, a device, stdout to a pipe or a socket; a
- * terminal stays on process.stdout), in a build that has it. Everything else takes the
- * transcode stream.
- * `BSON2JSON_DUMP=stream` forces the stream (the tests compare the two).
+ * or gzip BSON, or stdin from a file, a pipe or a socket (the caller checks; a mongodump
+ * --archive is handed back to the stream), NDJSON or one array, no --pretty, --skip-invalid or
+ * projection, to an output the pipeline can write itself (a file, a device, stdout to a pipe or
+ * a socket; a terminal stays on process.stdout), in a build that has it. Everything else takes
+ * the transcode stream.
+ * `BSON2JSON_DUMP=stream` forces the stream (the tests compare the two); `BSON2JSON_DUMP=native`
+ * fails a dump that would take the stream for another reason than an archive (exit 2).
  */
 function nativeApplies(opts, output) {
   const native = require('../native')
@@ -595,11 +641,13 @@ function ioError(outcome, syscall) {
 }
 
 /**
- * `dump` of a regular file through the native pipeline: the file is read, transcoded on
- * `threads` threads and written to the output's descriptor off the JS thread; JavaScript polls
- * the progress, cancels on a signal, and reports exactly as the stream path does.
+ * `dump` through the native pipeline: the file or stdin is read, decompressed (gzip),
+ * transcoded on `threads` threads and written to the output's descriptor off the JS thread;
+ * JavaScript polls the progress, cancels on a signal, and reports exactly as the stream path
+ * does. Resolves with `{ status }`, the exit status, or `{ archive }` when the input is a
+ * mongodump --archive (nothing written; `archive`: the bytes of stdin read).
  */
-async function dumpNative(opts, name, output, head, threads, totalIn) {
+async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
   const native = require('../native')
   const { resolveOptions } = require('../options')
   const { transcodeError } = require('../errors')
@@ -615,31 +663,34 @@ async function dumpNative(opts, name, output, head, threads, totalIn) {
   })
   let outcome
   try {
-    outcome = await native.dumpFile(control, opts.file, output.fd, opts.array, o, threads, DEFAULT_MAX_DOCUMENT_BYTES)
+    outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, DEFAULT_MAX_DOCUMENT_BYTES)
   } finally {
     offSignals()
     run.stop()
   }
+  if (outcome.stop === 'archive' && interrupted === null) return { archive: outcome.consumed }
   output.recordNative(outcome.documents, outcome.bytesWritten, outcome.stop === 'write' ? ioError(outcome, 'write') : null)
   await output.finish()
-  if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
+  if (output.closedByReader) return { status: 0 } // `bson2json x.bson | head`: the reader is gone
   let error = null
   if (outcome.stop === 'cancelled') error = interrupted ?? new CliError('interrupted', 130)
   else if (outcome.stop === 'bson') error = transcodeError(outcome.code, outcome.detail, outcome.index, outcome.offset)
+  else if (outcome.stop === 'gzip') error = new Error(`the gzip data is truncated or corrupt: ${outcome.message}`)
   else if (outcome.stop === 'read') error = ioError(outcome, 'read')
-  return report(opts, {
+  const status = report(opts, {
     name,
     output,
     error,
-    head,
-    gzip: false,
-    bsonIn: outcome.bytesRead,
+    head: outcome.head,
+    gzip: outcome.gzip,
+    bsonIn: outcome.bsonRead,
     bytesRead: outcome.bytesRead,
     skipped: 0,
     bytesSkipped: 0,
     inputOffset: (index, offset) => offset,
     elapsed: run.elapsed(),
   })
+  return { status }
 }
 
 const OPEN = Buffer.from('[')

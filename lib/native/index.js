@@ -368,13 +368,15 @@ function regexMessage(pattern, flags) {
 }
 
 /**
- * The native dump pipeline: the regular file `input` (concatenated BSON) to the open file
- * descriptor `outFd` as NDJSON (or one JSON array when `array`), read, transcoded on `threads`
- * threads and written in order off the JS thread. `control` ({@link createDumpControl}) gives
- * the progress and cancels. Resolves with how it ended: `{ stop, documents, bytesRead,
- * bytesWritten, code?, detail?, index?, offset?, errno?, message? }`.
+ * The native dump pipeline: concatenated BSON, plain or gzip, from the file `input` (or from
+ * the open descriptor `inFd` when it is not -1: stdin) to the open file descriptor `outFd` as
+ * NDJSON (or one JSON array when `array`), read, decompressed, transcoded on `threads` threads
+ * and written in order off the JS thread. `control` ({@link createDumpControl}) gives the
+ * progress and cancels. Resolves with how it ended: `{ stop, documents, bytesRead, bsonRead,
+ * bytesWritten, gzip, head, consumed?, code?, detail?, index?, offset?, errno?, message? }`.
  * @param {any} control
  * @param {string} input
+ * @param {number} inFd
  * @param {number} outFd
  * @param {boolean} array
  * @param {any} o resolved options
@@ -382,8 +384,8 @@ function regexMessage(pattern, flags) {
  * @param {number} maxDocumentBytes
  * @returns {Promise<any>}
  */
-function dumpFile(control, input, outFd, array, o, threads, maxDocumentBytes) {
-  return b.dumpFile(control, input, outFd, array, o.flags, o.maxDepth, o.maxOutputBytes, threads, maxDocumentBytes, regexMessage)
+function dumpFile(control, input, inFd, outFd, array, o, threads, maxDocumentBytes) {
+  return b.dumpFile(control, input, inFd, outFd, array, o.flags, o.maxDepth, o.maxOutputBytes, threads, maxDocumentBytes, regexMessage)
 }
 
 /** A {@link dumpFile} control: `progress()` → `[documents, bytesRead, bytesWritten]`, `cancel()`. */

@@ -31,12 +31,13 @@ use std::io::{self, Read, Write};
 #[cfg(unix)]
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use bson2json_core::batch::{BatchError, BatchOutput, Layout};
 use bson2json_core::concat::{frame_prefix, transcode_concatenated, PrefixEnd};
 use bson2json_core::{ErrorKind, Options, Transcoder};
+use flate2::{Decompress, FlushDecompress, Status as GzStatus};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -47,12 +48,22 @@ use crate::options;
 const BATCH_BYTES: usize = 2 << 20;
 /// A slot's input buffer above this many bytes (grown for a large document) is released.
 const KEEP_BYTES: usize = 4 * BATCH_BYTES;
+/// Compressed bytes read at a time from a gzip input.
+const GZIP_READ_BYTES: usize = 256 << 10;
+/// The first four bytes of a mongodump --archive (lib/cli/archive.js `MAGIC`).
+const ARCHIVE_MAGIC: [u8; 4] = [0x6d, 0xe2, 0x99, 0x81];
+/// How often threads waiting for a slot look at the halt flag (an input that blocks, such as
+/// a pipe with no writer, must not keep a cancelled pipeline waiting).
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The counters JavaScript polls and the cancel flag it sets, shared with a running pipeline.
 #[derive(Default)]
 struct Shared {
     documents: AtomicU64,
+    /// The input's bytes read (compressed, for a gzip input).
     bytes_read: AtomicU64,
+    /// BSON bytes read (decompressed, for a gzip input).
+    bson_read: AtomicU64,
     bytes_written: AtomicU64,
     cancel: AtomicBool,
     /// The writer stopped (a fault, a failed write, a cancel): the reader and workers stop too.
@@ -73,7 +84,8 @@ impl DumpControl {
         Self::default()
     }
 
-    /// `[documents written, BSON bytes read, JSON bytes written]` so far (three atomic loads).
+    /// `[documents written, input bytes read, JSON bytes written]` so far (three atomic loads;
+    /// the input's bytes are the compressed ones for a gzip input).
     #[napi]
     pub fn progress(&self) -> Vec<f64> {
         let s = &self.shared;
@@ -92,15 +104,23 @@ impl DumpControl {
 }
 
 /// How a `dumpFile` ended. `stop` is `'end'`, `'cancelled'`, `'bson'` (a fault in the input:
-/// `code`, `detail`, `index`, `offset`), `'read'` or `'write'` (an I/O error: `errno`,
-/// `message`). `bytesWritten` is the output's length in whole documents (what a failed write
-/// leaves after truncation), `documents` those documents.
+/// `code`, `detail`, `index`, `offset`), `'gzip'` (the gzip data is truncated or corrupt:
+/// zlib's `message`), `'archive'` (the input is a mongodump --archive, which the pipeline does
+/// not read: nothing is written, `consumed` holds the input's bytes read), `'read'` or `'write'`
+/// (an I/O error: `errno`, `message`). `bytesWritten` is the output's length in whole documents
+/// (what a failed write leaves after truncation), `documents` those documents; `bytesRead` the
+/// input's bytes read, `bsonRead` the BSON bytes (decompressed), `head` the first four of them,
+/// `gzip` whether the input was gzip.
 #[napi(object)]
 pub struct DumpOutcome {
     pub stop: String,
     pub documents: f64,
     pub bytes_read: f64,
+    pub bson_read: f64,
     pub bytes_written: f64,
+    pub gzip: bool,
+    pub head: Buffer,
+    pub consumed: Option<Buffer>,
     pub code: Option<String>,
     pub detail: Option<String>,
     pub index: Option<f64>,
@@ -121,6 +141,10 @@ enum Stop {
     },
     Read(io::Error),
     Write(io::Error),
+    /// zlib's message for gzip data that is truncated or corrupt.
+    Gzip(String),
+    /// The input is a mongodump --archive: its bytes read so far.
+    Archive(Vec<u8>),
     /// A worker panicked (a bug): the promise rejects.
     Panicked,
 }
@@ -154,6 +178,8 @@ type RegexCheck = ThreadsafeFunction<
 pub struct DumpTask {
     shared: Arc<Shared>,
     input: String,
+    /// stdin (a duplicate of the caller's descriptor) instead of the file `input`.
+    input_file: Option<File>,
     out: Option<File>,
     opts: Options,
     layout: Layout,
@@ -167,6 +193,8 @@ pub struct Finished {
     stop: Stop,
     documents: u64,
     bytes_written: u64,
+    gzip: bool,
+    head: Vec<u8>,
 }
 
 #[napi]
@@ -179,7 +207,9 @@ impl Task for DumpTask {
         // `extern "C"` callback), so it is caught and reported as an error instead.
         let regex = self.regex.take();
         let out = self.out.take();
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(out, regex)));
+        let input = self.input_file.take();
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(input, out, regex)));
         r.map_err(|_| {
             Error::new(
                 Status::GenericFailure,
@@ -201,7 +231,11 @@ impl Task for DumpTask {
             stop: String::new(),
             documents: f.documents as f64,
             bytes_read: self.shared.bytes_read.load(Relaxed) as f64,
+            bson_read: self.shared.bson_read.load(Relaxed) as f64,
             bytes_written: f.bytes_written as f64,
+            gzip: f.gzip,
+            head: f.head.into(),
+            consumed: None,
             code: None,
             detail: None,
             index: None,
@@ -234,6 +268,14 @@ impl Task for DumpTask {
                 o.message = Some(e.to_string());
                 "write"
             }
+            Stop::Gzip(message) => {
+                o.message = Some(message);
+                "gzip"
+            }
+            Stop::Archive(consumed) => {
+                o.consumed = Some(consumed.into());
+                "archive"
+            }
         }
         .to_owned();
         Ok(o)
@@ -241,7 +283,7 @@ impl Task for DumpTask {
 }
 
 impl DumpTask {
-    fn run(&self, out: Option<File>, regex: Option<RegexCheck>) -> Finished {
+    fn run(&self, input: Option<File>, out: Option<File>, regex: Option<RegexCheck>) -> Finished {
         let mut writer = Writer {
             out,
             layout: self.layout,
@@ -252,10 +294,23 @@ impl DumpTask {
             bytes: 0,
             any: false,
         };
-        let file = match File::open(&self.input) {
-            Ok(f) => f,
-            Err(e) => return writer.finished(Stop::Read(e)),
+        let file = match input {
+            Some(f) => f,
+            None => match File::open(&self.input) {
+                Ok(f) => f,
+                Err(e) => return writer.finished(Stop::Read(e), false, Vec::new()),
+            },
         };
+        // The input's first bytes: gzip or not, and the BSON's first four (an archive's magic
+        // number, the hint for text).
+        let source = match Source::open(file, &self.shared) {
+            Ok(s) => s,
+            Err((stop, gzip)) => return writer.finished(stop, gzip, Vec::new()),
+        };
+        let (gzip, head) = (source.gz.is_some(), source.head());
+        if head.len() >= 4 && head[..4] == ARCHIVE_MAGIC {
+            return writer.finished(Stop::Archive(source.consumed), gzip, head);
+        }
         let slots = self.threads * 2 + 2;
         let (free_tx, free_rx) = sync_channel::<Slot>(slots);
         for _ in 0..slots {
@@ -264,15 +319,30 @@ impl DumpTask {
         let (work_tx, work_rx) = sync_channel::<Slot>(slots);
         let (done_tx, done_rx) = channel::<Slot>();
         let work_rx = Mutex::new(work_rx);
+        // The reader is not scoped: a read that blocks (stdin) must not keep a cancelled
+        // pipeline from ending; it stops at its next slot.
+        {
+            let shared = Arc::clone(&self.shared);
+            let max_doc = self.max_doc;
+            // Named, as the workers, for per-thread CPU times (/proc/PID/task/*/comm).
+            let spawned = std::thread::Builder::new()
+                .name("bson2json-read".to_owned())
+                .spawn(move || read(source, &shared, max_doc, free_rx, work_tx));
+            if let Err(e) = spawned {
+                return writer.finished(Stop::Read(e), gzip, head);
+            }
+        }
         let stop = std::thread::scope(|scope| {
             let shared = &*self.shared;
-            let max_doc = self.max_doc;
-            scope.spawn(move || read(file, shared, max_doc, free_rx, work_tx));
             for _ in 0..self.threads {
                 let done_tx = done_tx.clone();
                 let work_rx = &work_rx;
                 let (opts, layout) = (&self.opts, self.layout);
-                scope.spawn(move || transcode(work_rx, done_tx, opts, layout, shared));
+                let _ = std::thread::Builder::new()
+                    .name("bson2json-work".to_owned())
+                    .spawn_scoped(scope, move || {
+                        transcode(work_rx, done_tx, opts, layout, shared);
+                    });
             }
             drop(done_tx);
             let stop = writer.write_in_order(done_rx, free_tx);
@@ -280,27 +350,251 @@ impl DumpTask {
             self.shared.halted.store(true, Relaxed);
             stop
         });
-        writer.finished(stop)
+        writer.finished(stop, gzip, head)
+    }
+}
+
+/// The input: a file or stdin, plain or gzip (decompressed here; zlib's own rules for what
+/// follows a member, as Node's gunzip: another member, or zero bytes of padding to the end).
+struct Source {
+    file: File,
+    gz: Option<Gunzip>,
+    /// BSON bytes read ahead of the first slot (at least four, unless the input is shorter).
+    carry: Vec<u8>,
+    eof: bool,
+    /// The last read of a plain input returned less than asked (a pipe with no more for now).
+    short: bool,
+    /// A regular file (read to the slot's size at once) rather than a pipe or a socket.
+    regular: bool,
+    /// A pipe's or a socket's reads, copied to the slot.
+    scratch: Vec<u8>,
+    /// The input's bytes read while looking at its first bytes (an archive is handed back).
+    consumed: Vec<u8>,
+}
+
+struct Gunzip {
+    d: Decompress,
+    /// The compressed bytes `raw[pos..len]` are still to decompress (the buffer keeps its
+    /// length: it is not zeroed for every read).
+    raw: Vec<u8>,
+    len: usize,
+    pos: usize,
+    raw_eof: bool,
+    /// The last member ended and nothing but padding follows.
+    done: bool,
+    /// While looking at the first bytes: every compressed byte read, kept.
+    record: Option<Vec<u8>>,
+}
+
+impl Source {
+    /// Reads the input's first bytes: gzip or not, then the first four BSON bytes. A failure
+    /// says whether the input is gzip.
+    fn open(mut file: File, shared: &Shared) -> std::result::Result<Self, (Stop, bool)> {
+        let mut raw = Vec::with_capacity(GZIP_READ_BYTES);
+        let mut raw_eof = false;
+        while raw.len() < 4 && !raw_eof {
+            let n = read_some(&mut file, &mut raw, GZIP_READ_BYTES)
+                .map_err(|e| (Stop::Read(e), false))?;
+            shared.bytes_read.fetch_add(n as u64, Relaxed);
+            raw_eof = n == 0;
+        }
+        let consumed = raw.clone();
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let mut s = if raw.len() >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
+            Source {
+                file,
+                gz: Some(Gunzip {
+                    d: Decompress::new_gzip(15),
+                    len: raw.len(),
+                    raw,
+                    pos: 0,
+                    raw_eof,
+                    done: false,
+                    record: Some(consumed),
+                }),
+                carry: Vec::new(),
+                eof: false,
+                short: false,
+                regular,
+                scratch: Vec::new(),
+                consumed: Vec::new(),
+            }
+        } else {
+            shared.bson_read.fetch_add(raw.len() as u64, Relaxed);
+            Source {
+                file,
+                gz: None,
+                short: raw.len() < GZIP_READ_BYTES,
+                regular,
+                scratch: Vec::new(),
+                carry: raw,
+                eof: raw_eof,
+                consumed,
+            }
+        };
+        if s.gz.is_some() {
+            let mut carry = Vec::new();
+            while carry.len() < 4 && !s.eof {
+                s.eof = s.fill(&mut carry, 4, shared).map_err(|stop| (stop, true))?;
+            }
+            s.carry = carry;
+            if let Some(g) = s.gz.as_mut() {
+                s.consumed = g.record.take().unwrap_or_default();
+            }
+        }
+        Ok(s)
+    }
+
+    /// The first (up to) four BSON bytes.
+    fn head(&self) -> Vec<u8> {
+        self.carry[..self.carry.len().min(4)].to_vec()
+    }
+
+    /// Appends BSON bytes to `out`, up to `want` bytes (or a little more) or the end of the
+    /// input, `Ok(true)` there. A plain input stops after one read (`short` says whether it
+    /// returned less than asked).
+    fn fill(
+        &mut self,
+        out: &mut Vec<u8>,
+        want: usize,
+        shared: &Shared,
+    ) -> std::result::Result<bool, Stop> {
+        let Some(g) = self.gz.as_mut() else {
+            if out.len() >= want {
+                return Ok(false);
+            }
+            let need = want - out.len();
+            let n = if self.regular {
+                // Into the slot's spare capacity, not zeroed first.
+                let n = Read::by_ref(&mut self.file)
+                    .take(need as u64)
+                    .read_to_end(out)
+                    .map_err(Stop::Read)?;
+                if n < need {
+                    // the end of the file (a short read of a regular file is its end)
+                    shared.bytes_read.fetch_add(n as u64, Relaxed);
+                    shared.bson_read.fetch_add(n as u64, Relaxed);
+                    self.short = true;
+                    return Ok(true);
+                }
+                n
+            } else {
+                self.scratch.resize(GZIP_READ_BYTES, 0);
+                let n = read_into(
+                    &mut self.file,
+                    &mut self.scratch[..need.min(GZIP_READ_BYTES)],
+                )
+                .map_err(Stop::Read)?;
+                out.extend_from_slice(&self.scratch[..n]);
+                n
+            };
+            shared.bytes_read.fetch_add(n as u64, Relaxed);
+            shared.bson_read.fetch_add(n as u64, Relaxed);
+            self.short = n < need;
+            return Ok(n == 0);
+        };
+        while out.len() < want {
+            if g.done {
+                return Ok(true);
+            }
+            if g.pos == g.len && !g.raw_eof {
+                g.refill(&mut self.file, shared)?;
+            }
+            let flush = if g.raw_eof {
+                FlushDecompress::Finish
+            } else {
+                FlushDecompress::None
+            };
+            out.reserve(want - out.len());
+            let (in0, out0) = (g.d.total_in(), out.len());
+            let status = g.d.decompress_vec(&g.raw[g.pos..g.len], out, flush);
+            g.pos += (g.d.total_in() - in0) as usize;
+            let produced = out.len() - out0;
+            shared.bson_read.fetch_add(produced as u64, Relaxed);
+            match status {
+                Ok(GzStatus::StreamEnd) => {
+                    // Another member follows, or padding (zero bytes: the rest is ignored).
+                    if g.pos == g.len && !g.raw_eof {
+                        g.refill(&mut self.file, shared)?;
+                    }
+                    if g.pos == g.len || g.raw[g.pos] == 0 {
+                        g.done = true;
+                    } else {
+                        g.d = Decompress::new_gzip(15);
+                    }
+                }
+                Ok(_) if produced == 0 && g.raw_eof && g.pos == g.len => {
+                    return Err(Stop::Gzip("unexpected end of file".to_owned()));
+                }
+                Ok(_) => {}
+                Err(e) => return Err(Stop::Gzip(e.message().unwrap_or("invalid data").to_owned())),
+            }
+        }
+        Ok(false)
+    }
+}
+
+impl Gunzip {
+    /// Reads the next compressed bytes into `raw` (kept while looking at the first bytes).
+    fn refill(&mut self, file: &mut File, shared: &Shared) -> std::result::Result<(), Stop> {
+        if self.raw.len() < GZIP_READ_BYTES {
+            self.raw.resize(GZIP_READ_BYTES, 0);
+        }
+        let n = read_into(file, &mut self.raw).map_err(Stop::Read)?;
+        shared.bytes_read.fetch_add(n as u64, Relaxed);
+        (self.pos, self.len, self.raw_eof) = (0, n, n == 0);
+        if let Some(r) = self.record.as_mut() {
+            r.extend_from_slice(&self.raw[..n]);
+        }
+        Ok(())
+    }
+}
+
+/// One `read` of up to `max` bytes appended to `buf`; 0 at the end.
+fn read_some(file: &mut File, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    let at = buf.len();
+    buf.resize(at + max, 0);
+    let r = read_into(file, &mut buf[at..]);
+    buf.truncate(at + *r.as_ref().unwrap_or(&0));
+    r
+}
+
+/// One `read` into `buf` (retried when interrupted); 0 at the end.
+fn read_into(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match file.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // stdin that someone else made non-blocking: wait for data (no poll in std).
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            r => return r,
+        }
     }
 }
 
 /// The reader: fills free slots with whole documents, in order, until the input ends, a
 /// framing fault, a read error, or the writer halts.
 fn read(
-    mut file: File,
+    mut source: Source,
     shared: &Shared,
     max_doc: usize,
     free: Receiver<Slot>,
     work: SyncSender<Slot>,
 ) {
-    let mut carry: Vec<u8> = Vec::new();
+    let mut carry: Vec<u8> = std::mem::take(&mut source.carry);
     let (mut index, mut offset, mut seq) = (0u64, 0u64, 0u64);
-    let mut eof = false;
-    while !eof {
+    let mut eof = source.eof;
+    let mut done = false;
+    while !done {
         if shared.cancel.load(Relaxed) || shared.halted.load(Relaxed) {
             return;
         }
-        let Ok(mut slot) = free.recv() else { return };
+        let mut slot = match free.recv_timeout(POLL) {
+            Ok(slot) => slot,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         slot.input.clear();
         slot.input.extend_from_slice(&carry);
         carry.clear();
@@ -309,29 +603,28 @@ fn read(
         slot.panicked = false;
         let mut want = BATCH_BYTES;
         let (end, count, why) = loop {
-            while !eof && slot.input.len() < want {
-                let need = (want - slot.input.len()) as u64;
-                match Read::by_ref(&mut file)
-                    .take(need)
-                    .read_to_end(&mut slot.input)
-                {
-                    Ok(n) => {
-                        shared.bytes_read.fetch_add(n as u64, Relaxed);
-                        eof = (n as u64) < need;
-                    }
-                    Err(e) => {
-                        slot.stop = Some(Stop::Read(e));
+            let framed = frame_prefix(&slot.input, max_doc);
+            // A slot is filled to `want`, unless the input has no more for now (a pipe) and
+            // the slot already holds whole documents: they go out without waiting.
+            if !eof && slot.input.len() < want && (framed.1 == 0 || !source.short) {
+                match source.fill(&mut slot.input, want, shared) {
+                    Ok(e) => eof = e,
+                    Err(stop) => {
+                        slot.stop = Some(stop);
                         eof = true;
                     }
                 }
+                continue;
             }
-            let framed = frame_prefix(&slot.input, max_doc);
             match framed.2 {
                 // a document larger than a block: read until it is whole
-                PrefixEnd::Partial(len) if framed.1 == 0 && !eof => want = len,
+                PrefixEnd::Partial(len) if framed.1 == 0 && !eof => want = want.max(len),
+                // not one whole document yet
+                PrefixEnd::Short if framed.1 == 0 && !eof => {}
                 _ => break framed,
             }
         };
+        done = eof;
         let rest = slot.input.len() - end;
         let (at_index, at_offset) = (index + count as u64, offset + end as u64);
         let fault = |code, detail| Stop::Bson {
@@ -349,7 +642,7 @@ fn read(
                     format!("document length {len} exceeds maxDocumentBytes {max_doc}")
                 };
                 slot.stop = Some(fault(ErrorKind::BadLength.code(), detail));
-                eof = true;
+                done = true;
             }
             PrefixEnd::Short | PrefixEnd::Partial(_) if eof && rest > 0 => {
                 let need = match why {
@@ -385,10 +678,14 @@ fn transcode(
     let mut tc = Transcoder::new();
     loop {
         let next = match work.lock() {
-            Ok(rx) => rx.recv(),
+            Ok(rx) => rx.recv_timeout(POLL),
             Err(_) => return,
         };
-        let Ok(mut slot) = next else { return };
+        let mut slot = match next {
+            Ok(slot) => slot,
+            Err(RecvTimeoutError::Timeout) if !shared.halted.load(Relaxed) => continue,
+            Err(_) => return,
+        };
         slot.out.clear();
         if !shared.halted.load(Relaxed) {
             // A panic is a bug; caught, so that the writer reports it instead of waiting
@@ -430,7 +727,16 @@ impl Writer<'_> {
     fn write_in_order(&mut self, done: Receiver<Slot>, free: SyncSender<Slot>) -> Stop {
         let mut pending: BTreeMap<u64, Slot> = BTreeMap::new();
         let mut next = 0u64;
-        for slot in done {
+        loop {
+            let slot = match done.recv_timeout(POLL) {
+                Ok(slot) => slot,
+                // The reader may be waiting for input (stdin) while a signal cancels.
+                Err(RecvTimeoutError::Timeout) if self.shared.cancel.load(Relaxed) => {
+                    return Stop::Cancelled
+                }
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
             pending.insert(slot.seq, slot);
             while let Some(mut slot) = pending.remove(&next) {
                 next += 1;
@@ -627,11 +933,13 @@ impl Writer<'_> {
         rx.recv().map_err(|e| e.to_string())?
     }
 
-    fn finished(self, stop: Stop) -> Finished {
+    fn finished(self, stop: Stop, gzip: bool, head: Vec<u8>) -> Finished {
         Finished {
             stop,
             documents: self.documents,
             bytes_written: self.bytes,
+            gzip,
+            head,
         }
     }
 }
@@ -648,19 +956,21 @@ fn doc_start(input: &[u8], i: usize) -> usize {
     at
 }
 
-/// The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
-/// `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
-/// written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
+/// The CLI's `dump` of concatenated BSON, plain or gzip, from the file `input` (or, when
+/// `inFd` is not -1, that open descriptor: stdin) to the open file descriptor `outFd` (a file,
+/// a device, a pipe or a socket), as NDJSON or one JSON array: read, decompressed, framed,
+/// transcoded on `threads` threads and written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
 /// a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
 #[napi(
     js_name = "dumpFile",
     catch_unwind,
-    ts_args_type = "control: DumpControl, input: string, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null",
+    ts_args_type = "control: DumpControl, input: string, inFd: number, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null",
     ts_return_type = "Promise<DumpOutcome>"
 )]
 pub fn dump_file(
     control: &DumpControl,
     input: String,
+    in_fd: i32,
     out_fd: i32,
     array: bool,
     flags: u32,
@@ -670,12 +980,18 @@ pub fn dump_file(
     max_document_bytes: f64,
     check_regex: RegexCheck,
 ) -> Result<AsyncTask<DumpTask>> {
-    let out = output_file(out_fd)?;
+    let out = duplicate(out_fd)?;
+    let input_file = if in_fd == -1 {
+        None
+    } else {
+        Some(duplicate(in_fd)?)
+    };
     control.shared.cancel.store(false, Relaxed);
     control.shared.halted.store(false, Relaxed);
     Ok(AsyncTask::new(DumpTask {
         shared: Arc::clone(&control.shared),
         input,
+        input_file,
         out: Some(out),
         opts: options::decode(flags, max_depth, max_output_bytes),
         layout: if array { Layout::Array } else { Layout::Lines },
@@ -685,26 +1001,27 @@ pub fn dump_file(
     }))
 }
 
-/// A duplicate of the caller's open output descriptor `out_fd`, owned by the pipeline.
+/// A duplicate of the caller's open descriptor `fd` (the output, or stdin), owned by the
+/// pipeline.
 #[cfg(unix)]
-fn output_file(out_fd: i32) -> Result<File> {
-    if out_fd < 0 {
+fn duplicate(fd: i32) -> Result<File> {
+    if fd < 0 {
         return Err(Error::new(
             Status::InvalidArg,
-            "bson2json: outFd must be an open file descriptor".to_owned(),
+            "bson2json: inFd and outFd must be open file descriptors".to_owned(),
         ));
     }
     #[allow(unsafe_code)]
-    // SAFETY: `out_fd` is the caller's open output descriptor (lib/cli/output.js keeps it open
-    // until the returned promise settles); it is only duplicated here, and the pipeline writes
-    // to its own duplicate, closed when the pipeline ends.
-    let fd = unsafe { BorrowedFd::borrow_raw(out_fd) };
+    // SAFETY: `fd` is the caller's open output descriptor (lib/cli/output.js keeps it open
+    // until the returned promise settles) or stdin (open for the process's life); it is only
+    // duplicated here, and the pipeline uses its own duplicate, closed when the pipeline ends.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     Ok(File::from(fd.try_clone_to_owned()?))
 }
 
 /// Elsewhere (Windows, the WASI build) the CLI takes the transcode stream.
 #[cfg(not(unix))]
-fn output_file(_out_fd: i32) -> Result<File> {
+fn duplicate(_fd: i32) -> Result<File> {
     Err(Error::new(
         Status::GenericFailure,
         "bson2json: the dump pipeline needs a Unix file descriptor".to_owned(),
