@@ -51,10 +51,10 @@ function inOneBuffer(docs: Uint8Array[]): Uint8Array[] {
 
 /** `docs` spread round-robin over `k` ArrayBuffers (so neighbours never share one). */
 function roundRobin(docs: Uint8Array[], k: number): Uint8Array[] {
-  const sizes = new Array(k).fill(0)
+  const sizes = Array.from({ length: k }, () => 0)
   docs.forEach((d, i) => (sizes[i % k] += d.length))
   const abs = sizes.map((s) => new ArrayBuffer(s))
-  const at = new Array(k).fill(0)
+  const at = Array.from({ length: k }, () => 0)
   return docs.map((d, i) => {
     const v = new Uint8Array(abs[i % k], at[i % k], d.length)
     v.set(d)
