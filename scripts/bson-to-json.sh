@@ -32,6 +32,11 @@ if [ -f "$ADDON" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$WANT" ]; then
   exit 0
 fi
 
+# A stale build is replaced; anything else in the way is left alone.
+if [ -n "$(ls -A "$DIR" 2>/dev/null)" ] && [ ! -f "$DIR/binding.gyp" ]; then
+  echo "bson-to-json.sh: $DIR exists and holds no bson-to-json build; not touching it" >&2
+  exit 1
+fi
 rm -rf "$DIR"
 mkdir -p "$DIR"
 SRC="${BSON_TO_JSON_SRC:-}"

@@ -179,7 +179,7 @@ function transcodeViews(docs, layout, o, threads) {
   let table = viewTable
   viewTable = null
   if (table === null || table.length < 3 * n) table = new Float64Array(3 * Math.max(n, 256))
-  const elements = []
+  const elements = Array(n)
   const buffers = []
   let plain = true
   let last = null
