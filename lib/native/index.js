@@ -179,7 +179,8 @@ function transcodeViews(docs, layout, o, threads) {
   let table = viewTable
   viewTable = null
   if (table === null || table.length < 3 * n) table = new Float64Array(3 * Math.max(n, 256))
-  const elements = Array(n)
+  // preallocated (a holey array of more than ~100k elements would be a dictionary: grown instead)
+  const elements = n <= 65536 ? Array(n) : []
   const buffers = []
   let plain = true
   let last = null
