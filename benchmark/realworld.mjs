@@ -15,7 +15,7 @@
 // Datasets: twitter (its 100 statuses, one document each), canada (the whole GeoJSON file as
 // one document: number-heavy), citm (the whole catalog as one document), citm-events and
 // citm-performances (the catalog's events and performances, one document each: small
-// documents).
+// documents). DATASETS=tiny,small250 adds two small synthetic workloads (see below).
 // Environment: BSON_TO_JSON_DIR (the peer's build directory; default
 // tmp/peers/bson-to-json-2.0.3-node<major>, as scripts/bson-to-json.sh builds it; without it the
 // peer columns read "-").
@@ -36,6 +36,7 @@ const PEER_DIR =
 const PEER_ADDON = join(PEER_DIR, 'build/Release/bsonToJson.node');
 const peer = existsSync(PEER_ADDON) ? new (require(PEER_ADDON).Transcoder)() : null;
 if (!peer) console.error(`${PEER_ADDON}: not built (scripts/bson-to-json.sh builds it); the bson-to-json columns are skipped`);
+const size = (b) => (b < 1024 ? `${b.toFixed(0)} B` : `${(b / 1024).toFixed(1)} KB`);
 const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
 
 const read = (f) => {
@@ -57,6 +58,10 @@ const DATASETS = {
   'citm-events': () => Object.values(citm.events).map(ser),
   'citm-performances': () => citm.performances.map(ser),
 };
+// Not real-world, and not run unless named in DATASETS: the first 1,000 documents of two small
+// synthetic workloads of benchmark/run.mjs (views into one Buffer, as a driver's raw batch).
+const synthetic = async (name) => (await import('./workloads.mjs')).loadWorkload(name, { quick: true }).docs.slice(0, 1000);
+const SYNTHETIC = { tiny: () => synthetic('tiny'), small250: () => synthetic('small250') };
 
 const bsonVersion = JSON.parse(readFileSync(new URL('../node_modules/bson/package.json', import.meta.url), 'utf8')).version;
 console.log(
@@ -67,7 +72,7 @@ console.log(
 );
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).split(',')) {
-  const docs = DATASETS[name]();
+  const docs = await (DATASETS[name] ?? SYNTHETIC[name])();
   const concat = Buffer.concat(docs);
   const bytes = concat.length;
   const expected = docs.map((d) => JSON.stringify(BSON.deserialize(d)));
@@ -128,6 +133,6 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
   const x = (m) => (m in med ? `${(med[m] / med.baseline).toFixed(2)}x (${med[m].toFixed(0)})` : '-');
   const vsPeer = 'peerString' in med ? `${(med.toJSON / med.peerString).toFixed(2)}x` : '-';
   console.log(
-    `| ${name} | ${docs.length} | ${(bytes / docs.length / 1024).toFixed(1)} KB | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${(med.ndjsonConcat / med.toJSON).toFixed(2)}x, ${(med.ndjsonArray / med.toJSON).toFixed(2)}x | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} |`,
+    `| ${name} | ${docs.length} | ${size(bytes / docs.length)} | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${(med.ndjsonConcat / med.toJSON).toFixed(2)}x, ${(med.ndjsonArray / med.toJSON).toFixed(2)}x | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} |`,
   );
 }
