@@ -850,6 +850,7 @@ module.exports.stagedInput = nativeBinding.stagedInput
 module.exports.stagedOutput = nativeBinding.stagedOutput
 module.exports.transcodeBatch = nativeBinding.transcodeBatch
 module.exports.transcodeBatchAsync = nativeBinding.transcodeBatchAsync
+module.exports.transcodeBatchViews = nativeBinding.transcodeBatchViews
 module.exports.transcodeChangeBatch = nativeBinding.transcodeChangeBatch
 module.exports.transcodeChangeBatchPacked = nativeBinding.transcodeChangeBatchPacked
 module.exports.transcodeChangeFragments = nativeBinding.transcodeChangeFragments

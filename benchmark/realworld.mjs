@@ -2,18 +2,26 @@
 // benchmarks, fetched by scripts/realworld-data.sh) turned into BSON, side by side in one
 // process: the baseline `JSON.stringify(BSON.deserialize(doc))` per document, `toJSON` per
 // document, and `toNDJSON` per batch (one Buffer of concatenated documents, and an array of
-// them). Every method's output is first checked equal to the baseline's; then the methods run
-// interleaved (the order rotates per round) and each cell is the median of the rounds.
+// them), and the fastest published peer, bson-to-json 2.0.3 (a C++ addon, built by
+// scripts/bson-to-json.sh; its documented API `new Transcoder().transcode(doc)` returns a Buffer:
+// the string column adds `.toString()` to compare like with like, the Buffer column does not).
+// Every method's output is first checked equal to the baseline's; then the methods run
+// interleaved (the order rotates per round) and each cell is the median of the rounds, in MB of
+// BSON per second of the process's CPU time.
 //
 //   bash scripts/realworld-data.sh && node benchmark/realworld.mjs
+//   BSON_TO_JSON_SRC=<bson-to-json git dir> bash scripts/bson-to-json.sh   # the peer columns
 //   ROUNDS=21 ROUND_MS=200 DATASETS=twitter,citm-events node benchmark/realworld.mjs
 //
 // Datasets: twitter (its 100 statuses, one document each), canada (the whole GeoJSON file as
 // one document: number-heavy), citm (the whole catalog as one document), citm-events and
 // citm-performances (the catalog's events and performances, one document each: small
-// documents).
-import { readFileSync } from 'node:fs';
+// documents). DATASETS=tiny,small250 adds two small synthetic workloads (see below).
+// Environment: BSON_TO_JSON_DIR (the peer's build directory; default
+// tmp/peers/bson-to-json-2.0.3-node<major>, as scripts/bson-to-json.sh builds it; without it the
+// peer columns read "-").
 import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -23,6 +31,13 @@ const { BSON } = require('bson');
 const ROUNDS = Number(process.env.ROUNDS || 15);
 const ROUND_MS = Number(process.env.ROUND_MS || 150);
 const DIR = process.env.REALWORLD_DIR || new URL('../tmp/realworld/', import.meta.url).pathname;
+const PEER_DIR =
+  process.env.BSON_TO_JSON_DIR ||
+  new URL(`../tmp/peers/bson-to-json-2.0.3-node${process.versions.node.split('.')[0]}/`, import.meta.url).pathname;
+const PEER_ADDON = join(PEER_DIR, 'build/Release/bsonToJson.node');
+const peer = existsSync(PEER_ADDON) ? new (require(PEER_ADDON).Transcoder)() : null;
+if (!peer) console.error(`${PEER_ADDON}: not built (scripts/bson-to-json.sh builds it); the bson-to-json columns are skipped`);
+const size = (b) => (b < 1024 ? `${b.toFixed(0)} B` : `${(b / 1024).toFixed(1)} KB`);
 const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
 
 const read = (f) => {
@@ -44,19 +59,32 @@ const DATASETS = {
   'citm-events': () => Object.values(citm.events).map(ser),
   'citm-performances': () => citm.performances.map(ser),
 };
+// Not real-world, and not run unless named in DATASETS: the first 1,000 documents of two small
+// synthetic workloads of benchmark/run.mjs (views into one Buffer, as a driver's raw batch).
+const synthetic = async (name) => (await import('./workloads.mjs')).loadWorkload(name, { quick: true }).docs.slice(0, 1000);
+const SYNTHETIC = { tiny: () => synthetic('tiny'), small250: () => synthetic('small250') };
 
 const bsonVersion = JSON.parse(readFileSync(new URL('../node_modules/bson/package.json', import.meta.url), 'utf8')).version;
-console.log(`node ${process.version}, bson ${bsonVersion}; MB/s of BSON; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`);
-console.log('| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log(
+  `node ${process.version}, bson ${bsonVersion}${peer ? `, bson-to-json 2.0.3 (${require(PEER_ADDON).ISE})` : ''}; MB/s of BSON per CPU second; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`,
+);
+console.log(
+  '| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON (concatenated, array) | bson-to-json (string) | bson-to-json (Buffer) | toJSON / bson-to-json (string) |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).split(',')) {
-  const docs = DATASETS[name]();
+  const docs = await (DATASETS[name] ?? SYNTHETIC[name])();
   const concat = Buffer.concat(docs);
   const bytes = concat.length;
   const expected = docs.map((d) => JSON.stringify(BSON.deserialize(d)));
   for (let i = 0; i < docs.length; i++) if (toJSON(docs[i]) !== expected[i]) throw new Error(`${name}: toJSON differs from the baseline at document ${i}`);
   const nd = expected.join('\n') + '\n';
   if (toNDJSON(concat).toString() !== nd || toNDJSON(docs).toString() !== nd) throw new Error(`${name}: toNDJSON differs from the baseline`);
+  if (peer) {
+    for (let i = 0; i < docs.length; i++) {
+      if (peer.transcode(docs[i]).toString() !== expected[i]) throw new Error(`${name}: bson-to-json differs from the baseline at document ${i}`);
+    }
+  }
   const methods = {
     baseline: () => {
       let n = 0;
@@ -71,6 +99,18 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
     ndjsonConcat: () => toNDJSON(concat).length,
     ndjsonArray: () => toNDJSON(docs).length,
   };
+  if (peer) {
+    methods.peerString = () => {
+      let n = 0;
+      for (const d of docs) n += peer.transcode(d).toString().length;
+      return n;
+    };
+    methods.peerBuffer = () => {
+      let n = 0;
+      for (const d of docs) n += peer.transcode(d).length;
+      return n;
+    };
+  }
   const names = Object.keys(methods);
   const rates = Object.fromEntries(names.map((n) => [n, []]));
   for (let r = 0; r < ROUNDS; r++) {
@@ -80,19 +120,22 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
       let passes = 0;
       let sink = 0;
       const t0 = process.hrtime.bigint();
-      let ns;
+      const c0 = process.cpuUsage();
       do {
         sink += f();
         passes++;
-        ns = Number(process.hrtime.bigint() - t0);
-      } while (ns < ROUND_MS * 1e6);
+      } while (Number(process.hrtime.bigint() - t0) < ROUND_MS * 1e6);
+      const cpu = process.cpuUsage(c0);
       if (sink === 0) throw new Error('no output');
-      rates[m].push((bytes * passes) / (ns / 1e9) / 1e6);
+      // per second of the process's CPU time (its GC threads included): on a shared machine
+      // the wall clock also counts the time the process waited for a core
+      rates[m].push((bytes * passes) / ((cpu.user + cpu.system) / 1e6) / 1e6);
     }
   }
   const med = Object.fromEntries(names.map((n) => [n, median(rates[n])]));
-  const x = (m) => `${(med[m] / med.baseline).toFixed(2)}x`;
+  const x = (m) => (m in med ? `${(med[m] / med.baseline).toFixed(2)}x (${med[m].toFixed(0)})` : '-');
+  const vsPeer = 'peerString' in med ? `${(med.toJSON / med.peerString).toFixed(2)}x` : '-';
   console.log(
-    `| ${name} | ${docs.length} | ${(bytes / docs.length / 1024).toFixed(1)} KB | ${med.baseline.toFixed(0)} | ${x('toJSON')} (${med.toJSON.toFixed(0)}) | ${x('ndjsonConcat')} (${med.ndjsonConcat.toFixed(0)}) | ${x('ndjsonArray')} (${med.ndjsonArray.toFixed(0)}) | ${(med.ndjsonConcat / med.toJSON).toFixed(2)}x |`,
+    `| ${name} | ${docs.length} | ${size(bytes / docs.length)} | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${(med.ndjsonConcat / med.toJSON).toFixed(2)}x, ${(med.ndjsonArray / med.toJSON).toFixed(2)}x | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} |`,
   );
 }

@@ -11,6 +11,7 @@
  * binary nor the WASI build fails there with `ERR_BSON2JSON_NO_BINDING`.
  */
 
+const { types } = require('node:util')
 const { loadBackend } = require('./load')
 const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./protocol')
 
@@ -139,7 +140,87 @@ function transcode(bson, o, buffer) {
  * @param {number} threads
  */
 function transcodeBatch(docs, layout, o, threads) {
+  if (VIEWS && Array.isArray(docs) && docs.length >= VIEWS_MIN && !types.isProxy(docs)) return transcodeViews(docs, layout, o, threads)
   return b.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+}
+
+/**
+ * An array of documents as a views table (the native addon): each element's `ArrayBuffer`,
+ * byte offset and byte length, read here through the intrinsic `%TypedArray%.prototype`
+ * getters (which no own property or subclass can change), and the distinct buffers; the
+ * binding's `transcodeBatchViews` then looks up each distinct buffer once, instead of reading
+ * every element and its memory through Node-API (~90 ns a document, the most of a small
+ * document's batch budget). The binding checks every range against its buffer as it stands
+ * at the call; when anything is not as the table says (an element that is not a Uint8Array,
+ * a view on a `SharedArrayBuffer`, a buffer detached or shrunk by a getter of a later element)
+ * it returns `undefined` and `transcodeBatch` gets the elements as read here (each element is
+ * read exactly once, as the binding itself reads them), which is also the plain twin the tests
+ * compare.
+ */
+const VIEWS = backend.name === 'native'
+/** Fewer documents than this take the element path: the table costs more than it saves. */
+const VIEWS_MIN = 4
+/** Distinct buffers searched for each element's (the most recent ones); a miss adds one. */
+const VIEWS_SEARCH = 4
+const apply = Reflect.apply
+const typedArrayGetter = (key) => {
+  const get = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), key).get
+  return (v) => apply(get, v, [])
+}
+const tagOf = typedArrayGetter(Symbol.toStringTag)
+const bufferOf = typedArrayGetter('buffer')
+const offsetOf = typedArrayGetter('byteOffset')
+const lengthOf = typedArrayGetter('byteLength')
+/** The views table, reused; `null` while a call fills it (a getter may call back in). */
+let viewTable = new Float64Array(3 * 256)
+
+function transcodeViews(docs, layout, o, threads) {
+  const n = docs.length
+  let table = viewTable
+  viewTable = null
+  if (table === null || table.length < 3 * n) table = new Float64Array(3 * Math.max(n, 256))
+  // preallocated (a holey array of more than ~100k elements would be a dictionary: grown instead)
+  const elements = n <= 65536 ? Array(n) : []
+  const buffers = []
+  let plain = true
+  let last = null
+  let at = -1
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]
+    elements[i] = d
+    if (!plain) continue
+    if (tagOf(d) !== 'Uint8Array') {
+      plain = false
+      continue
+    }
+    const buffer = bufferOf(d)
+    if (buffer !== last) {
+      at = -1
+      for (let k = buffers.length - 1; k >= 0 && k >= buffers.length - VIEWS_SEARCH; k--) {
+        if (buffers[k] === buffer) {
+          at = k
+          break
+        }
+      }
+      if (at < 0) {
+        at = buffers.length
+        buffers.push(buffer)
+      }
+      last = buffer
+    }
+    table[3 * i] = at
+    table[3 * i + 1] = offsetOf(d)
+    table[3 * i + 2] = lengthOf(d)
+  }
+  try {
+    if (plain) {
+      const r = b.transcodeBatchViews(buffers, buffers.length, table, n, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+      if (r !== undefined) return r
+    }
+    return b.transcodeBatch(elements, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+  } finally {
+    if (table.length <= 3 * 65536) viewTable = table
+  }
 }
 
 /**

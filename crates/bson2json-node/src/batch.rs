@@ -266,7 +266,7 @@ pub fn transcode_batch<'env>(
     let opts = options::decode(flags, max_depth, max_output_bytes);
     let shape = shaper.as_ref().map(|s| s.compiled());
     let outcome;
-    let mut r;
+    let r;
     if shape.is_none() && !is_array(env, &input)? && threads <= 1 {
         // Concatenated documents on this thread: framed and transcoded in one pass.
         #[allow(unsafe_code)]
@@ -276,36 +276,113 @@ pub fn transcode_batch<'env>(
             node_api::take_exception(env);
             bad_docs(env)
         })?;
-        r = take_output(bytes.len());
+        let mut out = take_output(bytes.len());
         outcome = STATE.with(|s| {
             let tc = &mut s.borrow_mut().transcoder;
-            transcode_concatenated(tc, &bytes, &opts, layout.core(), &mut r)
+            transcode_concatenated(tc, &bytes, &opts, layout.core(), &mut out)
         });
+        r = out;
     } else {
         let (docs, starts) = collect_docs(env, &input)?;
         let docs: Vec<&[u8]> = docs.iter().map(|d| &d[..]).collect();
-        r = take_output(docs.iter().map(|d| d.len()).sum());
-        outcome = STATE.with(|s| {
-            let mut s = s.borrow_mut();
-            run_batch(
-                &docs,
-                starts.as_deref(),
-                shape,
-                &opts,
-                layout,
-                threads,
-                &mut s.transcoder,
-                &mut r,
-            )
-        });
+        (outcome, r) = run_on_thread(&docs, starts.as_deref(), shape, &opts, layout, threads);
     }
     // The input is not read after this point: everything below works on `r`, which this call
     // owns, and may run JavaScript (the regex check, setters met while building the result).
+    batch_result(env, outcome, r, layout)
+}
+
+/// [`run_batch`] with this thread's transcoder, into a [`take_output`] buffer.
+fn run_on_thread(
+    docs: &[&[u8]],
+    starts: Option<&[usize]>,
+    shape: Option<&Shape>,
+    opts: &Options,
+    layout: BatchLayout,
+    threads: u32,
+) -> (std::result::Result<(), BatchError>, BatchOutput) {
+    let mut r = take_output(docs.iter().map(|d| d.len()).sum());
+    let outcome = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        run_batch(
+            docs,
+            starts,
+            shape,
+            opts,
+            layout,
+            threads,
+            &mut s.transcoder,
+            &mut r,
+        )
+    });
+    (outcome, r)
+}
+
+/// The JS result (or the thrown error) of a synchronous batch, once its input is dropped.
+fn batch_result<'env>(
+    env: &'env Env,
+    outcome: std::result::Result<(), BatchError>,
+    mut r: BatchOutput,
+    layout: BatchLayout,
+) -> Result<Unknown<'env>> {
     let value = outcome
         .map_err(Failure::from)
         .and_then(|()| finish(env, &mut r, layout));
     keep_output(r);
     Ok(value.map_err(|f| f.throw(env))?.into_unknown(env))
+}
+
+/// `transcodeBatch` for an array of `Uint8Array`s described by a views table, which
+/// lib/native builds in JavaScript (reading each element's `buffer`, `byteOffset` and
+/// `byteLength` there costs a fraction of the two Node-API calls and the element read per
+/// document of `transcodeBatch`): `buffers` holds the distinct `ArrayBuffer`s (the first
+/// `bufferCount`), `table` (a `Float64Array`) per document the index of its buffer, its byte
+/// offset and its byte length. Returns `undefined`, having transcoded nothing, unless every
+/// buffer is a plain `ArrayBuffer` and every range lies in its buffer as it stands now ([`node_api::borrow_views`]):
+/// the wrapper then calls `transcodeBatch` with the elements, the plain twin this
+/// call must agree with.
+#[napi(
+    js_name = "transcodeBatchViews",
+    catch_unwind,
+    ts_args_type = "buffers: ArrayBuffer[], bufferCount: number, table: Float64Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_return_type = "BatchValue | undefined"
+)]
+pub fn transcode_batch_views<'env>(
+    env: &'env Env,
+    buffers: Unknown<'env>,
+    buffer_count: u32,
+    table: Unknown<'env>,
+    count: u32,
+    layout: BatchLayout,
+    flags: u32,
+    max_depth: u32,
+    max_output_bytes: f64,
+    threads: u32,
+    shaper: Option<ClassInstance<'env, Shaper>>,
+) -> Result<Unknown<'env>> {
+    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let shape = shaper.as_ref().map(|s| s.compiled());
+    let list = Value::of_unknown(&buffers);
+    if !node_api::is_array(env, list)? {
+        return Ok(node_api::undefined(env)?.into_unknown(env));
+    }
+    // Every handle is read before the first byte pointer is taken (an element read may run
+    // JavaScript: an accessor on `Array.prototype`).
+    let mut values = Vec::with_capacity(buffer_count as usize);
+    for i in 0..buffer_count {
+        values.push(node_api::get_element(env, list, i)?);
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: read only by the transcoder in `run_on_thread` and dropped right after it, before
+    // the first step that can run JavaScript (the regex check, the result).
+    let docs =
+        unsafe { node_api::borrow_views(env, &values, Value::of_unknown(&table), count as usize) };
+    let Some(docs) = docs else {
+        return Ok(node_api::undefined(env)?.into_unknown(env));
+    };
+    let (outcome, r) = run_on_thread(&docs, None, shape, &opts, layout, threads);
+    drop(docs);
+    batch_result(env, outcome, r, layout)
 }
 
 /// The JS result of a finished batch, after its regex check.

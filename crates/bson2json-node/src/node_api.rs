@@ -472,6 +472,92 @@ fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
     ))
 }
 
+/// Where a plain `ArrayBuffer` keeps its bytes now: `(data, len)`; `None` for any other value
+/// (a `SharedArrayBuffer` included). A detached buffer has length 0. Runs no JavaScript.
+fn arraybuffer_memory(env: &Env, v: Value) -> Option<(*const u8, usize)> {
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: live handle; valid out-pointers. Node-API checks that `v` is an `ArrayBuffer`
+    // (false for a `SharedArrayBuffer`) and returns an error status, throwing nothing,
+    // otherwise. Runs no JavaScript.
+    let status = unsafe { sys::napi_get_arraybuffer_info(env.raw(), v.0, &mut data, &mut len) };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    Some((
+        data.cast_const().cast::<u8>(),
+        if data.is_null() { 0 } else { len },
+    ))
+}
+
+/// The documents of a batch given as a views table (the wrapper's `transcodeBatch` for an array
+/// of `Uint8Array`s): `table` is a `Float64Array` whose first `3 * count` numbers are, per
+/// document, the index of its `ArrayBuffer` in `buffers`, its byte offset and its byte length.
+/// `None` unless every buffer is a plain `ArrayBuffer` and every range a non-empty one inside its
+/// buffer as the buffer stands now (a range of a detached or shrunk buffer is not): the caller
+/// then takes the element-by-element path, which reports such documents as it always has.
+/// One lookup per distinct buffer instead of two Node-API calls and an element read per
+/// document.
+///
+/// # Safety
+/// As [`borrow_bytes`]: no JavaScript may run while the result is alive.
+pub(crate) unsafe fn borrow_views<'a>(
+    env: &Env,
+    buffers: &[Value],
+    table: Value,
+    count: usize,
+) -> Option<Vec<&'a [u8]>> {
+    let mut memory = Vec::with_capacity(buffers.len());
+    for &b in buffers {
+        memory.push(arraybuffer_memory(env, b)?);
+    }
+    let mut kind = 0;
+    let mut len = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut ab = ptr::null_mut();
+    let mut off = 0usize;
+    // SAFETY: live handle; valid out-pointers; returns an error status for anything but a
+    // typed array. Runs no JavaScript.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env.raw(),
+            table.0,
+            &mut kind,
+            &mut len,
+            &mut data,
+            &mut ab,
+            &mut off,
+        )
+    };
+    if status != sys::Status::napi_ok
+        || kind != sys::TypedarrayType::float64_array
+        || count.checked_mul(3).is_none_or(|n| n > len)
+        || (count > 0 && data.is_null())
+    {
+        take_exception(env);
+        return None;
+    }
+    let numbers = data.cast_const().cast::<f64>();
+    // A usize from a table number: a whole number in range, else `None`.
+    let whole = |x: f64| (x >= 0.0 && x <= 2f64.powi(53) && x.fract() == 0.0).then_some(x as usize);
+    let mut docs = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: `3 * count <= len` numbers are readable at `numbers` (the table's own
+        // length, checked above); unaligned reads, so no alignment is assumed.
+        let [b, o, n] = [0, 1, 2].map(|k| unsafe { numbers.add(3 * i + k).read_unaligned() });
+        let (base, size) = *memory.get(whole(b)?)?;
+        let (o, n) = (whole(o)?, whole(n)?);
+        if n == 0 || o > size || size - o < n {
+            return None;
+        }
+        // SAFETY: Node-API reports `size` readable bytes at `base` for this `ArrayBuffer`
+        // (non-empty, so `base` is not null), `o + n <= size`, and they stay so while no
+        // JavaScript runs (the caller's contract).
+        docs.push(unsafe { std::slice::from_raw_parts(base.add(o), n) });
+    }
+    Some(docs)
+}
+
 /// Copies `bytes` into the `Uint8Array` `target` at byte `offset` if they fit: `Ok(true)`;
 /// `Ok(false)` when they do not (a detached or shrunk target has no room), or `target` is
 /// not a `Uint8Array` on a plain `ArrayBuffer`. The target's memory is looked up here, at the

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Instructions per document (valgrind --tool=callgrind, so independent of the machine's load) of
+# toNDJSON on an array of documents, toNDJSON on one concatenated Buffer of them, and toJSON per
+# document: the first 1,000 documents of a benchmark/workloads.mjs workload (views into one
+# Buffer, as a driver's raw batch), 300 passes after 300 of warm-up, less a run with the warm-up
+# only.
+#
+#   bash benchmark/batch-instructions.sh [workload] [package directory]   # tiny, this checkout
+#   NODE=/path/to/node24 bash benchmark/batch-instructions.sh small250 /path/to/other/checkout
+#
+# Each method costs two runs of Node under callgrind (about half a minute each).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WORKLOAD="${1:-tiny}"
+PKG="$(cd "${2:-$ROOT}" && pwd)"
+NODE="${NODE:-node}"
+PROG="$(mktemp --suffix=.mjs)"
+trap 'rm -f "$PROG"' EXIT
+cat >"$PROG" <<'JS'
+import { createRequire } from 'node:module';
+const [root, pkg, workload, method, passes] = process.argv.slice(2);
+const require = createRequire(`${root}/benchmark/`);
+const m = require(`${pkg}/index.js`);
+const docs = (await import(`${root}/benchmark/workloads.mjs`)).loadWorkload(workload, { quick: true }).docs.slice(0, 1000);
+const concat = Buffer.concat(docs);
+const f = {
+  array: () => m.toNDJSON(docs),
+  concatenated: () => m.toNDJSON(concat),
+  toJSON: () => {
+    for (const d of docs) m.toJSON(d);
+  },
+}[method];
+for (let i = 0; i < 300 + Number(passes); i++) f();
+JS
+count() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$NODE" "$PROG" "$ROOT" "$PKG" "$WORKLOAD" "$1" "$2" 2>&1 |
+    sed -n 's/.*Collected : //p'
+}
+echo "$("$NODE" --version), $WORKLOAD, $PKG:"
+for method in array concatenated toJSON; do
+  warm="$(count "$method" 0)"
+  all="$(count "$method" 300)"
+  echo "  $method: $(((all - warm) / 300000)) instructions a document"
+done
