@@ -61,19 +61,88 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) -> bool {
     write_escaped_in(out, s, 0, s.len())
 }
 
+/// Strings at least this long take the AVX2 loop when the CPU has AVX2 (below it the 32-byte
+/// blocks would mostly be tails, and the runtime check and call are not worth it).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const AVX2_FROM: usize = 64;
+
 /// [`write_escaped`] of `buf[from..to]`, where `buf` may extend past `to` (the bytes after it
 /// let short runs be copied as whole 16-byte blocks).
 #[inline]
 pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if to - from >= AVX2_FROM {
+        if let Some(ascii) = crate::lanes::escape_with_avx2(out, buf, from, to) {
+            return ascii;
+        }
+    }
+    write_escaped_narrow(out, buf, from, to)
+}
+
+/// [`write_escaped_in`] without the AVX2 loop: SSE2 16-byte blocks on x86-64, then 8-byte
+/// words, then the tail. The AVX2 loop's twin in tests (and its path on CPUs without AVX2).
+#[inline]
+pub(crate) fn write_escaped_narrow(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
     // Clean runs before an escape are copied with `copy_run` (short ones as one 16-byte block,
     // not a `memcpy` call whose size dispatch mispredicts on text with many escapes: design
     // decision 9). It needs the run's length + 16 bytes of spare capacity:
     // this reserve, and the one after each escape, keep the rest of the input + 18.
     out.reserve(to - from + 18);
+    escape_rest(out, buf, from, from, to, 0)
+}
+
+/// [`write_escaped_in`] with AVX2: 32-byte blocks while they fit, then [`escape_rest`] (the
+/// narrow loops) for the last 0-31 bytes. Called by `lanes::escape_with_avx2` once the CPU is
+/// known to have AVX2; [`write_escaped_narrow`] is its twin in tests.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) fn write_escaped_avx2(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    out.reserve(to - from + 18); // as in `write_escaped_narrow`
     let s = &buf[..to];
-    let mut start = from; // start of the pending clean run
+    let mut start = from;
     let mut i = from;
-    let mut high = 0u64; // OR of every byte seen: bit 7 of a lane set ⇔ some byte ≥ 0x80
+    let mut wide_high = 0u32;
+    while i + 32 <= to {
+        let (special, non_ascii) = crate::lanes::lanes32(block32(s, i));
+        let esc = special & !non_ascii;
+        wide_high |= non_ascii;
+        if esc == 0 {
+            i += 32;
+            continue;
+        }
+        let j = i + esc.trailing_zeros() as usize;
+        copy_run(out, buf, start, j);
+        write_escape(out, s[j]);
+        out.reserve(to - j + 18);
+        i = j + 1;
+        start = i;
+    }
+    escape_rest(out, buf, start, i, to, if wide_high != 0 { HI } else { 0 })
+}
+
+/// The 32 bytes at `b[at..at + 32]` as an array reference (one bounds check).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block32(b: &[u8], at: usize) -> &[u8; 32] {
+    match b[at..at + 32].try_into() {
+        Ok(block) => block,
+        Err(_) => unreachable!(),
+    }
+}
+
+/// Escapes `buf[i..to]` with the clean run `start..i` still pending and `high` the OR of the
+/// bytes already read (bit 7 of a lane set if any was non-ASCII); `out` has `to - start + 18`
+/// bytes of spare capacity. Returns true if everything from the first call on was ASCII.
+#[inline(always)]
+fn escape_rest(
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    mut start: usize,
+    mut i: usize,
+    to: usize,
+    mut high: u64,
+) -> bool {
+    let s = &buf[..to];
     #[cfg(target_arch = "x86_64")]
     {
         let mut wide_high = 0u32;
@@ -217,7 +286,65 @@ mod tests {
         let mut b = Vec::new();
         write_escaped_plain(&mut b, s);
         assert_eq!(a, b, "input {s:?}");
+        // The narrow loops alone, and the AVX2 loop at every length (the dispatch gives it
+        // only strings of `AVX2_FROM` bytes or more).
+        let mut n = Vec::new();
+        assert_eq!(write_escaped_narrow(&mut n, s, 0, s.len()), s.is_ascii());
+        assert_eq!(n, b, "narrow, input {s:?}");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            let mut w = Vec::new();
+            // SAFETY: AVX2 was just detected.
+            #[allow(unsafe_code)]
+            let ascii = unsafe { write_escaped_avx2(&mut w, s, 0, s.len()) };
+            assert_eq!(ascii, s.is_ascii(), "AVX2 ascii flag for {s:?}");
+            assert_eq!(w, b, "AVX2, input {s:?}");
+        }
         a
+    }
+
+    #[test]
+    fn avx2_blocks_and_tails() {
+        // Several 32-byte blocks and every tail length: each byte class at every position of
+        // strings of 64-100 bytes, so the AVX2 loop, the SSE2 loop, the word loop and the byte
+        // tail all meet an escape, a high byte or a clean end.
+        let classes = [0u8, 0x1f, 0x20, b'"', b'\\', b'a', 0x7f, 0x80, 0xc3, 0xff];
+        let lens = if cfg!(miri) { 64..66 } else { 64..101 };
+        for len in lens {
+            for &c in &classes {
+                for pos in 0..len {
+                    if cfg!(miri) && pos % 13 != 0 {
+                        continue;
+                    }
+                    let mut s = vec![b'x'; len];
+                    s[pos] = c;
+                    both(&s);
+                    s[len - 1 - pos / 2] = b'"'; // a second special after it
+                    both(&s);
+                }
+            }
+        }
+        // Long runs with a random mix, through the public dispatch (which takes AVX2 here).
+        let specials = [0u8, 0x1f, b'"', b'\\', 0x80, 0xc3, 0xa9];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..if cfg!(miri) { 5 } else { 5_000 } {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = 64 + (seed % 400) as usize;
+            let every = 3 + (seed >> 20) % 200; // from escape-dense to mostly clean
+            let s: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = seed.rotate_left(i as u32 * 7) ^ (i as u64).wrapping_mul(0x2545_F491);
+                    if r.is_multiple_of(every) {
+                        specials[(r >> 8) as usize % specials.len()]
+                    } else {
+                        b'a' + (r >> 16) as u8 % 26
+                    }
+                })
+                .collect();
+            both(&s);
+        }
     }
 
     #[test]

@@ -76,6 +76,51 @@ pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32, u32) {
     }
 }
 
+/// The escape and non-ASCII masks of 32 bytes (bit k for byte k): bytes that need JSON
+/// escaping (`< 0x20`, `"`, `\`) or are non-ASCII, and the non-ASCII ones alone. The AVX2
+/// width of [`lanes16`]'s last two masks, for `escape::write_escaped_avx2`; callers must have
+/// AVX2 (the attribute makes calling it from elsewhere `unsafe`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn lanes32(block: &[u8; 32]) -> (u32, u32) {
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
+    };
+    // SAFETY: `block` is 32 readable bytes and `_mm256_loadu_si256` has no alignment
+    // requirement; this function only runs where AVX2 is enabled (its attribute).
+    let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+    // A signed compare: bytes 0x80..=0xFF are negative, so they count as "below 0x20".
+    let low = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
+    let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+    let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+    let special = _mm256_or_si256(low, _mm256_or_si256(quote, backslash));
+    (
+        _mm256_movemask_epi8(special) as u32,
+        _mm256_movemask_epi8(v) as u32,
+    )
+}
+
+/// `escape::write_escaped_avx2(out, buf, from, to)` if this CPU has AVX2 (std caches the
+/// answer after the first call: one load and a bit test), else `None`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn escape_with_avx2(
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    from: usize,
+    to: usize,
+) -> Option<bool> {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the function's only requirement (its `target_feature`) is that the CPU has
+        // AVX2, which was just detected at run time.
+        Some(unsafe { crate::escape::write_escaped_avx2(out, buf, from, to) })
+    } else {
+        None
+    }
+}
+
 /// Widens the 16 bytes of `src` to 16 UTF-16 code units in `dst` (each byte zero-extended)
 /// and returns the mask of the bytes that are non-ASCII (bit `k` for byte `k`): the ASCII
 /// step of `utf8::to_utf16`, which keeps only the units before the first set bit.
