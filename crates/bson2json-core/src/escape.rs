@@ -37,8 +37,39 @@ static ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// For each byte: its escape sequence (`\n`, `\u001f`, …) as a little-endian word whose low
+/// byte is the sequence's first, and the sequence's length in the top byte (0 for bytes that
+/// are copied as is).
+static ESCAPE_WORD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        let e = ESCAPE[i];
+        t[i] = if e == b'u' {
+            let hex = (HEX[i >> 4] as u64) << 32 | (HEX[i & 0xf] as u64) << 40;
+            0x3030_755c | hex | 6 << 56 // `\u00` + two hex digits
+        } else if e != 0 {
+            0x5c | (e as u64) << 8 | 2 << 56
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
+/// Appends the escape sequence of `byte` (one that needs escaping) as one 8-byte store from
+/// [`ESCAPE_WORD`]: no branch on the kind of escape. `out` must have 8 bytes of spare
+/// capacity; every caller holds `to - j + 18` at the escape at `j` (the reserve before the
+/// loop, or the one after the previous escape, minus the clean run copied since).
 #[inline(always)]
 fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    let w = ESCAPE_WORD[byte as usize];
+    crate::sink::put_word(out, w, (w >> 56) as usize);
+}
+
+/// The plain twin of [`write_escape`]: the escape sequence spelled out from [`ESCAPE`].
+fn write_escape_plain(out: &mut Vec<u8>, byte: u8) {
     let e = ESCAPE[byte as usize];
     if e == b'u' {
         out.extend_from_slice(&[
@@ -213,7 +244,7 @@ fn escape_rest(
 pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
     for &b in s {
         if ESCAPE[b as usize] != 0 {
-            write_escape(out, b);
+            write_escape_plain(out, b);
         } else {
             out.push(b);
         }
