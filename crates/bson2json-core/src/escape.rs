@@ -293,6 +293,19 @@ pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) ->
             }
         }
     }
+    #[cfg(target_arch = "x86_64")]
+    if len <= 32 && len > 16 && from + 16 <= buf.len() {
+        // 17-32 bytes: two overlapping blocks, the first from `from`, the last ending at
+        // `to`, classify and copy it.
+        let head = *block16(buf, from);
+        let tail = *block16(buf, to - 16);
+        let (_, s0, _) = lanes16(&head);
+        let (_, s1, _) = lanes16(&tail);
+        if s0 | s1 == 0 {
+            crate::sink::put_quoted2(out, head, tail, len);
+            return true;
+        }
+    }
     out.push(b'"');
     let ascii = write_escaped_in(out, buf, from, to);
     out.push(b'"');
@@ -380,21 +393,49 @@ mod tests {
 
     #[test]
     fn short_runs_at_every_position_near_the_end() {
-        // Every run of 0..=16 bytes ending within the last 16 bytes of a buffer, empty runs
-        // included (regression: an empty run there once shifted a u128 by 128).
+        // Every run of 0..=40 bytes ending anywhere in a buffer, empty runs included
+        // (regression: an empty run near the end once shifted a u128 by 128), so the one-block
+        // (up to 16 bytes) and two-block (17-32) paths meet the buffer's end.
         let buf: Vec<u8> = (0..40u8)
             .map(|i| if i % 7 == 3 { b'"' } else { b'a' + i % 26 })
             .collect();
         // Under miri, the runs ending in the buffer's last 20 bytes only.
         let first_end = if cfg!(miri) { buf.len() - 20 } else { 0 };
         for to in first_end..=buf.len() {
-            for from in to.saturating_sub(16)..=to {
+            for from in to.saturating_sub(40)..=to {
                 let mut a = Vec::new();
                 write_quoted_in(&mut a, &buf, from, to);
                 let mut b = b"\"".to_vec();
                 write_escaped_plain(&mut b, &buf[from..to]);
                 b.push(b'"');
                 assert_eq!(a, b, "{from}..{to}");
+            }
+        }
+    }
+
+    #[test]
+    fn two_block_runs_with_every_byte_in_every_lane() {
+        // Quoted runs of 17-32 bytes (the two overlapping blocks of `write_quoted_in`), each
+        // byte value at each position, with bytes after the run that must not matter.
+        for len in 17..=32 {
+            for b in 0..=255u8 {
+                let positions = if cfg!(miri) {
+                    usize::from(b) % len..usize::from(b) % len + 1
+                } else {
+                    0..len
+                };
+                for pos in positions {
+                    let mut buf = vec![b'x'; len + 8];
+                    buf[len] = b'"'; // right after the run: must be ignored
+                    buf[pos] = b;
+                    let mut a = Vec::new();
+                    let ascii = write_quoted_in(&mut a, &buf, 0, len);
+                    let mut p = b"\"".to_vec();
+                    write_escaped_plain(&mut p, &buf[..len]);
+                    p.push(b'"');
+                    assert_eq!(a, p, "byte {b} at {pos}, len {len}");
+                    assert_eq!(ascii, buf[..len].is_ascii(), "byte {b} at {pos}, len {len}");
+                }
             }
         }
     }
