@@ -293,19 +293,6 @@ pub fn write_quoted_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) ->
             }
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    if len <= 32 && len > 16 && from + 16 <= buf.len() {
-        // 17-32 bytes: two overlapping blocks, the first from `from`, the last ending at
-        // `to`, classify and copy it.
-        let head = *block16(buf, from);
-        let tail = *block16(buf, to - 16);
-        let (_, s0, _) = lanes16(&head);
-        let (_, s1, _) = lanes16(&tail);
-        if s0 | s1 == 0 {
-            crate::sink::put_quoted2(out, head, tail, len);
-            return true;
-        }
-    }
     out.push(b'"');
     let ascii = write_escaped_in(out, buf, from, to);
     out.push(b'"');
@@ -395,7 +382,7 @@ mod tests {
     fn short_runs_at_every_position_near_the_end() {
         // Every run of 0..=40 bytes ending anywhere in a buffer, empty runs included
         // (regression: an empty run near the end once shifted a u128 by 128), so the one-block
-        // (up to 16 bytes) and two-block (17-32) paths meet the buffer's end.
+        // path (up to 16 bytes) and the loops meet the buffer's end.
         let buf: Vec<u8> = (0..40u8)
             .map(|i| if i % 7 == 3 { b'"' } else { b'a' + i % 26 })
             .collect();
@@ -415,7 +402,7 @@ mod tests {
 
     #[test]
     fn two_block_runs_with_every_byte_in_every_lane() {
-        // Quoted runs of 17-32 bytes (the two overlapping blocks of `write_quoted_in`), each
+        // Quoted runs of 17-32 bytes (just past the one-block path of `write_quoted_in`), each
         // byte value at each position, with bytes after the run that must not matter.
         for len in 17..=32 {
             for b in 0..=255u8 {

@@ -96,29 +96,6 @@ pub(crate) fn put_quoted(out: &mut Vec<u8>, block: [u8; 16], n: usize) {
     }
 }
 
-/// Appends `"` + `n` bytes + `"` for `16 < n <= 32`, the bytes given as the 16-byte blocks
-/// `head` (the first 16) and `tail` (the last 16, overlapping `head` when `n < 32`), with one
-/// capacity check and one length update.
-#[inline(always)]
-pub(crate) fn put_quoted2(out: &mut Vec<u8>, head: [u8; 16], tail: [u8; 16], n: usize) {
-    out.reserve(34);
-    let len = out.len();
-    assert!(out.capacity() - len >= 34 && n > 16 && n <= 32);
-    // SAFETY: the assert guarantees 34 bytes of spare capacity at `len`: the quote at `len`,
-    // `head` at `len + 1..len + 17`, `tail` at `len + 1 + n - 16..len + 1 + n` and the quote
-    // at `len + 1 + n <= len + 33` all stay inside the allocation. Together they write every
-    // byte of `len..len + n + 2` (`tail` starts at `len + n - 15 <= len + 17`, where `head`
-    // ends), which is all `set_len` exposes.
-    unsafe {
-        let p = out.as_mut_ptr().add(len);
-        p.write(b'"');
-        p.add(1).cast::<[u8; 16]>().write_unaligned(head);
-        p.add(1 + n - 16).cast::<[u8; 16]>().write_unaligned(tail);
-        p.add(1 + n).write(b'"');
-        out.set_len(len + n + 2);
-    }
-}
-
 /// Appends the `N` little-endian words `w` (`8 * N` bytes) with one capacity check.
 #[inline(always)]
 pub(crate) fn put_words<const N: usize>(out: &mut Vec<u8>, w: [u64; N]) {
@@ -317,24 +294,6 @@ mod tests {
                 push_small(&mut out, &src[..n]);
                 let mut want = vec![b'x'; pre];
                 want.extend_from_slice(&src[..n]);
-                assert_eq!(out, want, "n {n} pre {pre}");
-            }
-        }
-    }
-
-    #[test]
-    fn put_quoted2_writes_every_length() {
-        let src: Vec<u8> = (0..32u8).map(|i| b'A' + i).collect();
-        for n in 17..=32 {
-            for pre in [0usize, 1, 7] {
-                let mut out = vec![b'x'; pre];
-                let head: [u8; 16] = src[..16].try_into().unwrap();
-                let tail: [u8; 16] = src[n - 16..n].try_into().unwrap();
-                put_quoted2(&mut out, head, tail, n);
-                let mut want = vec![b'x'; pre];
-                want.push(b'"');
-                want.extend_from_slice(&src[..n]);
-                want.push(b'"');
                 assert_eq!(out, want, "n {n} pre {pre}");
             }
         }
