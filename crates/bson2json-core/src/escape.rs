@@ -401,7 +401,7 @@ mod tests {
     }
 
     #[test]
-    fn two_block_runs_with_every_byte_in_every_lane() {
+    fn runs_of_17_to_32_bytes_with_every_byte_in_every_lane() {
         // Quoted runs of 17-32 bytes (just past the one-block path of `write_quoted_in`), each
         // byte value at each position, with bytes after the run that must not matter.
         for len in 17..=32 {
