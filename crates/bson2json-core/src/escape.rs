@@ -103,7 +103,7 @@ pub(crate) const AVX2_FROM: usize = 64;
 pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     if to - from >= AVX2_FROM {
-        if let Some(ascii) = crate::lanes::escape_with_avx2(out, buf, from, to) {
+        if let Some(ascii) = crate::lanes::with_avx2(write_escaped_avx2, out, buf, from, to) {
             return ascii;
         }
     }
@@ -123,8 +123,8 @@ pub(crate) fn write_escaped_narrow(out: &mut Vec<u8>, buf: &[u8], from: usize, t
 }
 
 /// [`write_escaped_in`] with AVX2: 32-byte blocks while they fit, then [`escape_rest`] (the
-/// narrow loops) for the last 0-31 bytes. Called by `lanes::escape_with_avx2` once the CPU is
-/// known to have AVX2; [`write_escaped_narrow`] is its twin in tests.
+/// narrow loops) for the last 0-31 bytes. Called through `lanes::with_avx2` once the CPU is
+/// known to have AVX2 (its one precondition); [`write_escaped_narrow`] is its twin in tests.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) fn write_escaped_avx2(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
@@ -323,13 +323,13 @@ mod tests {
         assert_eq!(write_escaped_narrow(&mut n, s, 0, s.len()), s.is_ascii());
         assert_eq!(n, b, "narrow, input {s:?}");
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        {
             let mut w = Vec::new();
-            // SAFETY: AVX2 was just detected.
-            #[allow(unsafe_code)]
-            let ascii = unsafe { write_escaped_avx2(&mut w, s, 0, s.len()) };
-            assert_eq!(ascii, s.is_ascii(), "AVX2 ascii flag for {s:?}");
-            assert_eq!(w, b, "AVX2, input {s:?}");
+            if let Some(ascii) = crate::lanes::with_avx2(write_escaped_avx2, &mut w, s, 0, s.len())
+            {
+                assert_eq!(ascii, s.is_ascii(), "AVX2 ascii flag for {s:?}");
+                assert_eq!(w, b, "AVX2, input {s:?}");
+            }
         }
         a
     }

@@ -102,20 +102,29 @@ pub(crate) fn lanes32(block: &[u8; 32]) -> (u32, u32) {
     )
 }
 
-/// `escape::write_escaped_avx2(out, buf, from, to)` if this CPU has AVX2 (std caches the
-/// answer after the first call: one load and a bit test), else `None`.
+/// A routine compiled for AVX2 (`#[target_feature(enable = "avx2")]`) that writes into `out`
+/// from `buf[from..to]`: such a function coerces to this pointer type, and calling it is
+/// `unsafe` only because the CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn escape_with_avx2(
+pub(crate) type Avx2Writer = unsafe fn(&mut Vec<u8>, &[u8], usize, usize) -> bool;
+
+/// `f(out, buf, from, to)` if this CPU has AVX2 (std caches the answer after the first call:
+/// one load and a bit test), else `None`. `f` must be a safe function with AVX2 as its only
+/// `target_feature` (as `escape::write_escaped_avx2` is), so that AVX2 is its one
+/// precondition; this keeps the `unsafe` call here, with the check that makes it sound.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn with_avx2(
+    f: Avx2Writer,
     out: &mut Vec<u8>,
     buf: &[u8],
     from: usize,
     to: usize,
 ) -> Option<bool> {
     if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the function's only requirement (its `target_feature`) is that the CPU has
-        // AVX2, which was just detected at run time.
-        Some(unsafe { crate::escape::write_escaped_avx2(out, buf, from, to) })
+        // SAFETY: `f`'s only requirement (its `target_feature`, by this function's contract)
+        // is that the CPU has AVX2, which was just detected at run time.
+        Some(unsafe { f(out, buf, from, to) })
     } else {
         None
     }
