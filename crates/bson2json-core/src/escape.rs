@@ -4,9 +4,11 @@
 //! 0x20 → `\u00xx` (lowercase hex). Everything else, DEL, U+2028/U+2029 and all non-ASCII
 //! characters included, is copied verbatim (the input is already valid UTF-8).
 //!
-//! [`write_escaped`] finds the bytes to escape eight at a time (SWAR) and copies the clean runs
-//! between them in one go; [`write_escaped_plain`] is its byte-by-byte twin, and tests and a fuzz
-//! target hold them equal. Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
+//! [`write_escaped`] finds the bytes to escape 32 at a time (AVX2, strings of 64 bytes or more
+//! on CPUs that have it), 16 at a time (SSE2) or eight at a time (SWAR), and copies the clean
+//! runs between them in one go; [`write_escaped_plain`] is its byte-by-byte twin, and tests and
+//! a fuzz target hold them equal (the unit tests also hold the AVX2 and the narrower loops
+//! equal at every length). Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
 //! no encoding for a surrogate.
 
 #[cfg(target_arch = "x86_64")]
