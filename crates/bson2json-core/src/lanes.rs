@@ -1,7 +1,7 @@
 //! Byte-lane classification: which of 8, 16 or 32 bytes need JSON escaping, are NUL or are
 //! non-ASCII, as bit masks, and the ASCII-to-UTF-16 widening of 16 bytes. One of the two
 //! modules allowed `unsafe` (the other is [`crate::sink`]): the SSE2 and AVX2 intrinsics
-//! below and [`with_avx2`], the one call into AVX2-compiled code after the runtime check, each
+//! below and `with_avx2`, the one call into AVX2-compiled code after the runtime check, each
 //! block with its SAFETY argument. Every SSE2 function has a twin built from 64-bit word
 //! arithmetic (SWAR) or a plain loop, used on other targets and held equal by unit tests, the
 //! property tests and the `swar` fuzz target; the AVX2 escape loop's twin is the SSE2 one.
