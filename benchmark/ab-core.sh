@@ -10,18 +10,25 @@
 # Runs A then B under N environment sizes (each shifts the stack and so the addresses the
 # binaries work at: this VM's speed depends on them by several per cent), 0.3 s each, and
 # prints both medians and the median of the per-pair ratios B/A. Needs the data files of
-# `npm run bench:gen -- --quick`.
+# `npm run bench:gen -- --quick`. `METRIC=cpu` compares the rate over the time each run was
+# on a CPU (the `cpu N MB/s` the example prints; both builds must print it) instead of wall
+# time: on a machine shared with other work it leaves out the time they took.
 set -euo pipefail
 if [ $# -lt 4 ]; then
-  sed -n '2,13p' "$0"
+  sed -n '2,16p' "$0"
   exit 2
 fi
 a=$1 b=$2 dialect=$3 file=$4 n=${5:-12}
+if [ "${METRIC:-wall}" = cpu ]; then
+  pick() { awk '{print $(NF-1)}'; }
+else
+  pick() { awk '{print $2}'; }
+fi
 ra=() rb=()
 for i in $(seq 0 $((n - 1))); do
   pad=$(printf '%*s' $((i * 40 + 1)) '' | tr ' ' x)
-  ra+=("$(env PAD="$pad" "$a" "$file" "$dialect" 0.3 | awk '{print $2}')")
-  rb+=("$(env PAD="$pad" "$b" "$file" "$dialect" 0.3 | awk '{print $2}')")
+  ra+=("$(env PAD="$pad" "$a" "$file" "$dialect" 0.3 | pick)")
+  rb+=("$(env PAD="$pad" "$b" "$file" "$dialect" 0.3 | pick)")
 done
 python3 - "$(basename "$file" | cut -d- -f1)" "$dialect" "${ra[*]}" "${rb[*]}" <<'PY'
 import statistics as st, sys

@@ -4,9 +4,11 @@
 //! 0x20 → `\u00xx` (lowercase hex). Everything else, DEL, U+2028/U+2029 and all non-ASCII
 //! characters included, is copied verbatim (the input is already valid UTF-8).
 //!
-//! [`write_escaped`] finds the bytes to escape eight at a time (SWAR) and copies the clean runs
-//! between them in one go; [`write_escaped_plain`] is its byte-by-byte twin, and tests and a fuzz
-//! target hold them equal. Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
+//! [`write_escaped`] finds the bytes to escape 32 at a time (AVX2, strings of 64 bytes or more
+//! on CPUs that have it), 16 at a time (SSE2) or eight at a time (SWAR), and copies the clean
+//! runs between them in one go; [`write_escaped_plain`] is its byte-by-byte twin, and tests and
+//! a fuzz target hold them equal (the unit tests also hold the AVX2 and the narrower loops
+//! equal at every length). Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
 //! no encoding for a surrogate.
 
 #[cfg(target_arch = "x86_64")]
@@ -37,8 +39,39 @@ static ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// For each byte: its escape sequence (`\n`, `\u001f`, …) as a little-endian word whose low
+/// byte is the sequence's first, and the sequence's length in the top byte (0 for bytes that
+/// are copied as is).
+static ESCAPE_WORD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        let e = ESCAPE[i];
+        t[i] = if e == b'u' {
+            let hex = (HEX[i >> 4] as u64) << 32 | (HEX[i & 0xf] as u64) << 40;
+            0x3030_755c | hex | 6 << 56 // `\u00` + two hex digits
+        } else if e != 0 {
+            0x5c | (e as u64) << 8 | 2 << 56
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
+/// Appends the escape sequence of `byte` (one that needs escaping) as one 8-byte store from
+/// [`ESCAPE_WORD`]: no branch on the kind of escape. `out` must have 8 bytes of spare
+/// capacity; every caller holds `to - j + 18` at the escape at `j` (the reserve before the
+/// loop, or the one after the previous escape, minus the clean run copied since).
 #[inline(always)]
 fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    let w = ESCAPE_WORD[byte as usize];
+    crate::sink::put_word(out, w, (w >> 56) as usize);
+}
+
+/// The plain twin of [`write_escape`]: the escape sequence spelled out from [`ESCAPE`].
+fn write_escape_plain(out: &mut Vec<u8>, byte: u8) {
     let e = ESCAPE[byte as usize];
     if e == b'u' {
         out.extend_from_slice(&[
@@ -61,19 +94,88 @@ pub fn write_escaped(out: &mut Vec<u8>, s: &[u8]) -> bool {
     write_escaped_in(out, s, 0, s.len())
 }
 
+/// Strings at least this long take the AVX2 loop when the CPU has AVX2 (below it the 32-byte
+/// blocks would mostly be tails, and the runtime check and call are not worth it).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const AVX2_FROM: usize = 64;
+
 /// [`write_escaped`] of `buf[from..to]`, where `buf` may extend past `to` (the bytes after it
 /// let short runs be copied as whole 16-byte blocks).
 #[inline]
 pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if to - from >= AVX2_FROM {
+        if let Some(ascii) = crate::lanes::with_avx2(write_escaped_avx2, out, buf, from, to) {
+            return ascii;
+        }
+    }
+    write_escaped_narrow(out, buf, from, to)
+}
+
+/// [`write_escaped_in`] without the AVX2 loop: SSE2 16-byte blocks on x86-64, then 8-byte
+/// words, then the tail. The AVX2 loop's twin in tests (and its path on CPUs without AVX2).
+#[inline]
+pub(crate) fn write_escaped_narrow(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
     // Clean runs before an escape are copied with `copy_run` (short ones as one 16-byte block,
     // not a `memcpy` call whose size dispatch mispredicts on text with many escapes: design
     // decision 9). It needs the run's length + 16 bytes of spare capacity:
     // this reserve, and the one after each escape, keep the rest of the input + 18.
     out.reserve(to - from + 18);
+    escape_rest(out, buf, from, from, to, 0)
+}
+
+/// [`write_escaped_in`] with AVX2: 32-byte blocks while they fit, then [`escape_rest`] (the
+/// narrow loops) for the last 0-31 bytes. Called through `lanes::with_avx2` once the CPU is
+/// known to have AVX2 (its one precondition); [`write_escaped_narrow`] is its twin in tests.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) fn write_escaped_avx2(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    out.reserve(to - from + 18); // as in `write_escaped_narrow`
     let s = &buf[..to];
-    let mut start = from; // start of the pending clean run
+    let mut start = from;
     let mut i = from;
-    let mut high = 0u64; // OR of every byte seen: bit 7 of a lane set ⇔ some byte ≥ 0x80
+    let mut wide_high = 0u32;
+    while i + 32 <= to {
+        let (special, non_ascii) = crate::lanes::lanes32(block32(s, i));
+        let esc = special & !non_ascii;
+        wide_high |= non_ascii;
+        if esc == 0 {
+            i += 32;
+            continue;
+        }
+        let j = i + esc.trailing_zeros() as usize;
+        copy_run(out, buf, start, j);
+        write_escape(out, s[j]);
+        out.reserve(to - j + 18);
+        i = j + 1;
+        start = i;
+    }
+    escape_rest(out, buf, start, i, to, if wide_high != 0 { HI } else { 0 })
+}
+
+/// The 32 bytes at `b[at..at + 32]` as an array reference (one bounds check).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block32(b: &[u8], at: usize) -> &[u8; 32] {
+    match b[at..at + 32].try_into() {
+        Ok(block) => block,
+        Err(_) => unreachable!(),
+    }
+}
+
+/// Escapes `buf[i..to]` with the clean run `start..i` still pending and `high` the OR of the
+/// bytes already read (bit 7 of a lane set if any was non-ASCII); `out` has `to - start + 18`
+/// bytes of spare capacity. Returns true if everything from the first call on was ASCII.
+#[inline(always)]
+fn escape_rest(
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    mut start: usize,
+    mut i: usize,
+    to: usize,
+    mut high: u64,
+) -> bool {
+    let s = &buf[..to];
     #[cfg(target_arch = "x86_64")]
     {
         let mut wide_high = 0u32;
@@ -144,7 +246,7 @@ pub fn write_escaped_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -
 pub fn write_escaped_plain(out: &mut Vec<u8>, s: &[u8]) {
     for &b in s {
         if ESCAPE[b as usize] != 0 {
-            write_escape(out, b);
+            write_escape_plain(out, b);
         } else {
             out.push(b);
         }
@@ -217,26 +319,113 @@ mod tests {
         let mut b = Vec::new();
         write_escaped_plain(&mut b, s);
         assert_eq!(a, b, "input {s:?}");
+        // The narrow loops alone, and the AVX2 loop at every length (the dispatch gives it
+        // only strings of `AVX2_FROM` bytes or more).
+        let mut n = Vec::new();
+        assert_eq!(write_escaped_narrow(&mut n, s, 0, s.len()), s.is_ascii());
+        assert_eq!(n, b, "narrow, input {s:?}");
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut w = Vec::new();
+            if let Some(ascii) = crate::lanes::with_avx2(write_escaped_avx2, &mut w, s, 0, s.len())
+            {
+                assert_eq!(ascii, s.is_ascii(), "AVX2 ascii flag for {s:?}");
+                assert_eq!(w, b, "AVX2, input {s:?}");
+            }
+        }
         a
     }
 
     #[test]
+    fn avx2_blocks_and_tails() {
+        // Several 32-byte blocks and every tail length: each byte class at every position of
+        // strings of 64-100 bytes, so the AVX2 loop, the SSE2 loop, the word loop and the byte
+        // tail all meet an escape, a high byte or a clean end.
+        let classes = [0u8, 0x1f, 0x20, b'"', b'\\', b'a', 0x7f, 0x80, 0xc3, 0xff];
+        let lens = if cfg!(miri) { 64..66 } else { 64..101 };
+        for len in lens {
+            for &c in &classes {
+                for pos in 0..len {
+                    if cfg!(miri) && pos % 13 != 0 {
+                        continue;
+                    }
+                    let mut s = vec![b'x'; len];
+                    s[pos] = c;
+                    both(&s);
+                    s[len - 1 - pos / 2] = b'"'; // a second special after it
+                    both(&s);
+                }
+            }
+        }
+        // Long runs with a random mix, through the public dispatch (which takes AVX2 here).
+        let specials = [0u8, 0x1f, b'"', b'\\', 0x80, 0xc3, 0xa9];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..if cfg!(miri) { 5 } else { 5_000 } {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = 64 + (seed % 400) as usize;
+            let every = 3 + (seed >> 20) % 200; // from escape-dense to mostly clean
+            let s: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = seed.rotate_left(i as u32 * 7) ^ (i as u64).wrapping_mul(0x2545_F491);
+                    if r.is_multiple_of(every) {
+                        specials[(r >> 8) as usize % specials.len()]
+                    } else {
+                        b'a' + (r >> 16) as u8 % 26
+                    }
+                })
+                .collect();
+            both(&s);
+        }
+    }
+
+    #[test]
     fn short_runs_at_every_position_near_the_end() {
-        // Every run of 0..=16 bytes ending within the last 16 bytes of a buffer, empty runs
-        // included (regression: an empty run there once shifted a u128 by 128).
+        // Every run of 0..=40 bytes ending anywhere in a buffer, empty runs included
+        // (regression: an empty run near the end once shifted a u128 by 128), so the one-block
+        // path (up to 16 bytes) and the loops meet the buffer's end.
         let buf: Vec<u8> = (0..40u8)
             .map(|i| if i % 7 == 3 { b'"' } else { b'a' + i % 26 })
             .collect();
-        // Under miri, the runs ending in the buffer's last 20 bytes only.
+        // Under miri, the runs of up to 16 bytes ending in the buffer's last 20 bytes only.
         let first_end = if cfg!(miri) { buf.len() - 20 } else { 0 };
+        let longest = if cfg!(miri) { 16 } else { 40 };
         for to in first_end..=buf.len() {
-            for from in to.saturating_sub(16)..=to {
+            for from in to.saturating_sub(longest)..=to {
                 let mut a = Vec::new();
                 write_quoted_in(&mut a, &buf, from, to);
                 let mut b = b"\"".to_vec();
                 write_escaped_plain(&mut b, &buf[from..to]);
                 b.push(b'"');
                 assert_eq!(a, b, "{from}..{to}");
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_17_to_32_bytes_with_every_byte_in_every_lane() {
+        // Quoted runs of 17-32 bytes (just past the one-block path of `write_quoted_in`), each
+        // byte value at each position, with bytes after the run that must not matter.
+        for len in 17..=32 {
+            for b in 0..=255u8 {
+                let positions = if cfg!(miri) {
+                    usize::from(b) % len..usize::from(b) % len + 1
+                } else {
+                    0..len
+                };
+                for pos in positions {
+                    let mut buf = vec![b'x'; len + 8];
+                    buf[len] = b'"'; // right after the run: must be ignored
+                    buf[pos] = b;
+                    let mut a = Vec::new();
+                    let ascii = write_quoted_in(&mut a, &buf, 0, len);
+                    let mut p = b"\"".to_vec();
+                    write_escaped_plain(&mut p, &buf[..len]);
+                    p.push(b'"');
+                    assert_eq!(a, p, "byte {b} at {pos}, len {len}");
+                    assert_eq!(ascii, buf[..len].is_ascii(), "byte {b} at {pos}, len {len}");
+                }
             }
         }
     }

@@ -1,9 +1,10 @@
-//! Byte-lane classification: which of 8 or 16 bytes need JSON escaping, are NUL or are
+//! Byte-lane classification: which of 8, 16 or 32 bytes need JSON escaping, are NUL or are
 //! non-ASCII, as bit masks, and the ASCII-to-UTF-16 widening of 16 bytes. One of the two
-//! modules allowed `unsafe` (the other is [`crate::sink`]): the SSE2 intrinsics below, each
+//! modules allowed `unsafe` (the other is [`crate::sink`]): the SSE2 and AVX2 intrinsics
+//! below and `with_avx2`, the one call into AVX2-compiled code after the runtime check, each
 //! block with its SAFETY argument. Every SSE2 function has a twin built from 64-bit word
 //! arithmetic (SWAR) or a plain loop, used on other targets and held equal by unit tests, the
-//! property tests and the `swar` fuzz target.
+//! property tests and the `swar` fuzz target; the AVX2 escape loop's twin is the SSE2 one.
 //!
 //! Word lanes: byte `k` of a little-endian load is lane `k` (bits `8k..8k+7`). The SWAR masks
 //! set a lane's high bit; a borrow can only flag a lane *above* a truly flagged lane, so the
@@ -73,6 +74,60 @@ pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32, u32) {
             _mm_movemask_epi8(special) as u32,
             _mm_movemask_epi8(v) as u32,
         )
+    }
+}
+
+/// The escape and non-ASCII masks of 32 bytes (bit k for byte k): bytes that need JSON
+/// escaping (`< 0x20`, `"`, `\`) or are non-ASCII, and the non-ASCII ones alone. The AVX2
+/// width of [`lanes16`]'s last two masks, for `escape::write_escaped_avx2`; callers must have
+/// AVX2 (the attribute makes calling it from elsewhere `unsafe`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn lanes32(block: &[u8; 32]) -> (u32, u32) {
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
+    };
+    // SAFETY: `block` is 32 readable bytes and `_mm256_loadu_si256` has no alignment
+    // requirement; this function only runs where AVX2 is enabled (its attribute).
+    let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+    // A signed compare: bytes 0x80..=0xFF are negative, so they count as "below 0x20".
+    let low = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
+    let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+    let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+    let special = _mm256_or_si256(low, _mm256_or_si256(quote, backslash));
+    (
+        _mm256_movemask_epi8(special) as u32,
+        _mm256_movemask_epi8(v) as u32,
+    )
+}
+
+/// A routine compiled for AVX2 (`#[target_feature(enable = "avx2")]`) that writes into `out`
+/// from `buf[from..to]`: such a function coerces to this pointer type, and calling it is
+/// `unsafe` only because the CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+pub(crate) type Avx2Writer = unsafe fn(&mut Vec<u8>, &[u8], usize, usize) -> bool;
+
+/// `f(out, buf, from, to)` if this CPU has AVX2 (std caches the answer after the first call:
+/// one load and a bit test), else `None`. `f` must be a safe function with AVX2 as its only
+/// `target_feature` (as `escape::write_escaped_avx2` is), so that AVX2 is its one
+/// precondition; this keeps the `unsafe` call here, with the check that makes it sound.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn with_avx2(
+    f: Avx2Writer,
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    from: usize,
+    to: usize,
+) -> Option<bool> {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `f`'s only requirement (its `target_feature`, by this function's contract)
+        // is that the CPU has AVX2, which was just detected at run time.
+        Some(unsafe { f(out, buf, from, to) })
+    } else {
+        None
     }
 }
 

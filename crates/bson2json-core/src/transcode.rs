@@ -17,8 +17,8 @@ use crate::element as el;
 use crate::error::{Error, ErrorKind};
 use crate::escape::{write_quoted, write_quoted_in};
 use crate::number::{
-    write_ejson_double, write_i64, write_iso_date, write_js_double, write_js_double_plain,
-    write_u64, JS_DATE_MAX_MS,
+    write_ejson_double, write_i64, write_i64_inline, write_iso_date, write_js_double,
+    write_js_double_plain, write_u64, JS_DATE_MAX_MS,
 };
 use crate::options::{BsonVersion, Dialect, Options, Utf8Mode};
 use crate::scan::{find_nul, nul_in_16, short_key, short_key_tail, ShortKey};
@@ -581,7 +581,7 @@ impl Transcoder {
                     }
                     f.count += 1;
                     if t != el::DOUBLE {
-                        write_i64(out, n);
+                        write_i64_inline(out, n);
                     } else if compat {
                         write_js_double(out, x);
                     } else {

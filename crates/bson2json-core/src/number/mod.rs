@@ -12,4 +12,5 @@ pub use double::{
     write_ejson_double, write_ejson_double_plain, write_go_float, write_go_float_plain,
     write_js_double, write_js_double_plain, write_js_number, write_js_number_plain,
 };
+pub(crate) use integer::write_i64_inline;
 pub use integer::{write_i64, write_u64, write_u64_plain};
