@@ -10,6 +10,48 @@ import { BSON } from 'bson'
 const require = createRequire(import.meta.url)
 const b2j = require('../index.js')
 
+describe('a regex V8 refuses in a batch: its offset', () => {
+  // A concatenated batch reports every error at its byte in the input, an array of documents
+  // at its byte in the document: the pattern's first byte, as for a single document.
+  const docs = [{ a: 1 }, { b: 'xx' }, { c: new BSON.BSONRegExp('(', '') }].map((d) => BSON.serialize(d))
+  const inDoc = 7 // 4 (length) + 1 (type) + 'c\0'
+  const start = docs[0].length + docs[1].length
+  const catches = async (f: () => unknown) => {
+    try {
+      await f()
+    } catch (e) {
+      return e as any
+    }
+    return null
+  }
+
+  it('concatenated: in the input, on every path', async () => {
+    expect((await catches(() => b2j.toJSON(docs[2]))).offset).toBe(inDoc)
+    const buf = Buffer.concat(docs)
+    for (const [name, f] of [
+      ['toNDJSON', () => b2j.toNDJSON(buf)],
+      ['toNDJSON threads 2', () => b2j.toNDJSON(buf, { threads: 2 })],
+      ['toJSONList', () => b2j.toJSONList(buf)],
+      ['toNDJSONAsync', () => b2j.toNDJSONAsync(buf)],
+      ['toNDJSONAsync threads 2', () => b2j.toNDJSONAsync(buf, { threads: 2 })],
+    ] as const) {
+      const e = await catches(f)
+      expect(e?.code, name).toBe('BSON_INVALID_REGEX')
+      expect([e.index, e.offset], name).toEqual([2, start + inDoc])
+    }
+  })
+
+  it('an array of documents: in the document', async () => {
+    for (const [name, f] of [
+      ['toNDJSON', () => b2j.toNDJSON(docs)],
+      ['toNDJSONAsync', () => b2j.toNDJSONAsync(docs)],
+    ] as const) {
+      const e = await catches(f)
+      expect([e?.code, e?.index, e?.offset], name).toEqual(['BSON_INVALID_REGEX', 2, inDoc])
+    }
+  })
+})
+
 describe('*Async with a regex V8 refuses', () => {
   it('rejects with BSON_INVALID_REGEX, and the next call works', async () => {
     const bad = BSON.serialize({ r: new BSON.BSONRegExp('(', '') })

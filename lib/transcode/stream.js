@@ -61,19 +61,6 @@ function ndjson(buf, o) {
   return native.transcodeBatch(buf, NDJSON, o, o.threads)
 }
 
-/**
- * The error of the one document `doc` whose regex V8 refused in a batch (`batchError`): its
- * offsets are the document's own (index 0), what `rebase` moves onto the stream.
- */
-function regexError(doc, o, batchError) {
-  try {
-    ndjson(doc, o)
-  } catch (e) {
-    if (typeof e.index === 'number' && typeof e.offset === 'number') return e
-  }
-  return batchError // not refused alone (a patched RegExp): the batch's words, as they are
-}
-
 /** `toNDJSONAsync(buf, options)`: a Promise, shaped and transcoded on the libuv pool. */
 function ndjsonAsync(buf, o) {
   return native.transcodeBatchAsync(buf, NDJSON, o, o.threads, false)
@@ -553,20 +540,12 @@ class TranscodeStream extends Transform {
         const badStart = starts[bad]
         const badEnd = bad + 1 < starts.length ? starts[bad + 1] : end - start
         // The documents before it are out: this._index / this._offset now point at the bad one.
-        let error = e
-        if (e.code === 'BSON_INVALID_REGEX') {
-          // The batch call gives a refused regex's offset within its document, not the batch:
-          // the document alone (where the two are the same) gives the error to move.
-          error = regexError(buf.subarray(start + badStart, start + badEnd), this._opts, e)
-          rebase(error, this._index, this._offset, [0])
-        } else {
-          rebase(error, this._index - bad, this._offset - badStart, starts)
-        }
-        if (!this._skipInvalid) throw error
+        rebase(e, this._index - bad, this._offset - badStart, starts)
+        if (!this._skipInvalid) throw e
         this._index++
         this._offset += badEnd - badStart
         this._skipped++
-        this.emit('skip', { index: error.index, offset: error.offset, error, bytesSkipped: badEnd - badStart })
+        this.emit('skip', { index: e.index, offset: e.offset, error: e, bytesSkipped: badEnd - badStart })
         start += badEnd
         starts = starts.slice(bad + 1).map((s) => s - badEnd)
         continue

@@ -40,7 +40,8 @@ pub struct BatchOutput {
     /// `out[offsets[i]..offsets[i + 1]]` is document `i` (without separators) for
     /// [`Layout::Bare`]; for the other layouts the offsets still delimit each document's text.
     pub offsets: Vec<usize>,
-    /// `compat` regexes met, with the index of their document.
+    /// `compat` regexes met, with the index of their document; each offset is in the document
+    /// ([`crate::concat::transcode_concatenated`]: in its input).
     pub regexes: Vec<(usize, RegexRecord)>,
     /// Documents whose output was longer at some output-cap check than at its end (a `compat`
     /// repair shortened it): (index, that longest length counted from the document's start).

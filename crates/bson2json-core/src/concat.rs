@@ -63,7 +63,8 @@ pub fn frame_prefix(input: &[u8], max_doc_bytes: usize) -> (usize, usize, Prefix
 /// their length prefixes as it goes, without first listing them (for small documents the
 /// lists cost as much as a tenth of the work). Errors are the ones [`split_concatenated`]
 /// followed by [`crate::batch::transcode_docs`] reports: a framing error anywhere in `input` wins over an
-/// error in an earlier document; `doc_offset` is the failing document's start.
+/// error in an earlier document; `doc_offset` is the failing document's start. The regexes'
+/// offsets are in `input`.
 pub fn transcode_concatenated(
     tc: &mut Transcoder,
     input: &[u8],
@@ -77,6 +78,7 @@ pub fn transcode_concatenated(
     while pos < input.len() {
         let len = frame(input, pos, index)?;
         let doc = &input[pos..pos + len];
+        let regexes = result.regexes.len();
         if let Err(error) = add_doc(tc, doc, (index, index == 0), options, layout, result) {
             check_framing(input, pos + len, index + 1)?;
             return Err(BatchError {
@@ -84,6 +86,9 @@ pub fn transcode_concatenated(
                 doc_offset: pos,
                 error,
             });
+        }
+        for (_, r) in &mut result.regexes[regexes..] {
+            r.offset += pos;
         }
         pos += len;
         index += 1;

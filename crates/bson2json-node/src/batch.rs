@@ -238,12 +238,21 @@ pub(crate) fn run_batch(
     } else {
         transcode_docs_with(tc, docs, 0, shape, opts, layout.core(), r)
     };
-    res.map_err(|mut e| {
-        if let Some(s) = starts {
-            e.doc_offset = s.get(e.index).copied().unwrap_or(0);
+    match (res, starts) {
+        (Ok(()), Some(s)) => {
+            // The regexes still to check carry offsets in their documents; a failure reports
+            // the input's, as every other error of a concatenated batch does.
+            for (i, x) in &mut r.regexes {
+                x.offset += s.get(*i).copied().unwrap_or(0);
+            }
+            Ok(())
         }
-        e
-    })
+        (Err(mut e), Some(s)) => {
+            e.doc_offset = s.get(e.index).copied().unwrap_or(0);
+            Err(e)
+        }
+        (res, None) => res,
+    }
 }
 
 /// Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents.

@@ -790,14 +790,14 @@ impl Writer<'_> {
                     self.regex_ok.insert(key);
                 }
                 Ok(Some(message)) => {
-                    let start = doc_start(&slot.input, i);
+                    // `transcode_concatenated` gives the offset in the slot's input.
                     fault = Some((
                         i,
                         Stop::Bson {
                             code: ErrorKind::InvalidRegex.code(),
                             detail: format!("invalid regular expression ({message})"),
                             index: slot.first_index + i as u64,
-                            offset: slot.first_offset + (start + r.offset) as u64,
+                            offset: slot.first_offset + r.offset as u64,
                         },
                     ));
                     break;
