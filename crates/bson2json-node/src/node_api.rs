@@ -432,10 +432,13 @@ pub(crate) unsafe fn borrow_bytes<'a>(env: &Env, v: Value) -> Option<(&'a [u8], 
     Some((bytes, shared))
 }
 
-/// Where a `Uint8Array` (or `Buffer`) keeps its bytes now: `(data, len, shared)`, `shared` for a
-/// view on a `SharedArrayBuffer`; `None` for any other value (the exception Node-API may leave
-/// pending is cleared). A detached buffer has length 0. Runs no JavaScript.
-fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
+/// A typed array of the given `kind`: `(data, length in elements, its buffer)`; `None` for any
+/// other value (the exception Node-API may leave pending is cleared). Runs no JavaScript.
+fn typed_array_info(
+    env: &Env,
+    v: Value,
+    want: sys::napi_typedarray_type,
+) -> Option<(*mut c_void, usize, sys::napi_value)> {
     let mut kind = 0;
     let mut len = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
@@ -454,10 +457,18 @@ fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
             &mut off,
         )
     };
-    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+    if status != sys::Status::napi_ok || kind != want {
         take_exception(env);
         return None;
     }
+    Some((data, len, ab))
+}
+
+/// Where a `Uint8Array` (or `Buffer`) keeps its bytes now: `(data, len, shared)`, `shared` for a
+/// view on a `SharedArrayBuffer`; `None` for any other value (the exception Node-API may leave
+/// pending is cleared). A detached buffer has length 0. Runs no JavaScript.
+fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
+    let (data, len, ab) = typed_array_info(env, v, sys::TypedarrayType::uint8_array)?;
     if len == 0 || data.is_null() {
         return Some((ptr::null_mut(), 0, false));
     }
@@ -511,30 +522,8 @@ pub(crate) unsafe fn borrow_views<'a>(
     for &b in buffers {
         memory.push(arraybuffer_memory(env, b)?);
     }
-    let mut kind = 0;
-    let mut len = 0usize;
-    let mut data: *mut c_void = ptr::null_mut();
-    let mut ab = ptr::null_mut();
-    let mut off = 0usize;
-    // SAFETY: live handle; valid out-pointers; returns an error status for anything but a
-    // typed array. Runs no JavaScript.
-    let status = unsafe {
-        sys::napi_get_typedarray_info(
-            env.raw(),
-            table.0,
-            &mut kind,
-            &mut len,
-            &mut data,
-            &mut ab,
-            &mut off,
-        )
-    };
-    if status != sys::Status::napi_ok
-        || kind != sys::TypedarrayType::float64_array
-        || count.checked_mul(3).is_none_or(|n| n > len)
-        || (count > 0 && data.is_null())
-    {
-        take_exception(env);
+    let (data, len, _) = typed_array_info(env, table, sys::TypedarrayType::float64_array)?;
+    if count.checked_mul(3).is_none_or(|n| n > len) || (count > 0 && data.is_null()) {
         return None;
     }
     let numbers = data.cast_const().cast::<f64>();
