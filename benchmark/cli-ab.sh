@@ -20,28 +20,8 @@ BSONDUMP="${BSONDUMP:-$ROOT/tmp/mongo-tools/bin/bsondump}"
 [ -x "$BSONDUMP" ] || { echo "no bsondump at $BSONDUMP (bash scripts/mongo-tools.sh)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time) for peak RSS" >&2; exit 1; }
 BYTES=$(stat -L -c %s "$FILE")
-INPUT="${INPUT:-file}"
-case "$INPUT" in
-  file | stdin | pipe) ;;
-  gz)
-    GZ="$ROOT/tmp/$(basename "$FILE").gz"
-    [ -s "$GZ" ] && [ "$GZ" -nt "$FILE" ] || gzip -c "$FILE" >"$GZ"
-    ;;
-  *) echo "INPUT must be file, stdin, pipe or gz" >&2; exit 1 ;;
-esac
-# bson2json (node BIN ARGS...) reading FILE as INPUT says, output to /dev/null.
-b2j() {
-  local bin=$1
-  shift
-  case "$INPUT" in
-    file) node "$bin" "$@" "$FILE" -o /dev/null ;;
-    stdin) node "$bin" "$@" - -o /dev/null <"$FILE" ;;
-    pipe) cat "$FILE" | node "$bin" "$@" -o /dev/null ;;
-    gz) node "$bin" "$@" "$GZ" -o /dev/null ;;
-  esac
-}
-export -f b2j
-export FILE INPUT GZ
+# shellcheck source=benchmark/cli-input.sh
+. "$ROOT/benchmark/cli-input.sh"
 T=$(mktemp)
 trap 'rm -f "$T"' EXIT
 for r in $(seq 1 "$ROUNDS"); do
