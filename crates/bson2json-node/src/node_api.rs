@@ -488,9 +488,16 @@ fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
 fn arraybuffer_memory(env: &Env, v: Value) -> Option<(*const u8, usize)> {
     let mut data: *mut c_void = ptr::null_mut();
     let mut len = 0usize;
-    // SAFETY: live handle; valid out-pointers. Node-API checks that `v` is an `ArrayBuffer`
-    // (false for a `SharedArrayBuffer`) and returns an error status, throwing nothing,
-    // otherwise. Runs no JavaScript.
+    let mut plain = false;
+    // SAFETY: live handle; valid out-pointer. Runs no JavaScript. False for a
+    // `SharedArrayBuffer`, which Node 24's `napi_get_arraybuffer_info` reads too (another
+    // thread may write it while the core reads).
+    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), v.0, &mut plain) };
+    if status != sys::Status::napi_ok || !plain {
+        return None;
+    }
+    // SAFETY: live handle (a plain `ArrayBuffer`, checked above); valid out-pointers. Runs no
+    // JavaScript.
     let status = unsafe { sys::napi_get_arraybuffer_info(env.raw(), v.0, &mut data, &mut len) };
     if status != sys::Status::napi_ok {
         return None;
