@@ -71,16 +71,31 @@ export function loadBsonExt({ build = false } = {}) {
   }
 }
 
-/** zbjornson/bson-to-json, if someone installed it. */
+/**
+ * zbjornson/bson-to-json 2.0.3 (a C++ addon; not on the npm registry reachable here):
+ * `scripts/bson-to-json.sh` builds it from a git checkout, one build per Node major, in
+ * tmp/peers/bson-to-json-2.0.3-node<major> ($BSON_TO_JSON_DIR overrides the directory).
+ * Its API is `new Transcoder().transcode(doc)`, which returns the JSON as a Buffer.
+ */
 export function loadBsonToJson() {
+  const major = process.versions.node.split('.')[0];
+  const dir = process.env.BSON_TO_JSON_DIR || join(ROOT, `tmp/peers/bson-to-json-2.0.3-node${major}`);
+  const addon = join(dir, 'build/Release/bsonToJson.node');
+  if (!existsSync(addon)) {
+    return { ok: false, reason: `${addon}: not built (BSON_TO_JSON_SRC=<bson-to-json git dir> bash scripts/bson-to-json.sh builds it)` };
+  }
   try {
-    const m = require('bson-to-json');
-    return { ok: true, mod: m, version: JSON.parse(readFileSync(require.resolve('bson-to-json/package.json'), 'utf8')).version };
+    const m = require(addon);
+    const t = new m.Transcoder();
+    let version = '2.0.3';
+    try {
+      version = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
+    } catch {
+      // the build directory has no package.json: the script's pinned version stands
+    }
+    return { ok: true, version, isa: m.ISE, transcode: (doc) => t.transcode(doc) };
   } catch (e) {
-    return {
-      ok: false,
-      reason: `not installed (${errMsg(e)}); 'bson-to-json' is not published on the npm registry reachable here (404), so it is skipped`,
-    };
+    return { ok: false, reason: `${addon}: ${errMsg(e)}` };
   }
 }
 

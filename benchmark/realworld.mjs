@@ -21,7 +21,8 @@
 // tmp/peers/bson-to-json-2.0.3-node<major>, as scripts/bson-to-json.sh builds it; without it the
 // peer columns read "-").
 import { createRequire } from 'node:module';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { loadBsonToJson } from './peers.mjs';
 import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -31,12 +32,9 @@ const { BSON } = require('bson');
 const ROUNDS = Number(process.env.ROUNDS || 15);
 const ROUND_MS = Number(process.env.ROUND_MS || 150);
 const DIR = process.env.REALWORLD_DIR || new URL('../tmp/realworld/', import.meta.url).pathname;
-const PEER_DIR =
-  process.env.BSON_TO_JSON_DIR ||
-  new URL(`../tmp/peers/bson-to-json-2.0.3-node${process.versions.node.split('.')[0]}/`, import.meta.url).pathname;
-const PEER_ADDON = join(PEER_DIR, 'build/Release/bsonToJson.node');
-const peer = existsSync(PEER_ADDON) ? new (require(PEER_ADDON).Transcoder)() : null;
-if (!peer) console.error(`${PEER_ADDON}: not built (scripts/bson-to-json.sh builds it); the bson-to-json columns are skipped`);
+const b2 = loadBsonToJson();
+const peer = b2.ok ? b2 : null;
+if (!peer) console.error(`${b2.reason}; the bson-to-json columns are skipped`);
 const size = (b) => (b < 1024 ? `${b.toFixed(0)} B` : `${(b / 1024).toFixed(1)} KB`);
 const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
 
@@ -66,7 +64,7 @@ const SYNTHETIC = { tiny: () => synthetic('tiny'), small250: () => synthetic('sm
 
 const bsonVersion = JSON.parse(readFileSync(new URL('../node_modules/bson/package.json', import.meta.url), 'utf8')).version;
 console.log(
-  `node ${process.version}, bson ${bsonVersion}${peer ? `, bson-to-json 2.0.3 (${require(PEER_ADDON).ISE})` : ''}; MB/s of BSON per CPU second; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`,
+  `node ${process.version}, bson ${bsonVersion}${peer ? `, bson-to-json ${peer.version} (${peer.isa})` : ''}; MB/s of BSON per CPU second; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`,
 );
 console.log(
   '| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON (concatenated, array) | bson-to-json (string) | bson-to-json (Buffer) | toJSON / bson-to-json (string) |',

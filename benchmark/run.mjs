@@ -139,12 +139,12 @@ function defineMethods(peers) {
   const b2 = peers.bsonToJson;
   add({
     id: 'bson_to_json',
-    label: 'zbjornson bson-to-json',
+    label: `bson-to-json ${b2.version ?? ''}${b2.isa ? ` (${b2.isa})` : ''}`,
     group: 'peer',
     kind: 'doc',
     ref: 'baseline',
     unsupported: ['cs_insert_1k', 'cs_insert_10k', 'cs_update_1k', 'cs_update_10k'],
-    ...(b2.ok ? { fn: (b) => b2.mod.bsonToJson(b, false).toString() } : { skip: b2.reason }),
+    ...(b2.ok ? { fn: (b) => b2.transcode(b).toString() } : { skip: b2.reason }),
   });
   return m;
 }
