@@ -644,14 +644,12 @@ impl Transcoder {
                 } else {
                     if compat {
                         // The common member: a short plain key that is neither an array index
-                        // nor `$`-prefixed, and a value that is not `undefined`.
+                        // nor `$`-prefixed, and a value that is not `undefined`. One compare
+                        // rules out both key kinds (digits and `$` are bytes up to `9`); the
+                        // few other keys it sends to `compat_member`, which handles every key,
+                        // start with punctuation or are empty.
                         match short {
-                            Some(k)
-                                if k.plain
-                                    && t != el::UNDEFINED
-                                    && (k.lo as u8).wrapping_sub(b'0') >= 10
-                                    && k.lo as u8 != b'$' =>
-                            {
+                            Some(k) if k.plain && t != el::UNDEFINED && k.lo as u8 > b'9' => {
                                 let h = mix_key_hash(k.lo, k.hi, 0, k.len);
                                 if bloom_insert(&mut f.bloom, h) {
                                     f.flags |= if LEAN {
