@@ -534,7 +534,8 @@ impl Transcoder {
                 } else {
                     out.push(if f.is_array { b']' } else { b'}' });
                 }
-                if compat {
+                // (The lean walk records no members: `lean_has_duplicate` empties its scratch.)
+                if compat && !LEAN {
                     self.members.truncate(f.members_start);
                 }
                 for _ in 0..f.extra_close {
