@@ -109,7 +109,9 @@ fn short_key_masks(nul: u32, special: u32, w0: u64, w1: u64) -> Option<ShortKey>
         len,
         lo: w0 & keep[0],
         hi: w1 & keep[1],
-        plain: special & ((1u32 << len) - 1) == 0,
+        // No special lane before the NUL: the first special lane (lane 16 if none, so the
+        // count never sees zero and needs no fix-up) is at or after it.
+        plain: (special | 1 << 16).trailing_zeros() as usize >= len,
     })
 }
 

@@ -186,6 +186,31 @@ pub(crate) fn put_key(out: &mut Vec<u8>, comma: bool, block: [u8; 16], n: usize)
     }
 }
 
+/// [`put_key`] with the key's sixteen bytes as two little-endian words (`w0`'s low byte
+/// first): the same output, written by two 8-byte stores.
+#[inline(always)]
+pub(crate) fn put_key_words(out: &mut Vec<u8>, comma: bool, w0: u64, w1: u64, n: usize) {
+    out.reserve(20);
+    let len = out.len();
+    assert!(out.capacity() - len >= 20 && n <= 16);
+    let c = usize::from(comma);
+    // SAFETY: as in `put_key`: the assert guarantees 20 bytes of spare capacity at `len`.
+    // Writes: a comma at `len` (overwritten by the quote when `c == 0`), the quote at
+    // `len + c`, the two words at `len + c + 1` and `len + c + 9` (16 bytes), and `":` at
+    // `len + c + 1 + n`, ending at most at `len + 20`. Bytes `len..len + c + n + 3` are all
+    // initialised by them, which is all `set_len` exposes.
+    unsafe {
+        let p = out.as_mut_ptr().add(len);
+        p.write(b',');
+        let q = p.add(c);
+        q.write(b'"');
+        q.add(1).cast::<[u8; 8]>().write_unaligned(w0.to_le_bytes());
+        q.add(9).cast::<[u8; 8]>().write_unaligned(w1.to_le_bytes());
+        q.add(1 + n).cast::<[u8; 2]>().write_unaligned(*b"\":");
+        out.set_len(len + c + n + 3);
+    }
+}
+
 /// Appends `-` if `neg`, then the first `n <= 8` bytes of `word` (little-endian: the low byte
 /// first), then the first `k <= 8` bytes of `tail = (word, k)` if given, with one capacity
 /// check and one length update.
@@ -316,6 +341,32 @@ mod tests {
                 want.extend_from_slice(&key[..n]);
                 want.extend_from_slice(b"\":");
                 assert_eq!(out, want, "n {n} comma {comma}");
+            }
+        }
+    }
+
+    #[test]
+    fn put_key_words_writes_what_put_key_writes() {
+        let key: Vec<u8> = (0..16u8).map(|i| b'a' + i).collect();
+        for n in 0..=16 {
+            for comma in [false, true] {
+                let mut block = [0xEEu8; 16]; // lanes past `n` must be ignored
+                block[..n].copy_from_slice(&key[..n]);
+                let w0 = u64::from_le_bytes(block[..8].try_into().unwrap());
+                let w1 = u64::from_le_bytes(block[8..].try_into().unwrap());
+                let mut out = b"{".to_vec();
+                put_key_words(&mut out, comma, w0, w1, n);
+                let mut want = b"{".to_vec();
+                put_key(&mut want, comma, block, n);
+                assert_eq!(out, want, "n {n} comma {comma}");
+                let mut plain = b"{".to_vec();
+                if comma {
+                    plain.push(b',');
+                }
+                plain.push(b'"');
+                plain.extend_from_slice(&key[..n]);
+                plain.extend_from_slice(b"\":");
+                assert_eq!(out, plain, "n {n} comma {comma}");
             }
         }
     }
