@@ -608,7 +608,9 @@ mod tests {
                 check(x);
                 // Random doubles within 2^11 of each range bound.
                 for b in [1e-6f64, 1e-5, 1e21] {
-                    check(f64::from_bits(b.to_bits().wrapping_add_signed((seed >> 52) as i64 - 2048)));
+                    check(f64::from_bits(
+                        b.to_bits().wrapping_add_signed((seed >> 52) as i64 - 2048),
+                    ));
                 }
             }
         }
