@@ -6,7 +6,8 @@
 //! - `escape::write_escaped` / `write_escaped_in` (a sub-range of a longer buffer, so the
 //!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
 //!   value, and a JSON round trip for valid UTF-8;
-//! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins, and
+//! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins (on the
+//!   window's bits, and on a double near the bounds where the layout changes), and
 //!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, and `number::write_iso_date`
 //!   (three words) vs `write_iso_date_plain` (both forms, the window folded into the JS date
 //!   range), on every 8-byte window;
@@ -41,8 +42,15 @@ fuzz_target!(|data: &[u8]| {
             write_iso_date_plain(&mut b, ms, always);
             assert_eq!(a, b, "write_iso_date({ms}, {always})");
         }
-        let x = f64::from_bits(bits);
-        if x.is_finite() {
+        // The window's bits as a double, and as a double within 2^15 of the bounds where the
+        // layout changes (1e-6 and 1e21 for ECMAScript, 1e-5 and 1e16 for Żmij's text; the
+        // writers tell them apart by magnitude), which random bits almost never land near.
+        let near = [1e-6f64, 1e-5, 1e16, 1e21][(bits >> 62) as usize];
+        let near = f64::from_bits(near.to_bits().wrapping_add_signed(i64::from(bits as i16)));
+        for x in [f64::from_bits(bits), near] {
+            if !x.is_finite() {
+                continue;
+            }
             a.clear();
             b.clear();
             write_js_number(&mut a, x);

@@ -27,7 +27,7 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
     }
     let mut buf = zmij::Buffer::new();
     let s = buf.format_finite(x).as_bytes();
-    match exponent_of(s) {
+    match e_position(s) {
         None => {
             // Żmij prints 1e-5 <= |x| < 1e16 in fixed notation, which ECMAScript also uses
             // there (it does for 1e-7 < |x| < 1e21); only its `.0` on integers differs.
@@ -38,8 +38,9 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
             };
             crate::sink::push_small(out, &s[..keep]);
         }
-        // Both use `d[.ddd]e±x` outside 1e-7 < |x| < 1e21, with the same text.
-        Some((e, _)) if !(-6..21).contains(&e) => crate::sink::push_small(out, s),
+        // Both use `d[.ddd]e±x` outside 1e-7 < |x| < 1e21, with the same text. Which side `x`
+        // is on is read from `x`, not from the text's exponent (see `JS_FIXED`).
+        Some(_) if !JS_FIXED.contains(&x.abs()) => crate::sink::push_small(out, s),
         Some(_) => {
             let mut digits = [0u8; 32];
             let (n, e) = parse_digits(&s[usize::from(x < 0.0)..], &mut digits);
@@ -48,14 +49,24 @@ pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
     }
 }
 
-/// The decimal exponent of Żmij's text if it is in exponent form (`1e-7`, `1.5e+16`,
+/// The magnitudes ECMAScript prints in fixed notation: shortest digits with a decimal exponent
+/// from -6 to 20. The bounds are exact in doubles: 1e21 is one, and a double's shortest digits
+/// lie in its rounding interval, so they are below 1e-6 exactly for the doubles below the one
+/// nearest 1e-6 (whose interval holds 1e-6). [`EJSON_E_MINUS_6`] likewise.
+const JS_FIXED: std::ops::Range<f64> = 1e-6..1e21;
+
+/// The magnitudes whose shortest digits have the decimal exponent -6: printed in exponent form
+/// by Żmij, in fixed notation by Extended JSON.
+const EJSON_E_MINUS_6: std::ops::Range<f64> = 1e-6..1e-5;
+
+/// The index of the `e` in Żmij's text if it is in exponent form (`1e-7`, `1.5e+16`,
 /// `1e-308`: the `e` is always three to five bytes from the end, a sign and one to three digits
-/// after it), with the index of the `e`; `None` for fixed notation, which has no `e`.
+/// after it); `None` for fixed notation, which has no `e`.
 #[inline(always)]
-fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
+fn e_position(s: &[u8]) -> Option<usize> {
     let l = s.len();
     if l < 8 {
-        return exponent_of_plain(s);
+        return e_position_plain(s);
     }
     // The `e` can only be one of bytes 3..=5 of the last eight (l-5, l-4, l-3): find it
     // without a branch per position (fixed and exponent forms alternate unpredictably in
@@ -67,34 +78,23 @@ fn exponent_of(s: &[u8]) -> Option<(i32, usize)> {
     if zero == 0 {
         return None;
     }
-    Some(exponent_at(s, l - 8 + (zero.trailing_zeros() / 8) as usize))
+    Some(l - 8 + (zero.trailing_zeros() / 8) as usize)
 }
 
-/// The exponent written after the `e` at `s[p]` (a sign, then digits), and `p`.
-#[inline(always)]
-fn exponent_at(s: &[u8], p: usize) -> (i32, usize) {
-    let mut v = 0i32;
-    for &b in &s[p + 2..] {
-        v = v * 10 + i32::from(b - b'0');
-    }
-    (if s[p + 1] == b'-' { -v } else { v }, p)
-}
-
-/// [`exponent_of`] position by position: its twin in tests, and its answer for texts under
+/// [`e_position`] position by position: its twin in tests, and its answer for texts under
 /// eight bytes.
 #[inline(never)]
-fn exponent_of_plain(s: &[u8]) -> Option<(i32, usize)> {
+fn e_position_plain(s: &[u8]) -> Option<usize> {
     let l = s.len();
-    let p = if l >= 4 && s[l - 3] == b'e' {
-        l - 3
+    if l >= 4 && s[l - 3] == b'e' {
+        Some(l - 3)
     } else if l >= 5 && s[l - 4] == b'e' {
-        l - 4
+        Some(l - 4)
     } else if l >= 6 && s[l - 5] == b'e' {
-        l - 5
+        Some(l - 5)
     } else {
-        return None;
-    };
-    Some(exponent_at(s, p))
+        None
+    }
 }
 
 /// Writes `x` in fixed notation and returns true when `x` is exactly the double nearest to
@@ -126,22 +126,24 @@ fn write_cents(out: &mut Vec<u8>, x: f64) -> bool {
     if !in_range | ((scaled - r).abs() > 1e-5) | (m == 0) {
         return false;
     }
-    if m % 100 == 0 || r / 100.0 != x {
+    // One division by 100 gives both the integer part and the cents (a multiple of 100 is an
+    // integer, which both dialects print otherwise); tens and ones by multiply-shift
+    // (`f * 103 >> 10 == f / 10` for `f < 100`).
+    let u = m.unsigned_abs();
+    let int = u / 100; // < 10^8
+    let frac = u - int * 100;
+    if frac == 0 || r / 100.0 != x {
         return false;
     }
-    let u = m.unsigned_abs();
-    let (word, n) = digits_word((u / 100) as u32); // < 10^8
-    let frac = u % 100; // 1..=99
-                        // ".d" or ".dd" (no trailing zero).
-    let (tens, ones) = (frac / 10, frac % 10);
-    let tail = if ones == 0 {
-        (u64::from(b'.') | ((u64::from(b'0') + tens) << 8), 2)
-    } else {
-        (
-            u64::from(b'.') | ((u64::from(b'0') + tens) << 8) | ((u64::from(b'0') + ones) << 16),
-            3,
-        )
-    };
+    let (word, n) = digits_word(int as u32);
+    let tens = (frac * 103) >> 10;
+    let ones = frac - tens * 10;
+    // ".d" or ".dd" (no trailing zero): the third byte is dropped by the length when `ones`
+    // is zero, so no branch.
+    let tail = (
+        u64::from(b'.') | ((u64::from(b'0') + tens) << 8) | ((u64::from(b'0') + ones) << 16),
+        2 + usize::from(ones != 0),
+    );
     crate::sink::put_signed_words(out, m < 0, word, n, Some(tail));
     true
 }
@@ -293,12 +295,12 @@ pub fn write_ejson_double(out: &mut Vec<u8>, x: f64) {
     }
     let mut buf = zmij::Buffer::new();
     let s = buf.format_finite(x).as_bytes();
-    match exponent_of(s) {
+    match e_position(s) {
         // Żmij's fixed notation (1e-5 <= |x| < 1e16, integers with `.0`) is exactly the
         // Extended JSON form, whose fixed range (1e-6 <= |x| < 1e16) contains it.
         None => crate::sink::push_small(out, s),
         // Outside that range both use `d[.ddd]e±x`; Extended JSON spells it with `E`.
-        Some((e, p)) if e != -6 => {
+        Some(p) if !EJSON_E_MINUS_6.contains(&x.abs()) => {
             let at = out.len() + p;
             crate::sink::push_small(out, s);
             out[at] = b'E';
@@ -554,16 +556,23 @@ mod tests {
     }
 
     /// The SWAR `e` search against its position-by-position twin, on Żmij texts of every
-    /// length and exponent width (`1e-7`, `1.5e+16`, `-1.2345678901234567e-308`).
+    /// length and exponent width (`1e-7`, `1.5e+16`, `-1.2345678901234567e-308`); and the
+    /// exponent written after the `e` against the magnitude ranges the writers read instead.
     #[test]
-    fn exponent_of_matches_its_twin() {
+    fn e_position_matches_its_twin_and_the_ranges() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut checked = 0;
         let mut check = |x: f64| {
             let mut buf = zmij::Buffer::new();
             let s = buf.format_finite(x).as_bytes();
-            assert_eq!(exponent_of(s), exponent_of_plain(s), "{x:e}");
+            let p = e_position(s);
+            assert_eq!(p, e_position_plain(s), "{x:e}");
             checked += usize::from(s.len() >= 8);
+            if let Some(p) = p {
+                let e: i32 = std::str::from_utf8(&s[p + 1..]).unwrap().parse().unwrap();
+                assert_eq!((-6..21).contains(&e), JS_FIXED.contains(&x.abs()), "{x:e}");
+                assert_eq!(e == -6, EJSON_E_MINUS_6.contains(&x.abs()), "{x:e}");
+            }
         };
         // Under miri, every fifth decimal exponent (all three exponent widths still come up).
         for i in (-324..=308).step_by(if cfg!(miri) { 5 } else { 1 }) {
@@ -582,6 +591,14 @@ mod tests {
                 }
             }
         }
+        // The range bounds and the doubles on either side of them.
+        for b in [1e-6f64, 1e-5, 1e16, 1e21] {
+            for k in -3i64..=3 {
+                let x = f64::from_bits(b.to_bits().wrapping_add_signed(k));
+                check(x);
+                check(-x);
+            }
+        }
         for _ in 0..if cfg!(miri) { 30 } else { 200_000 } {
             seed ^= seed << 13;
             seed ^= seed >> 7;
@@ -589,6 +606,12 @@ mod tests {
             let x = f64::from_bits(seed);
             if x.is_finite() && x != 0.0 {
                 check(x);
+                // Random doubles within 2^11 of each range bound.
+                for b in [1e-6f64, 1e-5, 1e21] {
+                    check(f64::from_bits(
+                        b.to_bits().wrapping_add_signed((seed >> 52) as i64 - 2048),
+                    ));
+                }
             }
         }
         assert!(checked > if cfg!(miri) { 200 } else { 1000 });
@@ -641,6 +664,13 @@ mod tests {
         for i in (-324..=308).step_by(if cfg!(miri) { 5 } else { 1 }) {
             check(10f64.powi(i));
             check(2f64.powi(i));
+        }
+        // Every double within 2^10 of the bounds where the layout changes (ECMAScript's 1e-6
+        // and 1e21, Żmij's 1e-5 and 1e16).
+        for b in [1e-6f64, 1e-5, 1e16, 1e21] {
+            for k in (-1024i64..=1024).step_by(if cfg!(miri) { 256 } else { 1 }) {
+                check(f64::from_bits(b.to_bits().wrapping_add_signed(k)));
+            }
         }
     }
 
