@@ -207,7 +207,7 @@ pub fn to_utf16_plain(s: &[u8], dst: &mut Vec<u16>) {
 pub(crate) fn write_quoted_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
     let mark = out.len();
     let s = &input[from..to];
-    if crate::escape::write_quoted_in(out, input, from, to) || is_valid(s) {
+    if crate::escape::write_quoted_utf8_in(out, input, from, to) {
         true
     } else {
         out.truncate(mark);
