@@ -200,7 +200,7 @@ pub(crate) fn write_escaped_utf8_avx2(
 /// Strings at least this long with something to escape or a non-ASCII byte take
 /// [`write_escaped_utf8_avx2`] when the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
-pub(crate) const UTF8_AVX2_FROM: usize = 1;
+pub(crate) const UTF8_AVX2_FROM: usize = 17;
 
 /// Appends `"` + escaped `buf[from..to]` + `"` and returns true if it is well-formed UTF-8
 /// (`std::str::from_utf8` would accept it). On an ill-formed string the output is still the

@@ -202,9 +202,11 @@ pub fn to_utf16_plain(s: &[u8], dst: &mut Vec<u16>) {
 }
 
 /// Appends `input[from..to]` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns
-/// false if a replacement happened.
+/// false if a replacement happened. Well-formed strings are escaped and validated in one pass
+/// (`escape::write_quoted_utf8_in`); an ill-formed one is written again from
+/// `String::from_utf8_lossy`, which is also its twin in tests and the `swar` fuzz target.
 #[inline(always)]
-pub(crate) fn write_quoted_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
+pub fn write_quoted_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
     let mark = out.len();
     let s = &input[from..to];
     if crate::escape::write_quoted_utf8_in(out, input, from, to) {
