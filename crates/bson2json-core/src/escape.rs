@@ -437,7 +437,10 @@ mod tests {
         assert_eq!(valid, want_valid, "valid, {from}..{to} of {buf:02X?}");
         assert_eq!(a, want, "{from}..{to} of {buf:02X?}");
         let mut b = Vec::new();
-        assert_eq!(write_quoted_utf8_two_pass(&mut b, buf, from, to), want_valid);
+        assert_eq!(
+            write_quoted_utf8_two_pass(&mut b, buf, from, to),
+            want_valid
+        );
         assert_eq!(b, want, "two-pass, {from}..{to}");
         #[cfg(target_arch = "x86_64")]
         {
@@ -506,7 +509,11 @@ mod tests {
                     continue;
                 }
                 for &at in &offsets {
-                    let fill = if (k + m + at) % 3 == 0 { b"ab\"c\\d\n" } else { b"abcdefg" };
+                    let fill = if (k + m + at) % 3 == 0 {
+                        b"ab\"c\\d\n"
+                    } else {
+                        b"abcdefg"
+                    };
                     let mut buf: Vec<u8> = (0..at).map(|i| fill[i % fill.len()]).collect();
                     buf.extend_from_slice(a);
                     buf.extend_from_slice(b);

@@ -171,8 +171,8 @@ impl Utf8Avx2 {
         use std::arch::x86_64::{_mm256_and_si256, _mm256_loadu_si256};
         let v = if let Some(block) = buf.get(at..at + 32) {
             let keep = &KEEP_FIRST[32 - n..64 - n]; // n < 32: in bounds, 32 bytes
-            // SAFETY: `block` and `keep` are 32 readable bytes each and unaligned loads have
-            // no alignment requirement; AVX2 is enabled (the attribute).
+                                                    // SAFETY: `block` and `keep` are 32 readable bytes each and unaligned loads have
+                                                    // no alignment requirement; AVX2 is enabled (the attribute).
             unsafe {
                 _mm256_and_si256(
                     _mm256_loadu_si256(block.as_ptr().cast()),
@@ -311,7 +311,8 @@ impl Utf8Avx2 {
             ]),
             hi4(v),
         );
-        let special_cases = _mm256_and_si256(_mm256_and_si256(byte_1_high, byte_1_low), byte_2_high);
+        let special_cases =
+            _mm256_and_si256(_mm256_and_si256(byte_1_high, byte_1_low), byte_2_high);
         // Lanes two after a three-byte lead or three after a four-byte lead must be
         // continuations (0x80 in `special_cases` there, TWO_CONTS); anywhere else they must not.
         let third = _mm256_subs_epu8(prev2, _mm256_set1_epi8(0b1110_0000u8 as i8 - 1));
@@ -321,8 +322,35 @@ impl Utf8Avx2 {
         self.error = _mm256_or_si256(self.error, _mm256_xor_si256(must23_80, special_cases));
         // A lead byte in the last three lanes that needs more bytes than the block has left.
         let max = _mm256_setr_epi8(
-            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-            -1, -1, -1, -1, -1, -1, -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
             (0b1111_0000u8 - 1) as i8,
             (0b1110_0000u8 - 1) as i8,
             (0b1100_0000u8 - 1) as i8,
