@@ -10,6 +10,11 @@
 //! a fuzz target hold them equal (the unit tests also hold the AVX2 and the narrower loops
 //! equal at every length). Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
 //! no encoding for a surrogate.
+//!
+//! [`write_quoted_utf8_in`] also validates the string's UTF-8 while it escapes it, in one AVX2
+//! pass ([`write_escaped_utf8_avx2`], the UTF-8 check in `lanes::Utf8Avx2`);
+//! [`write_quoted_utf8_two_pass`] (escape, then `utf8::is_valid` if a byte was non-ASCII) is its
+//! path without AVX2 and its twin, with `write_escaped_plain` and `std::str::from_utf8`.
 
 #[cfg(target_arch = "x86_64")]
 use crate::bytes::block16;

@@ -1,6 +1,7 @@
 //! UTF-8 in and out: validation of the strings that the escaper found to contain non-ASCII
-//! bytes, and the conversion of finished JSON text to UTF-16 for JavaScript engines
-//! ([`to_utf16`]).
+//! bytes (on CPUs without AVX2, and for short strings: with AVX2 the escaper validates as it
+//! goes, `escape::write_quoted_utf8_in`), and the conversion of finished JSON text to UTF-16
+//! for JavaScript engines ([`to_utf16`]).
 //!
 //! Long strings go to `simdutf8` (AVX2 / SSE4.2, chosen at run time), which hands anything
 //! under 64 bytes to `std::str::from_utf8`. Short non-ASCII strings (names, words, tags: most
