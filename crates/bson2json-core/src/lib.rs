@@ -82,10 +82,7 @@ pub fn transcode(input: &[u8], options: &Options, out: &mut Vec<u8>) -> Result<(
 #[doc(hidden)]
 pub mod testing {
     pub use crate::decimal128::{write_decimal128, Decimal128Style};
-    pub use crate::escape::{
-        write_escaped, write_escaped_in, write_escaped_plain, write_quoted, write_quoted_utf8_in,
-        write_quoted_utf8_two_pass,
-    };
+    pub use crate::escape::{write_escaped, write_escaped_in, write_escaped_plain, write_quoted};
     pub use crate::lanes::{short_run_is_plain, short_run_is_plain_swar, widen16, widen16_plain};
     pub use crate::number::{
         write_ejson_double, write_ejson_double_plain, write_go_float, write_go_float_plain,
@@ -96,5 +93,8 @@ pub mod testing {
         find_nul, find_nul_plain, nul_in_16, short_key, short_key_swar, short_key_tail, ShortKey,
     };
     pub use crate::text::{write_hex, write_hex_plain};
-    pub use crate::utf8::{is_valid, is_valid_short, to_utf16_plain, write_quoted_lossy};
+    pub use crate::utf8::{
+        is_valid, is_valid_short, to_utf16_plain, write_quoted_lossy, write_quoted_utf8_in,
+        write_quoted_utf8_two_pass,
+    };
 }

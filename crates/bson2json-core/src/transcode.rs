@@ -171,7 +171,7 @@ fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Er
 }
 
 /// Validates `input[from..to]` as UTF-8 and appends it quoted and escaped (one pass:
-/// `escape::write_quoted_utf8_in`); in replace mode invalid sequences become U+FFFD.
+/// `utf8::write_quoted_utf8_in`); in replace mode invalid sequences become U+FFFD.
 #[inline(always)]
 fn write_str_value(
     out: &mut Vec<u8>,
@@ -182,7 +182,7 @@ fn write_str_value(
 ) -> Result<(), Error> {
     let mark = out.len();
     let s = &input[from..to];
-    if crate::escape::write_quoted_utf8_in(out, input, from, to) {
+    if crate::utf8::write_quoted_utf8_in(out, input, from, to) {
         return Ok(());
     }
     match mode {
