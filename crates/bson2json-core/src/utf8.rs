@@ -286,12 +286,17 @@ mod tests {
         let valid = write_quoted_utf8_in(&mut a, buf, from, to);
         assert_eq!(valid, want_valid, "valid, {from}..{to} of {buf:02X?}");
         assert_eq!(a, want, "{from}..{to} of {buf:02X?}");
-        let mut b = Vec::new();
-        assert_eq!(
-            write_quoted_utf8_two_pass(&mut b, buf, from, to),
-            want_valid
-        );
-        assert_eq!(b, want, "two-pass, {from}..{to}");
+        // Not under miri with AVX2 compiled in (`RUSTFLAGS="-C target-feature=+avx2"`, to check
+        // the one-pass loop): simdutf8 0.1.5's AVX2 validator, in the two-pass path, offsets its
+        // prefetch pointer past the end of the string, which miri reports.
+        if !cfg!(all(miri, target_feature = "avx2")) {
+            let mut b = Vec::new();
+            assert_eq!(
+                write_quoted_utf8_two_pass(&mut b, buf, from, to),
+                want_valid
+            );
+            assert_eq!(b, want, "two-pass, {from}..{to}");
+        }
         #[cfg(target_arch = "x86_64")]
         {
             // The AVX2 one-pass loop at every length (the dispatch skips short plain runs).
