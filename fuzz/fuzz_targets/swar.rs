@@ -5,7 +5,10 @@
 //!   and `short_key_tail` vs `short_key` of the zero-padded tail;
 //! - `escape::write_escaped` / `write_escaped_in` (a sub-range of a longer buffer, so the
 //!   16-byte block copies read past `to`) vs `write_escaped_plain`, the pure-ASCII return
-//!   value, and a JSON round trip for valid UTF-8;
+//!   value, and a JSON round trip for valid UTF-8; `escape::write_quoted_utf8_in` (escaping
+//!   and UTF-8 validation in one AVX2 pass) vs `write_escaped_plain` + `std::str::from_utf8`,
+//!   and `utf8::write_quoted_lossy` vs `write_quoted` of `String::from_utf8_lossy`, on the
+//!   same sub-range;
 //! - `number::write_js_number` / `write_ejson_double` (Żmij) vs their Ryū twins (on the
 //!   window's bits, and on a double near the bounds where the layout changes), and
 //!   `number::write_u64` (SWAR digits) vs `write_u64_plain`, and `number::write_iso_date`
@@ -25,6 +28,7 @@ use bson2json_core::testing::{
     write_js_number, write_js_number_plain, write_u64, write_u64_plain, JS_DATE_MAX_MS,
 };
 use bson2json_core::testing::{find_nul, find_nul_plain, short_key, short_key_swar};
+use bson2json_core::testing::{write_quoted, write_quoted_lossy, write_quoted_utf8_in};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -139,6 +143,18 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(write_escaped_in(&mut c, data, from, to), data[from..to].is_ascii());
         write_escaped_plain(&mut d, &data[from..to]);
         assert_eq!(c, d, "write_escaped_in({from}, {to})");
+        // The one-pass escaper-validator and the replacement mode on the same sub-range.
+        let sub = &data[from..to];
+        let sub_valid = std::str::from_utf8(sub).is_ok();
+        let (mut e, mut f) = (Vec::new(), b"\"".to_vec());
+        assert_eq!(write_quoted_utf8_in(&mut e, data, from, to), sub_valid, "write_quoted_utf8_in({from}, {to}) verdict");
+        write_escaped_plain(&mut f, sub);
+        f.push(b'"');
+        assert_eq!(e, f, "write_quoted_utf8_in({from}, {to})");
+        let (mut g, mut h) = (Vec::new(), Vec::new());
+        assert_eq!(write_quoted_lossy(&mut g, data, from, to), sub_valid, "write_quoted_lossy verdict");
+        write_quoted(&mut h, String::from_utf8_lossy(sub).as_bytes());
+        assert_eq!(g, h, "write_quoted_lossy({from}, {to})");
         if std::str::from_utf8(s).is_ok() {
             let mut q = b"\"".to_vec();
             q.extend_from_slice(&a[3..]);

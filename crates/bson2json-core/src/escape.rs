@@ -10,6 +10,9 @@
 //! a fuzz target hold them equal (the unit tests also hold the AVX2 and the narrower loops
 //! equal at every length). Lone surrogates cannot occur: strings are valid UTF-8, and UTF-8 has
 //! no encoding for a surrogate.
+//!
+//! [`write_escaped_utf8_avx2`] also validates the string's UTF-8 while it escapes it, in one
+//! AVX2 pass (the UTF-8 check is `lanes::Utf8Avx2`), for `utf8::write_quoted_utf8_in`.
 
 #[cfg(target_arch = "x86_64")]
 use crate::bytes::block16;
@@ -152,6 +155,55 @@ pub(crate) fn write_escaped_avx2(out: &mut Vec<u8>, buf: &[u8], from: usize, to:
     }
     escape_rest(out, buf, start, i, to, if wide_high != 0 { HI } else { 0 })
 }
+
+/// Escapes `buf[from..to]` like [`write_escaped_avx2`] and validates it as UTF-8 in the same
+/// pass; returns true if it is well-formed. The string is taken in fixed 32-byte blocks from
+/// `from` (the last 1-31 bytes as one block padded with zeros), each loaded once: the escape
+/// mask comes from it, and blocks with non-ASCII bytes also go through the UTF-8 check of
+/// `lanes::Utf8Avx2`, which carries the open sequence from block to block. The escapes of a
+/// block are taken from its mask one after the other. Called through `lanes::with_avx2` (AVX2
+/// is its one precondition); [`write_escaped_plain`] with `std::str::from_utf8` is its twin
+/// in tests and the `swar` fuzz target (through `utf8::write_quoted_utf8_in`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) fn write_escaped_utf8_avx2(
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    from: usize,
+    to: usize,
+) -> bool {
+    out.reserve(to - from + 18); // as in `write_escaped_narrow`
+    let s = &buf[..to];
+    let mut utf8 = crate::lanes::Utf8Avx2::new();
+    let mut start = from;
+    let mut i = from;
+    loop {
+        let (special, non_ascii) = if i + 32 <= to {
+            utf8.lanes32(block32(s, i))
+        } else if i < to {
+            utf8.lanes_tail(buf, i, to - i)
+        } else {
+            break;
+        };
+        let mut esc = special & !non_ascii;
+        while esc != 0 {
+            let j = i + esc.trailing_zeros() as usize;
+            copy_run(out, buf, start, j);
+            write_escape(out, s[j]);
+            out.reserve(to - j + 18);
+            start = j + 1;
+            esc &= esc - 1;
+        }
+        i += 32;
+    }
+    copy_run(out, buf, start, to);
+    utf8.valid()
+}
+
+/// Strings at least this long with something to escape or a non-ASCII byte take
+/// [`write_escaped_utf8_avx2`] when the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const UTF8_AVX2_FROM: usize = 17;
 
 /// The 32 bytes at `b[at..at + 32]` as an array reference (one bounds check).
 #[cfg(target_arch = "x86_64")]

@@ -103,6 +103,264 @@ pub(crate) fn lanes32(block: &[u8; 32]) -> (u32, u32) {
     )
 }
 
+/// UTF-8 validation 32 bytes at a time, carried from block to block: the Keiser-Lemire
+/// "lookup" algorithm (as `simdutf8` and simdjson implement it, three `pshufb` table lookups
+/// on the high and low nibbles of each byte and of the byte before it, plus a check that the
+/// bytes two and three after a three- or four-byte lead are continuations). It runs inside
+/// `escape::write_escaped_utf8_avx2`, on the same loaded vectors the escape masks come from,
+/// so a string with non-ASCII bytes is read once rather than escaped and then validated.
+/// All-ASCII blocks skip the lookups (they only fail a sequence left open by the block
+/// before). Every method needs AVX2 (their attribute makes calling them from code without
+/// it `unsafe`). `std::str::from_utf8` is its twin in tests and the `swar` fuzz target.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Utf8Avx2 {
+    /// The previous non-ASCII block (its last three bytes are the context of the next one).
+    prev: std::arch::x86_64::__m256i,
+    /// Non-zero lanes where the previous block ended inside a multi-byte sequence.
+    incomplete: std::arch::x86_64::__m256i,
+    /// Non-zero lanes wherever an ill-formed sequence was seen.
+    error: std::arch::x86_64::__m256i,
+}
+
+/// 32 bytes of 0xFF then 32 of zero: the 32 bytes at `32 - n` keep the first `n` lanes.
+#[cfg(target_arch = "x86_64")]
+static KEEP_FIRST: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = 0xFF;
+        i += 1;
+    }
+    t
+};
+
+#[cfg(target_arch = "x86_64")]
+impl Utf8Avx2 {
+    /// The state before the first byte of a string.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn new() -> Self {
+        use std::arch::x86_64::_mm256_setzero_si256;
+        let z = _mm256_setzero_si256();
+        Self {
+            prev: z,
+            incomplete: z,
+            error: z,
+        }
+    }
+
+    /// The escape and non-ASCII masks of `block` (as [`lanes32`]), validating it as the
+    /// continuation of the blocks before.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn lanes32(&mut self, block: &[u8; 32]) -> (u32, u32) {
+        use std::arch::x86_64::_mm256_loadu_si256;
+        // SAFETY: `block` is 32 readable bytes and `_mm256_loadu_si256` has no alignment
+        // requirement; this function only runs where AVX2 is enabled (its attribute).
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+        self.classify(v)
+    }
+
+    /// [`Self::lanes32`] of the last `n < 32` bytes of a string, `buf[at..at + n]`, as if
+    /// zeros (ASCII, which ends any open sequence) followed them; the escape mask keeps only
+    /// the first `n` lanes. Loads the 32 bytes at `at` when `buf` has them, else copies the
+    /// `n` bytes to a zeroed block.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn lanes_tail(&mut self, buf: &[u8], at: usize, n: usize) -> (u32, u32) {
+        use std::arch::x86_64::{_mm256_and_si256, _mm256_loadu_si256};
+        let v = if let Some(block) = buf.get(at..at + 32) {
+            let keep = &KEEP_FIRST[32 - n..64 - n]; // n < 32: in bounds, 32 bytes
+                                                    // SAFETY: `block` and `keep` are 32 readable bytes each and unaligned loads have
+                                                    // no alignment requirement; AVX2 is enabled (the attribute).
+            unsafe {
+                _mm256_and_si256(
+                    _mm256_loadu_si256(block.as_ptr().cast()),
+                    _mm256_loadu_si256(keep.as_ptr().cast()),
+                )
+            }
+        } else {
+            let mut block = [0u8; 32];
+            block[..n].copy_from_slice(&buf[at..at + n]);
+            // SAFETY: as in `lanes32`: a local array of 32 bytes, unaligned load, AVX2.
+            unsafe { _mm256_loadu_si256(block.as_ptr().cast()) }
+        };
+        let (special, non_ascii) = self.classify(v);
+        (special & ((1u32 << n) - 1), non_ascii)
+    }
+
+    /// True if no block had an ill-formed sequence and the last one ended none open.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn valid(&self) -> bool {
+        use std::arch::x86_64::{_mm256_or_si256, _mm256_testz_si256};
+        let e = _mm256_or_si256(self.error, self.incomplete);
+        _mm256_testz_si256(e, e) != 0
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn classify(&mut self, v: std::arch::x86_64::__m256i) -> (u32, u32) {
+        use std::arch::x86_64::{
+            _mm256_alignr_epi8, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8,
+            _mm256_movemask_epi8, _mm256_or_si256, _mm256_permute2x128_si256, _mm256_set1_epi8,
+            _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
+            _mm256_subs_epu8, _mm256_xor_si256,
+        };
+        // The escape masks, as in `lanes32`.
+        let low = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
+        let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+        let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+        let special = _mm256_or_si256(low, _mm256_or_si256(quote, backslash));
+        let non_ascii = _mm256_movemask_epi8(v) as u32;
+        if non_ascii == 0 {
+            self.error = _mm256_or_si256(self.error, self.incomplete);
+            return (_mm256_movemask_epi8(special) as u32, 0);
+        }
+        // The error classes of a byte pair (byte 1 = the byte before, byte 2 = this one);
+        // a lane fails if some class is set in all three lookups.
+        const TOO_SHORT: i8 = 1 << 0;
+        const TOO_LONG: i8 = 1 << 1;
+        const OVERLONG_3: i8 = 1 << 2;
+        const TOO_LARGE: i8 = 1 << 3;
+        const SURROGATE: i8 = 1 << 4;
+        const OVERLONG_2: i8 = 1 << 5;
+        const TOO_LARGE_1000: i8 = 1 << 6;
+        const OVERLONG_4: i8 = 1 << 6;
+        const TWO_CONTS: i8 = 1 << 7;
+        const CARRY: i8 = TOO_SHORT | TOO_LONG | TWO_CONTS;
+        const LARGE: i8 = CARRY | TOO_LARGE | TOO_LARGE_1000;
+        const CONT_80: i8 = TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000;
+        const CONT_90: i8 = TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE;
+        const CONT_A0: i8 = TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE;
+        let table = |t: [i8; 16]| {
+            _mm256_setr_epi8(
+                t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12],
+                t[13], t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
+                t[10], t[11], t[12], t[13], t[14], t[15],
+            )
+        };
+        let nib = _mm256_set1_epi8(0x0F);
+        let hi4 = |x| _mm256_and_si256(_mm256_srli_epi16::<4>(x), nib);
+        // The bytes 1, 2 and 3 places before each lane: this block shifted, with the last
+        // bytes of the previous one shifted in.
+        let carried = _mm256_permute2x128_si256::<0x21>(self.prev, v);
+        let prev1 = _mm256_alignr_epi8::<15>(v, carried);
+        let prev2 = _mm256_alignr_epi8::<14>(v, carried);
+        let prev3 = _mm256_alignr_epi8::<13>(v, carried);
+        let byte_1_high = _mm256_shuffle_epi8(
+            table([
+                TOO_LONG,
+                TOO_LONG,
+                TOO_LONG,
+                TOO_LONG,
+                TOO_LONG,
+                TOO_LONG,
+                TOO_LONG,
+                TOO_LONG,
+                TWO_CONTS,
+                TWO_CONTS,
+                TWO_CONTS,
+                TWO_CONTS,
+                TOO_SHORT | OVERLONG_2,
+                TOO_SHORT,
+                TOO_SHORT | OVERLONG_3 | SURROGATE,
+                TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4,
+            ]),
+            hi4(prev1),
+        );
+        let byte_1_low = _mm256_shuffle_epi8(
+            table([
+                CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4,
+                CARRY | OVERLONG_2,
+                CARRY,
+                CARRY,
+                CARRY | TOO_LARGE,
+                LARGE,
+                LARGE,
+                LARGE,
+                LARGE,
+                LARGE,
+                LARGE,
+                LARGE,
+                LARGE,
+                LARGE | SURROGATE,
+                LARGE,
+                LARGE,
+            ]),
+            _mm256_and_si256(prev1, nib),
+        );
+        let byte_2_high = _mm256_shuffle_epi8(
+            table([
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                CONT_80 | OVERLONG_4,
+                CONT_90,
+                CONT_A0,
+                CONT_A0,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+                TOO_SHORT,
+            ]),
+            hi4(v),
+        );
+        let special_cases =
+            _mm256_and_si256(_mm256_and_si256(byte_1_high, byte_1_low), byte_2_high);
+        // Lanes two after a three-byte lead or three after a four-byte lead must be
+        // continuations (0x80 in `special_cases` there, TWO_CONTS); anywhere else they must not.
+        let third = _mm256_subs_epu8(prev2, _mm256_set1_epi8(0b1110_0000u8 as i8 - 1));
+        let fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8(0b1111_0000u8 as i8 - 1));
+        let must23 = _mm256_cmpgt_epi8(_mm256_or_si256(third, fourth), _mm256_setzero_si256());
+        let must23_80 = _mm256_and_si256(must23, _mm256_set1_epi8(0x80u8 as i8));
+        self.error = _mm256_or_si256(self.error, _mm256_xor_si256(must23_80, special_cases));
+        // A lead byte in the last three lanes that needs more bytes than the block has left.
+        let max = _mm256_setr_epi8(
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            (0b1111_0000u8 - 1) as i8,
+            (0b1110_0000u8 - 1) as i8,
+            (0b1100_0000u8 - 1) as i8,
+        );
+        self.incomplete = _mm256_subs_epu8(v, max);
+        self.prev = v;
+        (_mm256_movemask_epi8(special) as u32, non_ascii)
+    }
+}
+
 /// A routine compiled for AVX2 (`#[target_feature(enable = "avx2")]`) that writes into `out`
 /// from `buf[from..to]`: such a function coerces to this pointer type, and calling it is
 /// `unsafe` only because the CPU must have AVX2.

@@ -93,5 +93,8 @@ pub mod testing {
         find_nul, find_nul_plain, nul_in_16, short_key, short_key_swar, short_key_tail, ShortKey,
     };
     pub use crate::text::{write_hex, write_hex_plain};
-    pub use crate::utf8::{is_valid, is_valid_short, to_utf16_plain};
+    pub use crate::utf8::{
+        is_valid, is_valid_short, to_utf16_plain, write_quoted_lossy, write_quoted_utf8_in,
+        write_quoted_utf8_two_pass,
+    };
 }

@@ -15,7 +15,7 @@ use crate::compat::{self, Member};
 use crate::decimal128::{write_decimal128, Decimal128Style};
 use crate::element as el;
 use crate::error::{Error, ErrorKind};
-use crate::escape::{write_quoted, write_quoted_in};
+use crate::escape::write_quoted;
 use crate::number::{
     write_ejson_double, write_i64, write_i64_inline, write_iso_date, write_js_double,
     write_js_double_plain, write_u64, JS_DATE_MAX_MS,
@@ -170,9 +170,8 @@ fn read_string(input: &[u8], at: usize, end: usize) -> Result<(&[u8], usize), Er
     Ok((&input[start..stop], stop + 1))
 }
 
-/// Validates `input[from..to]` as UTF-8 and appends it quoted and escaped; in replace mode
-/// invalid sequences become U+FFFD. ASCII strings are recognised while escaping, so only
-/// strings with non-ASCII bytes are validated separately.
+/// Validates `input[from..to]` as UTF-8 and appends it quoted and escaped (one pass:
+/// `utf8::write_quoted_utf8_in`); in replace mode invalid sequences become U+FFFD.
 #[inline(always)]
 fn write_str_value(
     out: &mut Vec<u8>,
@@ -183,7 +182,7 @@ fn write_str_value(
 ) -> Result<(), Error> {
     let mark = out.len();
     let s = &input[from..to];
-    if write_quoted_in(out, input, from, to) || crate::utf8::is_valid(s) {
+    if crate::utf8::write_quoted_utf8_in(out, input, from, to) {
         return Ok(());
     }
     match mode {

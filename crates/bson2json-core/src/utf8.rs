@@ -1,6 +1,7 @@
 //! UTF-8 in and out: validation of the strings that the escaper found to contain non-ASCII
-//! bytes, and the conversion of finished JSON text to UTF-16 for JavaScript engines
-//! ([`to_utf16`]).
+//! bytes (on CPUs without AVX2, and for short strings: with AVX2 the escaper validates as it
+//! goes, [`write_quoted_utf8_in`]), and the conversion of finished JSON text to UTF-16
+//! for JavaScript engines ([`to_utf16`]).
 //!
 //! Long strings go to `simdutf8` (AVX2 / SSE4.2, chosen at run time), which hands anything
 //! under 64 bytes to `std::str::from_utf8`. Short non-ASCII strings (names, words, tags: most
@@ -201,13 +202,54 @@ pub fn to_utf16_plain(s: &[u8], dst: &mut Vec<u16>) {
     dst.extend(String::from_utf8_lossy(s).encode_utf16());
 }
 
-/// Appends `input[from..to]` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns
-/// false if a replacement happened.
+/// Appends `"` + escaped `buf[from..to]` + `"` and returns true if it is well-formed UTF-8
+/// (`std::str::from_utf8` would accept it). On an ill-formed string the output is still the
+/// escaped bytes, for the caller to truncate. One pass with AVX2 (`escape::write_escaped_utf8_avx2`);
+/// elsewhere `escape::write_quoted_in` and, for a string with non-ASCII bytes, [`is_valid`]:
+/// the two-pass twin ([`write_quoted_utf8_two_pass`]).
 #[inline(always)]
-pub(crate) fn write_quoted_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
+pub fn write_quoted_utf8_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let len = to - from;
+        if len <= 16 && from + 16 <= buf.len() {
+            let block = *crate::bytes::block16(buf, from);
+            let (_, special, _) = crate::lanes::lanes16(&block);
+            if special & ((1u32 << len) - 1) == 0 {
+                crate::sink::put_quoted(out, block, len);
+                return true;
+            }
+        }
+        if len >= crate::escape::UTF8_AVX2_FROM {
+            out.push(b'"');
+            if let Some(valid) =
+                crate::lanes::with_avx2(crate::escape::write_escaped_utf8_avx2, out, buf, from, to)
+            {
+                out.push(b'"');
+                return valid;
+            }
+            out.pop();
+        }
+    }
+    write_quoted_utf8_two_pass(out, buf, from, to)
+}
+
+/// [`write_quoted_utf8_in`] in two passes: escape, then validate strings with non-ASCII
+/// bytes. Its path without AVX2, and its twin in tests.
+#[inline(always)]
+pub fn write_quoted_utf8_two_pass(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usize) -> bool {
+    crate::escape::write_quoted_in(out, buf, from, to) || is_valid(&buf[from..to])
+}
+
+/// Appends `input[from..to]` quoted, decoding invalid UTF-8 with U+FFFD replacement. Returns
+/// false if a replacement happened. Well-formed strings are escaped and validated in one pass
+/// ([`write_quoted_utf8_in`]); an ill-formed one is written again from
+/// `String::from_utf8_lossy`, which is also its twin in tests and the `swar` fuzz target.
+#[inline(always)]
+pub fn write_quoted_lossy(out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) -> bool {
     let mark = out.len();
     let s = &input[from..to];
-    if crate::escape::write_quoted_in(out, input, from, to) || is_valid(s) {
+    if write_quoted_utf8_in(out, input, from, to) {
         true
     } else {
         out.truncate(mark);
@@ -230,6 +272,143 @@ mod tests {
         let want = std::str::from_utf8(s).is_ok();
         assert_eq!(is_valid_short(s), want, "{s:02X?}");
         assert_eq!(is_valid(s), want, "{s:02X?}");
+    }
+
+    /// The one-pass escaper-validator against its twins on `buf[from..to]`: the escaped bytes
+    /// of `write_escaped_plain`, the verdict of `std::str::from_utf8`, and the two-pass path.
+    fn utf8_both(buf: &[u8], from: usize, to: usize) {
+        let s = &buf[from..to];
+        let want_valid = std::str::from_utf8(s).is_ok();
+        let mut want = b"\"".to_vec();
+        crate::escape::write_escaped_plain(&mut want, s);
+        want.push(b'"');
+        let mut a = Vec::new();
+        let valid = write_quoted_utf8_in(&mut a, buf, from, to);
+        assert_eq!(valid, want_valid, "valid, {from}..{to} of {buf:02X?}");
+        assert_eq!(a, want, "{from}..{to} of {buf:02X?}");
+        // Not under miri with AVX2 compiled in (`RUSTFLAGS="-C target-feature=+avx2"`, to check
+        // the one-pass loop): simdutf8 0.1.5's AVX2 validator, in the two-pass path, offsets its
+        // prefetch pointer past the end of the string, which miri reports.
+        if !cfg!(all(miri, target_feature = "avx2")) {
+            let mut b = Vec::new();
+            assert_eq!(
+                write_quoted_utf8_two_pass(&mut b, buf, from, to),
+                want_valid
+            );
+            assert_eq!(b, want, "two-pass, {from}..{to}");
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // The AVX2 one-pass loop at every length (the dispatch skips short plain runs).
+            let mut w = Vec::new();
+            if let Some(v) = crate::lanes::with_avx2(
+                crate::escape::write_escaped_utf8_avx2,
+                &mut w,
+                buf,
+                from,
+                to,
+            ) {
+                assert_eq!(v, want_valid, "AVX2 valid, {from}..{to} of {buf:02X?}");
+                assert_eq!(w, want[1..want.len() - 1], "AVX2, {from}..{to}");
+            }
+        }
+    }
+
+    /// Well-formed and ill-formed sequences: every lead with too few, enough and too many
+    /// continuations, overlong forms, surrogates, values above U+10FFFF, stray continuations.
+    const SEQUENCES: &[&[u8]] = &[
+        b"a",
+        b"\"",
+        b"\x1f",
+        b"\xc3\xa9",
+        b"\xe2\x82\xac",
+        b"\xf0\x9f\x9a\x80",
+        b"\xf4\x8f\xbf\xbf",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xe2",
+        b"\xf0\x9f\x9a",
+        b"\xf0\x9f",
+        b"\xf0",
+        b"\x80",
+        b"\xbf",
+        b"\xc0\x80",
+        b"\xc1\xbf",
+        b"\xe0\x80\x80",
+        b"\xe0\x9f\xbf",
+        b"\xe0\xa0\x80",
+        b"\xed\x9f\xbf",
+        b"\xed\xa0\x80",
+        b"\xed\xbf\xbf",
+        b"\xf0\x80\x80\x80",
+        b"\xf0\x8f\xbf\xbf",
+        b"\xf0\x90\x80\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xf5\x80\x80\x80",
+        b"\xff",
+        b"\xfe",
+        b"\xc3\xa9\xa9",
+        b"\xe2\x82\xac\x80",
+        b"\xf0\x9f\x9a\x80\x80",
+        b"\xef\xbf\xbf",
+        b"\xf3\xbf\xbf\xbf",
+    ];
+
+    #[test]
+    fn utf8_one_pass_sequences_across_block_edges() {
+        // Each sequence, alone or followed by another, at every offset around the 16- and
+        // 32-byte block edges (and a string end), in ASCII text with and without escapes.
+        let offsets: Vec<usize> = if cfg!(miri) {
+            vec![0, 14, 31, 33]
+        } else {
+            (0..70).collect()
+        };
+        for (k, &a) in SEQUENCES.iter().enumerate() {
+            for (m, &b) in SEQUENCES.iter().enumerate() {
+                if cfg!(miri) && (k + m) % 7 != 0 {
+                    continue;
+                }
+                for &at in &offsets {
+                    let fill = if (k + m + at) % 3 == 0 {
+                        b"ab\"c\\d\n"
+                    } else {
+                        b"abcdefg"
+                    };
+                    let mut buf: Vec<u8> = (0..at).map(|i| fill[i % fill.len()]).collect();
+                    buf.extend_from_slice(a);
+                    buf.extend_from_slice(b);
+                    let end = buf.len();
+                    buf.extend_from_slice(b"xyz\xe2\x82\xac tail bytes past the end \x80\xc3");
+                    utf8_both(&buf, 0, end);
+                    utf8_both(&buf, 0, buf.len());
+                    utf8_both(&buf[..end], 0, end);
+                    if at > 0 {
+                        utf8_both(&buf, 1, end);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_one_pass_random_text() {
+        // Mixed scripts with escapes, cut anywhere and with single bytes corrupted.
+        let text = "Zoë \"Brontë\" 日本語\tПривет 🚀🔥 naïve\\ ﬁnance €uro, plain ASCII for a while, more than thirty-two bytes of it, then 👍🏽 한국어\n\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff} end";
+        let b = text.as_bytes();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..if cfg!(miri) { 40 } else { 50_000 } {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut v = b.to_vec();
+            if x & 1 == 0 {
+                let at = ((x >> 8) % v.len() as u64) as usize;
+                v[at] = (x >> 32) as u8;
+            }
+            let from = ((x >> 16) % v.len() as u64) as usize;
+            let to = from + ((x >> 40) % (v.len() - from) as u64) as usize;
+            utf8_both(&v, from, to);
+        }
     }
 
     #[test]

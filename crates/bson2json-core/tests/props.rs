@@ -2,6 +2,11 @@
 //! - `find_nul` == `find_nul_plain`, `short_key` == plain scan + escape table, and
 //!   `write_escaped`/`write_escaped_in` == `write_escaped_plain` on arbitrary
 //!   bytes (biased towards NUL, control characters, quotes, backslashes and high bytes);
+//! - the one-pass escaper-validator `write_quoted_utf8_in` == `write_escaped_plain` +
+//!   `std::str::from_utf8`, and `write_quoted_lossy` == `write_quoted` of
+//!   `String::from_utf8_lossy`, on text built from well-formed characters and every kind of
+//!   ill-formed sequence (truncated, overlong, surrogate, above U+10FFFF, stray continuation),
+//!   long enough to cross several 16- and 32-byte block edges;
 //! - random valid documents (a tree generated with `prop_recursive`, serialized by hand)
 //!   always transcode `Ok` in every dialect and mode, and the output parses as JSON;
 //! - the lean `compat` walk (`Transcoder::transcode`) equals its recording twin
@@ -15,6 +20,7 @@
 
 use bson2json_core::testing::{find_nul, find_nul_plain, short_key};
 use bson2json_core::testing::{write_escaped, write_escaped_in, write_escaped_plain};
+use bson2json_core::testing::{write_quoted, write_quoted_lossy, write_quoted_utf8_in};
 use bson2json_core::{transcode, Dialect, Options, Transcoder, Utf8Mode};
 use proptest::prelude::*;
 
@@ -25,6 +31,50 @@ fn byte() -> impl Strategy<Value = u8> {
         1 => 0x01u8..0x20,
         1 => prop::sample::select(vec![b'"', b'\\', 0x7F, 0x80, 0xFF, 0x20, 0x21]),
     ]
+}
+
+/// Pieces of UTF-8 text, well-formed and not: ASCII (escapes included), characters of every
+/// length, and every kind of ill-formed sequence.
+fn utf8_piece() -> impl Strategy<Value = Vec<u8>> {
+    let bad: Vec<Vec<u8>> = [
+        &b"\xc3"[..],
+        b"\xe2\x82",
+        b"\xe2",
+        b"\xf0\x9f\x9a",
+        b"\xf0\x9f",
+        b"\xf0",
+        b"\x80",
+        b"\xbf",
+        b"\xc0\x80",
+        b"\xc1\xbf",
+        b"\xe0\x80\x80",
+        b"\xe0\x9f\xbf",
+        b"\xed\xa0\x80",
+        b"\xed\xbf\xbf",
+        b"\xf0\x80\x80\x80",
+        b"\xf0\x8f\xbf\xbf",
+        b"\xf4\x90\x80\x80",
+        b"\xf5\x80\x80\x80",
+        b"\xf8\x88\x80\x80\x80",
+        b"\xfe",
+        b"\xff",
+    ]
+    .iter()
+    .map(|s| s.to_vec())
+    .collect();
+    prop_oneof![
+        6 => prop::collection::vec(0x20u8..0x7F, 1..40),
+        2 => any::<char>().prop_map(|c| c.to_string().into_bytes()),
+        2 => prop::sample::select(vec!['é', 'ж', '€', '日', '\u{7ff}', '\u{800}', '\u{ffff}', '\u{10000}', '\u{10ffff}', '🚀', '\u{d7ff}', '\u{e000}'])
+            .prop_map(|c| c.to_string().into_bytes()),
+        1 => prop::sample::select(vec![b'"', b'\\', b'\n', 0u8, 0x1F, 0x7F]).prop_map(|b| vec![b]),
+        1 => prop::sample::select(bad),
+        1 => any::<u8>().prop_map(|b| vec![b]),
+    ]
+}
+
+fn utf8_text(max_pieces: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(utf8_piece(), 0..max_pieces).prop_map(|v| v.concat())
 }
 
 fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
@@ -288,6 +338,33 @@ proptest! {
         write_escaped_plain(&mut y, &v[from..to]);
         prop_assert_eq!(&x, &y);
         prop_assert_eq!(ascii, v[from..to].is_ascii());
+    }
+
+    #[test]
+    fn write_quoted_utf8_in_matches_plain(v in utf8_text(24), a in any::<prop::sample::Index>(), b in any::<prop::sample::Index>(), cap in 0usize..40) {
+        let (mut from, mut to) = (a.index(v.len() + 1), b.index(v.len() + 1));
+        if from > to {
+            std::mem::swap(&mut from, &mut to);
+        }
+        for (from, to) in [(0, v.len()), (from, to)] {
+            let s = &v[from..to];
+            let mut x = Vec::with_capacity(cap);
+            x.resize(cap / 2, b'#');
+            let mut y = x.clone();
+            let valid = write_quoted_utf8_in(&mut x, &v, from, to);
+            y.push(b'"');
+            write_escaped_plain(&mut y, s);
+            y.push(b'"');
+            prop_assert_eq!(&x, &y);
+            prop_assert_eq!(valid, std::str::from_utf8(s).is_ok());
+            // The replacement mode: `String::from_utf8_lossy`, escaped.
+            let mut l = b"#".to_vec();
+            let mut m = l.clone();
+            let lossless = write_quoted_lossy(&mut l, &v, from, to);
+            write_quoted(&mut m, String::from_utf8_lossy(s).as_bytes());
+            prop_assert_eq!(&l, &m);
+            prop_assert_eq!(lossless, valid);
+        }
     }
 
     #[test]
