@@ -227,8 +227,13 @@ describe.runIf(native)('transcodeBatchViews: the table is checked against the bu
   new Uint8Array(ab, 4, d0.length).set(d0)
   new Uint8Array(ab, 4 + d0.length, d1.length).set(d1)
   const ok = [0, 4, d0.length, 0, 4 + d0.length, d1.length]
-  const call = (buffers: unknown[], table: unknown, count = 2, n = buffers.length) =>
-    binding.transcodeBatchViews(buffers, n, table, count, L.NdjsonBuffer, ...DEFAULTS, 1)
+  const call = (buffers: unknown[], table: unknown, count = 2) =>
+    binding.transcodeBatchViews(buffers, table, count, L.NdjsonBuffer, ...DEFAULTS, 1)
+  const bad = (i: number, x: number) => {
+    const t = ok.slice()
+    t[i] = x
+    return new Float64Array(t)
+  }
   const want = [d0, d1].map((d) => JSON.stringify(BSON.deserialize(d)) + '\n').join('')
 
   it('a valid table transcodes', () => {
@@ -236,18 +241,16 @@ describe.runIf(native)('transcodeBatchViews: the table is checked against the bu
     // the table may be longer than 3 × count
     expect(call([ab], new Float64Array([...ok, 9, 9, 9])).toString()).toBe(want)
     expect(call([ab], new Float64Array(ok), 1).toString()).toBe(want.slice(0, want.indexOf('\n') + 1))
+    // -0 is 0; buffers past the ones the table names are looked up and unused
+    expect(call([ab], bad(0, -0)).toString()).toBe(want)
+    expect(call([ab, new ArrayBuffer(3)], new Float64Array(ok)).toString()).toBe(want)
   })
 
   it('anything else returns undefined, transcoding nothing', () => {
-    const bad = (i: number, x: number) => {
-      const t = ok.slice()
-      t[i] = x
-      return new Float64Array(t)
-    }
     const size = ab.byteLength
     const detached = ab.slice(0)
     structuredClone(detached, { transfer: [detached] })
-    const cases: [string, unknown[], unknown, number?, number?][] = [
+    const cases: [string, unknown[], unknown, number?][] = [
       ['range past the end', [ab], bad(5, d1.length + 1)],
       ['offset past the end', [ab], bad(4, size + 1)],
       ['offset + length overflowing', [ab], bad(4, 2 ** 53)],
@@ -256,7 +259,11 @@ describe.runIf(native)('transcodeBatchViews: the table is checked against the bu
       ['fractional length', [ab], bad(2, d0.length - 0.5)],
       ['NaN', [ab], bad(1, NaN)],
       ['buffer index out of range', [ab], bad(3, 1)],
-      ['a buffer count beyond the array', [ab], new Float64Array(ok), 2, 2],
+      ['a buffer index past 2^53', [ab], bad(3, 2 ** 53 + 2)],
+      ['an infinite length', [ab], bad(2, Infinity)],
+      ['a length past 2^53', [ab], bad(5, 2 ** 54)],
+      ['a negative buffer index', [ab], bad(0, -1)],
+      ['a hole in the buffers', Object.assign([ab], { 2: ab }), new Float64Array(ok)],
       ['a SharedArrayBuffer', [new SharedArrayBuffer(size)], new Float64Array(ok)],
       ['a Uint8Array instead of its buffer', [new Uint8Array(ab)], new Float64Array(ok)],
       ['a detached buffer', [detached], new Float64Array(ok)],
@@ -264,10 +271,10 @@ describe.runIf(native)('transcodeBatchViews: the table is checked against the bu
       ['a table too short for count', [ab], new Float64Array(ok), 3],
       ['a plain array table', [ab], ok],
     ]
-    for (const [name, buffers, table, count, n] of cases) {
+    for (const [name, buffers, table, count] of cases) {
       let r: unknown
       try {
-        r = call(buffers, table, count ?? 2, n ?? buffers.length)
+        r = call(buffers, table, count ?? 2)
       } catch (e) {
         r = e
       }

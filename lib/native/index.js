@@ -214,7 +214,7 @@ function transcodeViews(docs, layout, o, threads) {
   }
   try {
     if (plain) {
-      const r = b.transcodeBatchViews(buffers, buffers.length, table, n, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+      const r = b.transcodeBatchViews(buffers, table, n, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
       if (r !== undefined) return r
     }
     return b.transcodeBatch(elements, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)

@@ -344,8 +344,7 @@ fn batch_result<'env>(
 /// `transcodeBatch` for an array of `Uint8Array`s described by a views table, which
 /// lib/native builds in JavaScript (reading each element's `buffer`, `byteOffset` and
 /// `byteLength` there costs a fraction of the two Node-API calls and the element read per
-/// document of `transcodeBatch`): `buffers` holds the distinct `ArrayBuffer`s (the first
-/// `bufferCount`), `table` (a `Float64Array`) per document the index of its buffer, its byte
+/// document of `transcodeBatch`): `buffers` holds the distinct `ArrayBuffer`s, `table` (a `Float64Array`) per document the index of its buffer, its byte
 /// offset and its byte length. Returns `undefined`, having transcoded nothing, unless every
 /// buffer is a plain `ArrayBuffer` and every range lies in its buffer as it stands now ([`node_api::borrow_views`]):
 /// the wrapper then calls `transcodeBatch` with the elements, the plain twin this
@@ -353,13 +352,12 @@ fn batch_result<'env>(
 #[napi(
     js_name = "transcodeBatchViews",
     catch_unwind,
-    ts_args_type = "buffers: ArrayBuffer[], bufferCount: number, table: Float64Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_args_type = "buffers: ArrayBuffer[], table: Float64Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue | undefined"
 )]
 pub fn transcode_batch_views<'env>(
     env: &'env Env,
     buffers: Unknown<'env>,
-    buffer_count: u32,
     table: Unknown<'env>,
     count: u32,
     layout: BatchLayout,
@@ -377,6 +375,7 @@ pub fn transcode_batch_views<'env>(
     }
     // Every handle is read before the first byte pointer is taken (an element read may run
     // JavaScript: an accessor on `Array.prototype`).
+    let buffer_count = node_api::array_length(env, list)?;
     let mut values = Vec::with_capacity(buffer_count as usize);
     for i in 0..buffer_count {
         values.push(node_api::get_element(env, list, i)?);

@@ -534,8 +534,16 @@ pub(crate) unsafe fn borrow_views<'a>(
         return None;
     }
     let numbers = data.cast_const().cast::<f64>();
-    // A usize from a table number: a whole number in range, else `None`.
-    let whole = |x: f64| (x >= 0.0 && x <= 2f64.powi(53) && x.fract() == 0.0).then_some(x as usize);
+    // A usize from a table number: a whole number in `0..=2^53`, else `None`. The cast
+    // saturates (NaN and negatives give 0, infinities and large numbers `u64::MAX`), so the
+    // round trip holds only for a whole number in range (and -0, which is 0). No `fract`: a
+    // call into libm per number is most of a small document's table cost.
+    let whole = |x: f64| {
+        let u = x as u64;
+        (u as f64 == x && u <= 1 << 53)
+            .then(|| usize::try_from(u).ok())
+            .flatten()
+    };
     let mut docs = Vec::with_capacity(count);
     for i in 0..count {
         // SAFETY: `3 * count <= len` numbers are readable at `numbers` (the table's own
