@@ -472,15 +472,21 @@ fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
     if len == 0 || data.is_null() {
         return Some((ptr::null_mut(), 0, false));
     }
-    let mut plain = false;
-    // SAFETY: `ab` is the live buffer handle returned above; valid out-pointer. Runs no
-    // JavaScript. `napi_is_arraybuffer` is false for a `SharedArrayBuffer`.
-    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), ab, &mut plain) };
     Some((
         data.cast::<u8>(),
         len,
-        !(status == sys::Status::napi_ok && plain),
+        !is_plain_arraybuffer(env, Value(ab)),
     ))
+}
+
+/// Whether `v` is an `ArrayBuffer`: false for a `SharedArrayBuffer` (which Node 24's
+/// `napi_get_arraybuffer_info` reads too: another thread may write it while the core reads)
+/// and for anything else. Runs no JavaScript.
+fn is_plain_arraybuffer(env: &Env, v: Value) -> bool {
+    let mut plain = false;
+    // SAFETY: live handle; valid out-pointer. Runs no JavaScript.
+    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), v.0, &mut plain) };
+    status == sys::Status::napi_ok && plain
 }
 
 /// Where a plain `ArrayBuffer` keeps its bytes now: `(data, len)`; `None` for any other value
@@ -488,12 +494,7 @@ fn uint8_array_memory(env: &Env, v: Value) -> Option<(*mut u8, usize, bool)> {
 fn arraybuffer_memory(env: &Env, v: Value) -> Option<(*const u8, usize)> {
     let mut data: *mut c_void = ptr::null_mut();
     let mut len = 0usize;
-    let mut plain = false;
-    // SAFETY: live handle; valid out-pointer. Runs no JavaScript. False for a
-    // `SharedArrayBuffer`, which Node 24's `napi_get_arraybuffer_info` reads too (another
-    // thread may write it while the core reads).
-    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), v.0, &mut plain) };
-    if status != sys::Status::napi_ok || !plain {
+    if !is_plain_arraybuffer(env, v) {
         return None;
     }
     // SAFETY: live handle (a plain `ArrayBuffer`, checked above); valid out-pointers. Runs no
