@@ -1455,6 +1455,7 @@ export const stagedInput = __napiModule.exports.stagedInput
 export const stagedOutput = __napiModule.exports.stagedOutput
 export const transcodeBatch = __napiModule.exports.transcodeBatch
 export const transcodeBatchAsync = __napiModule.exports.transcodeBatchAsync
+export const transcodeBatchViews = __napiModule.exports.transcodeBatchViews
 export const transcodeChangeBatch = __napiModule.exports.transcodeChangeBatch
 export const transcodeChangeBatchPacked = __napiModule.exports.transcodeChangeBatchPacked
 export const transcodeChangeFragments = __napiModule.exports.transcodeChangeFragments

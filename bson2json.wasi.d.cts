@@ -72,7 +72,10 @@ export declare const __napiBindingTarget: 'wasm32-wasi'
 /** A running (or finished) `dumpFile`'s progress and its cancel switch. */
 export declare class DumpControl {
   constructor()
-  /** `[documents written, BSON bytes read, JSON bytes written]` so far (three atomic loads). */
+  /**
+   * `[documents written, input bytes read, JSON bytes written]` so far (three atomic loads;
+   * the input's bytes are the compressed ones for a gzip input).
+   */
   progress(): Array<number>
   /** Stops the pipeline at the next batch boundary: what is written is whole documents. */
   cancel(): void
@@ -182,24 +185,33 @@ export declare function csvCursor(cursor: Uint8Array, fields: string[]): { id: b
 export declare function csvHeader(fields: Array<string>): Buffer
 
 /**
- * The CLI's `dump` of a regular file of concatenated BSON to the open file descriptor
- * `outFd` (a file, a device, a pipe or a socket), as NDJSON or one JSON array: read, framed, transcoded on `threads` threads and
- * written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
+ * The CLI's `dump` of concatenated BSON, plain or gzip, from the file `input` (or, when
+ * `inFd` is not -1, that open descriptor: stdin) to the open file descriptor `outFd` (a file,
+ * a device, a pipe or a socket), as NDJSON or one JSON array: read, decompressed, framed,
+ * transcoded on `threads` threads and written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
  * a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
  */
-export declare function dumpFile(control: DumpControl, input: string, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
+export declare function dumpFile(control: DumpControl, input: string, inFd: number, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
 
 /**
  * How a `dumpFile` ended. `stop` is `'end'`, `'cancelled'`, `'bson'` (a fault in the input:
- * `code`, `detail`, `index`, `offset`), `'read'` or `'write'` (an I/O error: `errno`,
- * `message`). `bytesWritten` is the output's length in whole documents (what a failed write
- * leaves after truncation), `documents` those documents.
+ * `code`, `detail`, `index`, `offset`), `'gzip'` (the gzip data is truncated or corrupt:
+ * zlib's `message`), `'archive'` (the input is a mongodump --archive, which the pipeline does
+ * not read: nothing is written, `consumed` holds the input's bytes read), `'read'` or `'write'`
+ * (an I/O error: `errno`, `message`). `bytesWritten` is the output's length in whole documents
+ * (what a failed write leaves after truncation), `documents` those documents; `bytesRead` the
+ * input's bytes read, `bsonRead` the BSON bytes (decompressed), `head` the first four of them,
+ * `gzip` whether the input was gzip.
  */
 export interface DumpOutcome {
   stop: string
   documents: number
   bytesRead: number
+  bsonRead: number
   bytesWritten: number
+  gzip: boolean
+  head: Buffer
+  consumed?: Buffer
   code?: string
   detail?: string
   index?: number
@@ -263,6 +275,19 @@ export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout:
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
 export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper): Promise<BatchValue>
+
+/**
+ * `transcodeBatch` for an array of `Uint8Array`s described by a views table, which
+ * lib/native builds in JavaScript (reading each element's `buffer`, `byteOffset` and
+ * `byteLength` there costs a fraction of the two Node-API calls and the element read per
+ * document of `transcodeBatch`): `buffers` holds the distinct `ArrayBuffer`s, `table` (a
+ * `Float64Array`) per document the index of its buffer, its byte offset and its byte
+ * length. Returns `undefined`, having transcoded nothing, unless every buffer is a plain
+ * `ArrayBuffer` and every range lies in its buffer as it stands now
+ * ([`node_api::borrow_views`]): the wrapper then calls `transcodeBatch` with the elements,
+ * the plain twin this call must agree with.
+ */
+export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Float64Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue | undefined
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
