@@ -431,6 +431,194 @@ pub fn widen16_plain(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
     high
 }
 
+/// The `pshufb` control that packs the 16-bit lanes of an 8-lane vector whose bits are set in
+/// the index (lane `l` for bit `l`) to the front, in order; the other bytes are zeroed.
+#[cfg(target_arch = "x86_64")]
+static PACK16: [[u8; 16]; 256] = {
+    let mut t = [[0x80u8; 16]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut l, mut out) = (0, 0);
+        while l < 8 {
+            if m & (1 << l) != 0 {
+                t[m][2 * out] = 2 * l as u8;
+                t[m][2 * out + 1] = 2 * l as u8 + 1;
+                out += 1;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// Converts the UTF-8 characters at the front of the 16 bytes `src` to UTF-16 in `dst` and
+/// returns `(bytes, units)`: the bytes it consumed and the units it wrote (the rest of `dst`
+/// is scratch). The step of `utf8::to_utf16` on CPUs with SSSE3, for well-formed UTF-8 that
+/// starts at a character:
+///
+/// - all 16 bytes ASCII: all of them, widened (16, 16);
+/// - else the characters of one to three bytes that end at byte 14 or before, and before the
+///   first byte `>= 0xF0` (a four-byte lead: its surrogate pair is left to the scalar
+///   decoder); `(0, 0)` if there is none.
+///
+/// A character ends at byte `k` when byte `k + 1` is not a continuation (`0b10xx_xxxx`); its
+/// code point is computed in every 16-bit lane from the byte and the two before it and the
+/// lanes of the ends are packed with `pshufb` ([`PACK16`], eight lanes at a time), as in
+/// Lemire and Keiser's "Transcoding billions of Unicode characters per second with SIMD
+/// instructions" without their tables of whole-block patterns. The byte before byte 0 reads
+/// as zero. The result is defined for any bytes (ill-formed input gives other units, never
+/// more units than bytes); [`utf8_block_to_utf16_plain`] computes exactly the same and is its
+/// twin in tests and the `swar` fuzz target.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+#[inline]
+pub(crate) fn utf8_block_to_utf16_ssse3(src: &[u8; 16], dst: &mut [u16; 16]) -> (usize, usize) {
+    use std::arch::x86_64::{
+        _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+        _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128, _mm_shuffle_epi8, _mm_slli_epi16,
+        _mm_slli_si128, _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpacklo_epi8, _mm_xor_si128,
+    };
+    // SAFETY: `src` is 16 readable bytes; unaligned loads have no alignment requirement.
+    let v = unsafe { _mm_loadu_si128(src.as_ptr().cast()) };
+    let z = _mm_setzero_si128();
+    let d = dst.as_mut_ptr();
+    let high = _mm_movemask_epi8(v) as u32;
+    if high == 0 {
+        // SAFETY: `dst` is 32 writable bytes; the second store at unit 8 covers units 8..16.
+        unsafe {
+            _mm_storeu_si128(d.cast(), _mm_unpacklo_epi8(v, z));
+            _mm_storeu_si128(d.add(8).cast(), _mm_unpackhi_epi8(v, z));
+        }
+        return (16, 16);
+    }
+    let f0 = _mm_set1_epi8(0xF0u8 as i8);
+    let four = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, f0), v)) as u32;
+    let cont = _mm_cmpeq_epi8(
+        _mm_and_si128(v, _mm_set1_epi8(0xC0u8 as i8)),
+        _mm_set1_epi8(0x80u8 as i8),
+    );
+    let cont_bits = _mm_movemask_epi8(cont) as u32;
+    // Ends at bytes 0..=14 (byte 15's follower is unknown), before the first four-byte lead.
+    let before_four = (1u32 << (four | 0x1_0000).trailing_zeros()) - 1;
+    let ends = !(cont_bits >> 1) & 0x7FFF & before_four;
+    if ends == 0 {
+        return (0, 0);
+    }
+    // Payload bits per byte: 7 of an ASCII byte, 6 of a continuation; of the byte before a
+    // continuation, 5 (a two-byte lead) or 6 (another continuation); 4 of a three-byte lead.
+    let c0 = _mm_and_si128(
+        v,
+        _mm_xor_si128(
+            _mm_set1_epi8(0x7F),
+            _mm_and_si128(cont, _mm_set1_epi8(0x40)),
+        ),
+    );
+    let v1 = _mm_slli_si128::<1>(v);
+    let cont1 = _mm_slli_si128::<1>(cont);
+    let m1 = _mm_and_si128(
+        cont,
+        _mm_and_si128(
+            v1,
+            _mm_or_si128(
+                _mm_set1_epi8(0x1F),
+                _mm_and_si128(cont1, _mm_set1_epi8(0x20)),
+            ),
+        ),
+    );
+    let m2 = _mm_and_si128(
+        _mm_and_si128(cont, cont1),
+        _mm_and_si128(_mm_slli_si128::<2>(v), _mm_set1_epi8(0x0F)),
+    );
+    // Bytes `<= 0x0F` shifted by 4 stay in their byte: `m2 << 4` is the high byte of `m2 << 12`.
+    let m2 = _mm_slli_epi16::<4>(m2);
+    let lo = _mm_or_si128(
+        _mm_unpacklo_epi8(c0, m2),
+        _mm_slli_epi16::<6>(_mm_unpacklo_epi8(m1, z)),
+    );
+    let hi = _mm_or_si128(
+        _mm_unpackhi_epi8(c0, m2),
+        _mm_slli_epi16::<6>(_mm_unpackhi_epi8(m1, z)),
+    );
+    let (ends_lo, ends_hi) = ((ends & 0xFF) as usize, (ends >> 8) as usize);
+    let at = ends_lo.count_ones() as usize;
+    // SAFETY: the `PACK16` rows are 16 readable bytes; `dst` is 32 writable bytes and
+    // `at <= 8`, so the second store (units `at..at + 8`) ends within it.
+    unsafe {
+        let p_lo = _mm_loadu_si128(PACK16[ends_lo].as_ptr().cast());
+        let p_hi = _mm_loadu_si128(PACK16[ends_hi].as_ptr().cast());
+        _mm_storeu_si128(d.cast(), _mm_shuffle_epi8(lo, p_lo));
+        _mm_storeu_si128(d.add(at).cast(), _mm_shuffle_epi8(hi, p_hi));
+    }
+    (
+        (32 - ends.leading_zeros()) as usize,
+        ends.count_ones() as usize,
+    )
+}
+
+/// A UTF-8 to UTF-16 converter compiled for SSSE3 (`#[target_feature(enable = "ssse3")]`),
+/// as `utf8::to_utf16_ssse3`: calling it is `unsafe` only because the CPU must have SSSE3.
+#[cfg(target_arch = "x86_64")]
+pub(crate) type Ssse3Converter = unsafe fn(&[u8], &mut [u16]) -> usize;
+
+/// `f(s, dst)` if this CPU has SSSE3 (std caches the answer: one load and a bit test), else
+/// `None`. `f` must be a safe function with SSSE3 as its only `target_feature`, so that SSSE3
+/// is its one precondition (as for [`with_avx2`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn with_ssse3(f: Ssse3Converter, s: &[u8], dst: &mut [u16]) -> Option<usize> {
+    if std::arch::is_x86_feature_detected!("ssse3") {
+        // SAFETY: `f`'s only requirement (its `target_feature`, by this function's contract)
+        // is that the CPU has SSSE3, which was just detected at run time.
+        Some(unsafe { f(s, dst) })
+    } else {
+        None
+    }
+}
+
+/// [`utf8_block_to_utf16_ssse3`] if this CPU has SSSE3, else `None`: for the tests and the
+/// `swar` fuzz target, which hold it equal to [`utf8_block_to_utf16_plain`].
+pub fn utf8_block_to_utf16(src: &[u8; 16], dst: &mut [u16; 16]) -> Option<(usize, usize)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("ssse3") {
+        // SAFETY: SSSE3, the function's only `target_feature`, was just detected.
+        return Some(unsafe { utf8_block_to_utf16_ssse3(src, dst) });
+    }
+    let _ = (src, dst);
+    None
+}
+
+/// The plain twin of [`utf8_block_to_utf16_ssse3`]: the same rules, byte by byte.
+pub fn utf8_block_to_utf16_plain(src: &[u8; 16], dst: &mut [u16; 16]) -> (usize, usize) {
+    if src.is_ascii() {
+        for k in 0..16 {
+            dst[k] = u16::from(src[k]);
+        }
+        return (16, 16);
+    }
+    let is_cont = |k: usize| k < 16 && src[k] & 0xC0 == 0x80;
+    let four = src.iter().position(|&b| b >= 0xF0).unwrap_or(16);
+    let (mut used, mut units) = (0, 0);
+    for k in 0..15.min(four) {
+        if is_cont(k + 1) {
+            continue;
+        }
+        let b = |back: usize| k.checked_sub(back).map_or(0, |i| u16::from(src[i]));
+        let c1 = k >= 1 && is_cont(k - 1);
+        let mut c = b(0) & if is_cont(k) { 0x3F } else { 0x7F };
+        if is_cont(k) {
+            c |= (b(1) & if c1 { 0x3F } else { 0x1F }) << 6;
+            if c1 {
+                c |= (b(2) & 0x0F) << 12;
+            }
+        }
+        dst[units] = c;
+        units += 1;
+        used = k + 1;
+    }
+    (used, units)
+}
+
 /// [`short_run_is_plain`] with 64-bit word arithmetic only (the SSE2 path's twin in tests and
 /// the `swar` fuzz target).
 #[inline]
@@ -508,6 +696,48 @@ mod tests {
                 "{src:02X?}"
             );
             assert_eq!(a, b);
+        }
+    }
+
+    /// Checks the SSSE3 block step against its plain twin (where the CPU has SSSE3): the
+    /// same `(bytes, units)` and the same first `units` units.
+    fn block_both(src: &[u8; 16]) {
+        let (mut a, mut b) = ([7u16; 16], [9u16; 16]);
+        let plain = utf8_block_to_utf16_plain(src, &mut b);
+        assert!(plain.1 <= plain.0, "{src:02X?}");
+        if let Some(fast) = utf8_block_to_utf16(src, &mut a) {
+            assert_eq!(fast, plain, "{src:02X?}");
+            assert_eq!(a[..fast.1], b[..plain.1], "{src:02X?}");
+        }
+    }
+
+    #[test]
+    fn utf8_block_to_utf16_matches_its_plain_twin() {
+        // Bytes from every class (ASCII, continuation, two-, three- and four-byte leads, bytes
+        // no UTF-8 has), so that ill-formed blocks come up too, and blocks of well-formed text
+        // at every byte offset.
+        const CLASS: [u8; 12] = [
+            0x00, 0x41, 0x7F, 0x80, 0x9F, 0xBF, 0xC2, 0xDF, 0xE3, 0xEF, 0xF0, 0xFF,
+        ];
+        let mut x = 0x1319_8A2E_0370_7344u64;
+        for round in 0..if cfg!(miri) { 200 } else { 50_000 } {
+            let mut src = [0u8; 16];
+            for b in &mut src {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = if round % 2 == 0 {
+                    CLASS[(x % CLASS.len() as u64) as usize]
+                } else {
+                    x as u8
+                };
+            }
+            block_both(&src);
+        }
+        let text = "Zoë 日本語 Привет 🚀 naïve €uro ASCII then 👍🏽 한국어 \u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000} end, and more ASCII";
+        let b = text.as_bytes();
+        for from in 0..b.len() - 16 {
+            block_both(b[from..from + 16].try_into().unwrap());
         }
     }
 }

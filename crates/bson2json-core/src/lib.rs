@@ -83,7 +83,10 @@ pub fn transcode(input: &[u8], options: &Options, out: &mut Vec<u8>) -> Result<(
 pub mod testing {
     pub use crate::decimal128::{write_decimal128, Decimal128Style};
     pub use crate::escape::{write_escaped, write_escaped_in, write_escaped_plain, write_quoted};
-    pub use crate::lanes::{short_run_is_plain, short_run_is_plain_swar, widen16, widen16_plain};
+    pub use crate::lanes::{
+        short_run_is_plain, short_run_is_plain_swar, utf8_block_to_utf16,
+        utf8_block_to_utf16_plain, widen16, widen16_plain,
+    };
     pub use crate::number::{
         write_ejson_double, write_ejson_double_plain, write_go_float, write_go_float_plain,
         write_iso_date, write_iso_date_plain, write_js_number, write_js_number_plain, write_u64,
@@ -94,7 +97,7 @@ pub mod testing {
     };
     pub use crate::text::{write_hex, write_hex_plain};
     pub use crate::utf8::{
-        is_valid, is_valid_short, to_utf16_plain, write_quoted_lossy, write_quoted_utf8_in,
-        write_quoted_utf8_two_pass,
+        is_valid, is_valid_short, to_utf16_plain, to_utf16_scalar, write_quoted_lossy,
+        write_quoted_utf8_in, write_quoted_utf8_two_pass,
     };
 }

@@ -117,13 +117,81 @@ pub const UTF16_SLACK: usize = 16;
 /// Converts the UTF-8 text `s` to UTF-16 in `dst`, which must hold at least
 /// `s.len() + UTF16_SLACK` units (asserted), and returns the number of units written.
 ///
-/// Meant for the transcoder's output, which is well-formed UTF-8, so it does not validate:
-/// sixteen bytes at a time are widened as a block while they are ASCII (SSE2 on x86-64), and
-/// runs of non-ASCII characters are decoded one by one. Ill-formed input cannot make it panic
-/// or write outside `dst`, only produce different units than a validating decoder would.
-/// [`to_utf16_plain`] (the standard library's `encode_utf16`) is its twin in tests and the
-/// `swar` fuzz target.
+/// Precondition: `s` is well-formed UTF-8 (it is meant for the transcoder's output, which
+/// always is), so it does not validate. Ill-formed input cannot make it panic or write outside
+/// `dst`, only produce different units than a validating decoder would (never more units than
+/// bytes). With SSSE3 (detected at run time) it converts 16 bytes at a time, ASCII or not
+/// ([`to_utf16_ssse3`]); elsewhere it widens ASCII blocks and decodes the other characters one
+/// by one ([`to_utf16_scalar`]). [`to_utf16_plain`] (the standard library's `encode_utf16`) is
+/// the twin of both in tests and the `swar` fuzz target.
 pub fn to_utf16(s: &[u8], dst: &mut [u16]) -> usize {
+    assert!(dst.len() >= s.len() + UTF16_SLACK);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(n) = crate::lanes::with_ssse3(to_utf16_ssse3, s, dst) {
+        return n;
+    }
+    to_utf16_scalar(s, dst)
+}
+
+/// [`to_utf16`] with SSSE3: `lanes::utf8_block_to_utf16_ssse3` on each 16 bytes (all of them
+/// if ASCII, else the characters of up to three bytes that end in its first 15), the scalar
+/// decoder for a four-byte character (a surrogate pair) and the last 0-15 bytes. Called
+/// through `lanes::with_ssse3`; `dst` must hold `s.len() + UTF16_SLACK` units.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+fn to_utf16_ssse3(s: &[u8], dst: &mut [u16]) -> usize {
+    assert!(dst.len() >= s.len() + UTF16_SLACK);
+    let n = s.len();
+    // Invariant: `j <= i` (no character takes more units than bytes), so `j + 16 <= dst.len()`
+    // whenever `i + 16 <= n`.
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < n {
+        if i + 16 <= n {
+            let block: &[u8; 16] = s[i..i + 16].try_into().unwrap_or_else(|_| unreachable!());
+            let d: &mut [u16; 16] = (&mut dst[j..j + 16])
+                .try_into()
+                .unwrap_or_else(|_| unreachable!());
+            let (bytes, units) = crate::lanes::utf8_block_to_utf16_ssse3(block, d);
+            if bytes != 0 {
+                i += bytes;
+                j += units;
+                continue;
+            }
+        }
+        // One character: a four-byte one, one in the last 15 bytes, or (ill-formed input
+        // only) one the block step could not end.
+        if s[i] < 0x80 {
+            dst[j] = u16::from(s[i]);
+            i += 1;
+            j += 1;
+        } else {
+            let (c, len) = decode_at(s, i);
+            j += put_utf16(dst, j, c);
+            i += len;
+        }
+    }
+    j
+}
+
+/// Writes the code point `c` (at most U+10FFFF, as `decode_at` gives) at `dst[j]` as one
+/// UTF-16 unit or a surrogate pair and returns how many units that took.
+#[inline(always)]
+fn put_utf16(dst: &mut [u16], j: usize, c: u32) -> usize {
+    if c < 0x1_0000 {
+        dst[j] = c as u16;
+        1
+    } else {
+        let c = c - 0x1_0000;
+        dst[j] = 0xD800 | (c >> 10) as u16;
+        dst[j + 1] = 0xDC00 | (c & 0x3FF) as u16;
+        2
+    }
+}
+
+/// [`to_utf16`] without SSSE3: sixteen bytes at a time are widened as a block while they are
+/// ASCII (SSE2 on x86-64), and runs of non-ASCII characters are decoded one by one. `dst`
+/// must hold `s.len() + UTF16_SLACK` units (asserted).
+pub fn to_utf16_scalar(s: &[u8], dst: &mut [u16]) -> usize {
     assert!(dst.len() >= s.len() + UTF16_SLACK);
     let n = s.len();
     // Invariant: `j <= i` (no character takes more units than bytes), so `j + 16 <= dst.len()`
@@ -159,15 +227,7 @@ pub fn to_utf16(s: &[u8], dst: &mut [u16]) -> usize {
         }
         while i < n && s[i] >= 0x80 {
             let (c, len) = decode_at(s, i);
-            if c < 0x1_0000 {
-                dst[j] = c as u16;
-                j += 1;
-            } else {
-                let c = c - 0x1_0000;
-                dst[j] = 0xD800 | (c >> 10) as u16;
-                dst[j + 1] = 0xDC00 | (c & 0x3FF) as u16;
-                j += 2;
-            }
+            j += put_utf16(dst, j, c);
             i += len;
         }
     }
@@ -458,13 +518,19 @@ mod tests {
     }
 
     fn utf16_both(s: &[u8]) {
-        let mut fast = vec![0u16; s.len() + UTF16_SLACK];
-        let n = to_utf16(s, &mut fast);
         let mut plain = Vec::new();
         to_utf16_plain(s, &mut plain);
-        if fast[..n] != plain[..] {
-            let at = fast.iter().zip(&plain).take_while(|(a, b)| a == b).count();
-            panic!("to_utf16 of {} bytes differs at unit {at}", s.len());
+        let scalar: fn(&[u8], &mut [u16]) -> usize = to_utf16_scalar;
+        for (name, f) in [
+            ("to_utf16", to_utf16 as fn(&[u8], &mut [u16]) -> usize),
+            ("to_utf16_scalar", scalar),
+        ] {
+            let mut fast = vec![0u16; s.len() + UTF16_SLACK];
+            let n = f(s, &mut fast);
+            if fast[..n] != plain[..] {
+                let at = fast.iter().zip(&plain).take_while(|(a, b)| a == b).count();
+                panic!("{name} of {} bytes differs at unit {at}", s.len());
+            }
         }
     }
 
@@ -521,6 +587,7 @@ mod tests {
                 }
                 let mut dst = vec![0u16; v.len() + UTF16_SLACK];
                 assert!(to_utf16(&v, &mut dst) <= v.len());
+                assert!(to_utf16_scalar(&v, &mut dst) <= v.len());
                 if lead.is_some() {
                     v.pop();
                 }
