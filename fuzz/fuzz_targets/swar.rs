@@ -15,8 +15,10 @@
 //!   (three words) vs `write_iso_date_plain` (both forms, the window folded into the JS date
 //!   range), on every 8-byte window;
 //! - `utf8::is_valid` / `is_valid_short` (shift DFA, `simdutf8` from 64 bytes) vs
-//!   `std::str::from_utf8`, and `utf8::to_utf16` (SSE2 widening, unvalidated decoding) vs
-//!   `to_utf16_plain` on valid UTF-8 (on any other input: no panic, no more units than bytes),
+//!   `std::str::from_utf8`, and `utf8::to_utf16` (SSSE3 blocks, unvalidated decoding) and
+//!   `to_utf16_scalar` (SSE2 widening) vs `to_utf16_plain` on valid UTF-8 (on any other
+//!   input: no panic, no more units than bytes), `utf8_block_to_utf16` vs its plain twin on
+//!   any 16 bytes,
 //!   on every suffix the loop below takes; `lanes::widen16` vs `widen16_plain` on each
 //!   16-byte window.
 #![no_main]
@@ -115,10 +117,14 @@ fuzz_target!(|data: &[u8]| {
         let mut wide = vec![0u16; s.len() + bson2json_core::UTF16_SLACK];
         let units = bson2json_core::to_utf16(s, &mut wide);
         assert!(units <= s.len(), "to_utf16 wrote more units than bytes");
+        let mut narrow = vec![0u16; s.len() + bson2json_core::UTF16_SLACK];
+        let scalar = bson2json_core::testing::to_utf16_scalar(s, &mut narrow);
+        assert!(scalar <= s.len(), "to_utf16_scalar wrote more units than bytes");
         if valid {
             let mut plain = Vec::new();
             bson2json_core::testing::to_utf16_plain(s, &mut plain);
             assert_eq!(&wide[..units], &plain[..], "to_utf16 at skip {skip}");
+            assert_eq!(&narrow[..scalar], &plain[..], "to_utf16_scalar at skip {skip}");
         }
         if s.len() >= 16 {
             let block: &[u8; 16] = s[..16].try_into().unwrap();
@@ -128,6 +134,12 @@ fuzz_target!(|data: &[u8]| {
                 bson2json_core::testing::widen16_plain(block, &mut b16)
             );
             assert_eq!(a16, b16, "widen16 at skip {skip}");
+            let (mut a16, mut b16) = ([0u16; 16], [1u16; 16]);
+            let plain = bson2json_core::testing::utf8_block_to_utf16_plain(block, &mut b16);
+            if let Some(fast) = bson2json_core::testing::utf8_block_to_utf16(block, &mut a16) {
+                assert_eq!(fast, plain, "utf8_block_to_utf16 at skip {skip}");
+                assert_eq!(a16[..fast.1], b16[..plain.1], "utf8_block_to_utf16 units at skip {skip}");
+            }
         }
         let ascii = s.is_ascii();
         let mut a = b"pre".to_vec();

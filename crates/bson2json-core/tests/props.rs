@@ -20,7 +20,10 @@
 
 use bson2json_core::testing::{find_nul, find_nul_plain, short_key};
 use bson2json_core::testing::{write_escaped, write_escaped_in, write_escaped_plain};
+use bson2json_core::testing::{to_utf16_plain, to_utf16_scalar};
+use bson2json_core::testing::{utf8_block_to_utf16, utf8_block_to_utf16_plain};
 use bson2json_core::testing::{write_quoted, write_quoted_lossy, write_quoted_utf8_in};
+use bson2json_core::{to_utf16, UTF16_SLACK};
 use bson2json_core::{transcode, Dialect, Options, Transcoder, Utf8Mode};
 use proptest::prelude::*;
 
@@ -364,6 +367,40 @@ proptest! {
             write_quoted(&mut m, String::from_utf8_lossy(s).as_bytes());
             prop_assert_eq!(&l, &m);
             prop_assert_eq!(lossless, valid);
+        }
+    }
+
+    #[test]
+    fn to_utf16_matches_plain(v in utf8_text(30), pad in 0usize..32) {
+        // The text after 0-31 ASCII bytes (so that every sequence lands on every offset of a
+        // 16- or 32-byte block), as generated (often ill-formed: only bounds are checked) and
+        // made well-formed by `from_utf8_lossy`; each at every length up to 100 and whole.
+        let lossy = String::from_utf8_lossy(&v).into_owned().into_bytes();
+        for text in [v, lossy] {
+            let s = [vec![b'a'; pad], text].concat();
+            for len in (0..=s.len().min(100)).chain([s.len()]) {
+                let s = &s[..len];
+                let (mut fast, mut scalar) = (vec![0u16; len + UTF16_SLACK], vec![0u16; len + UTF16_SLACK]);
+                let n = to_utf16(s, &mut fast);
+                let m = to_utf16_scalar(s, &mut scalar);
+                prop_assert!(n <= len && m <= len);
+                if std::str::from_utf8(s).is_ok() {
+                    let mut plain = Vec::new();
+                    to_utf16_plain(s, &mut plain);
+                    prop_assert_eq!(&fast[..n], &plain[..]);
+                    prop_assert_eq!(&scalar[..m], &plain[..]);
+                }
+            }
+            // The SSSE3 block step equals its plain twin on any 16 bytes.
+            for w in s.windows(16) {
+                let block: &[u8; 16] = w.try_into().unwrap();
+                let (mut a, mut b) = ([0u16; 16], [1u16; 16]);
+                let plain = utf8_block_to_utf16_plain(block, &mut b);
+                if let Some(got) = utf8_block_to_utf16(block, &mut a) {
+                    prop_assert_eq!(got, plain);
+                    prop_assert_eq!(&a[..got.1], &b[..plain.1]);
+                }
+            }
         }
     }
 
