@@ -471,7 +471,7 @@ static PACK16: [[u8; 16]; 256] = {
 /// more units than bytes); [`utf8_block_to_utf16_plain`] computes exactly the same and is its
 /// twin in tests and the `swar` fuzz target.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "ssse3")]
+#[target_feature(enable = "ssse3,popcnt")]
 #[inline]
 pub(crate) fn utf8_block_to_utf16_ssse3(src: &[u8; 16], dst: &mut [u16; 16]) -> (usize, usize) {
     use std::arch::x86_64::{
@@ -556,32 +556,36 @@ pub(crate) fn utf8_block_to_utf16_ssse3(src: &[u8; 16], dst: &mut [u16; 16]) -> 
     )
 }
 
-/// A UTF-8 to UTF-16 converter compiled for SSSE3 (`#[target_feature(enable = "ssse3")]`),
-/// as `utf8::to_utf16_ssse3`: calling it is `unsafe` only because the CPU must have SSSE3.
+/// A UTF-8 to UTF-16 converter compiled for SSSE3 and POPCNT
+/// (`#[target_feature(enable = "ssse3,popcnt")]`), as `utf8::to_utf16_ssse3`: calling it is
+/// `unsafe` only because the CPU must have both.
 #[cfg(target_arch = "x86_64")]
 pub(crate) type Ssse3Converter = unsafe fn(&[u8], &mut [u16]) -> usize;
 
-/// `f(s, dst)` if this CPU has SSSE3 (std caches the answer: one load and a bit test), else
-/// `None`. `f` must be a safe function with SSSE3 as its only `target_feature`, so that SSSE3
-/// is its one precondition (as for [`with_avx2`]).
+/// `f(s, dst)` if this CPU has SSSE3 and POPCNT (every x86-64 CPU since 2008-2009; std caches
+/// the answer: one load and a bit test), else `None`. `f` must be a safe function with those
+/// two as its only `target_feature`s, so that they are its one precondition (as for
+/// [`with_avx2`]).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn with_ssse3(f: Ssse3Converter, s: &[u8], dst: &mut [u16]) -> Option<usize> {
-    if std::arch::is_x86_feature_detected!("ssse3") {
-        // SAFETY: `f`'s only requirement (its `target_feature`, by this function's contract)
-        // is that the CPU has SSSE3, which was just detected at run time.
+    if std::arch::is_x86_feature_detected!("ssse3") && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: `f`'s only requirement (its `target_feature`s, by this function's contract)
+        // is that the CPU has SSSE3 and POPCNT, which were just detected at run time.
         Some(unsafe { f(s, dst) })
     } else {
         None
     }
 }
 
-/// [`utf8_block_to_utf16_ssse3`] if this CPU has SSSE3, else `None`: for the tests and the
+/// [`utf8_block_to_utf16_ssse3`] if this CPU has SSSE3 and POPCNT, else `None`: for the tests and the
 /// `swar` fuzz target, which hold it equal to [`utf8_block_to_utf16_plain`].
 pub fn utf8_block_to_utf16(src: &[u8; 16], dst: &mut [u16; 16]) -> Option<(usize, usize)> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("ssse3") {
-        // SAFETY: SSSE3, the function's only `target_feature`, was just detected.
+    if std::arch::is_x86_feature_detected!("ssse3") && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: SSSE3 and POPCNT, the function's only `target_feature`s, were just detected.
         return Some(unsafe { utf8_block_to_utf16_ssse3(src, dst) });
     }
     let _ = (src, dst);

@@ -120,7 +120,7 @@ pub const UTF16_SLACK: usize = 16;
 /// Precondition: `s` is well-formed UTF-8 (it is meant for the transcoder's output, which
 /// always is), so it does not validate. Ill-formed input cannot make it panic or write outside
 /// `dst`, only produce different units than a validating decoder would (never more units than
-/// bytes). With SSSE3 (detected at run time) it converts 16 bytes at a time, ASCII or not
+/// bytes). With SSSE3 and POPCNT (detected at run time) it converts 16 bytes at a time, ASCII or not
 /// ([`to_utf16_ssse3`]); elsewhere it widens ASCII blocks and decodes the other characters one
 /// by one ([`to_utf16_scalar`]). [`to_utf16_plain`] (the standard library's `encode_utf16`) is
 /// the twin of both in tests and the `swar` fuzz target.
@@ -133,12 +133,12 @@ pub fn to_utf16(s: &[u8], dst: &mut [u16]) -> usize {
     to_utf16_scalar(s, dst)
 }
 
-/// [`to_utf16`] with SSSE3: `lanes::utf8_block_to_utf16_ssse3` on each 16 bytes (all of them
+/// [`to_utf16`] with SSSE3 (and POPCNT): `lanes::utf8_block_to_utf16_ssse3` on each 16 bytes (all of them
 /// if ASCII, else the characters of up to three bytes that end in its first 15), the scalar
 /// decoder for a four-byte character (a surrogate pair) and the last 0-15 bytes. Called
 /// through `lanes::with_ssse3`; `dst` must hold `s.len() + UTF16_SLACK` units.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "ssse3")]
+#[target_feature(enable = "ssse3,popcnt")]
 fn to_utf16_ssse3(s: &[u8], dst: &mut [u16]) -> usize {
     assert!(dst.len() >= s.len() + UTF16_SLACK);
     let n = s.len();

@@ -19,9 +19,9 @@
 //!   crate rejects, the crate's error must be a UTF-8 error.
 
 use bson2json_core::testing::{find_nul, find_nul_plain, short_key};
-use bson2json_core::testing::{write_escaped, write_escaped_in, write_escaped_plain};
 use bson2json_core::testing::{to_utf16_plain, to_utf16_scalar};
 use bson2json_core::testing::{utf8_block_to_utf16, utf8_block_to_utf16_plain};
+use bson2json_core::testing::{write_escaped, write_escaped_in, write_escaped_plain};
 use bson2json_core::testing::{write_quoted, write_quoted_lossy, write_quoted_utf8_in};
 use bson2json_core::{to_utf16, UTF16_SLACK};
 use bson2json_core::{transcode, Dialect, Options, Transcoder, Utf8Mode};
