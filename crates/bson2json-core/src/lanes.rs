@@ -420,6 +420,34 @@ pub fn widen16(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
     }
 }
 
+/// [`widen16`] of 32 bytes: widens both halves of `src` into `dst` and returns the mask of the
+/// non-ASCII bytes (bit `k` for byte `k`). [`widen32_plain`] is its twin in tests.
+#[inline(always)]
+pub(crate) fn widen32(src: &[u8; 32], dst: &mut [u16; 32]) -> u32 {
+    let (s0, s1) = src.split_at(16);
+    let (d0, d1) = dst.split_at_mut(16);
+    let (s0, s1): (&[u8; 16], &[u8; 16]) = (
+        s0.try_into().unwrap_or_else(|_| unreachable!()),
+        s1.try_into().unwrap_or_else(|_| unreachable!()),
+    );
+    let (d0, d1): (&mut [u16; 16], &mut [u16; 16]) = (
+        d0.try_into().unwrap_or_else(|_| unreachable!()),
+        d1.try_into().unwrap_or_else(|_| unreachable!()),
+    );
+    widen16(s0, d0) | widen16(s1, d1) << 16
+}
+
+/// The plain twin of [`widen32`]: a loop over the bytes.
+#[cfg(test)]
+fn widen32_plain(src: &[u8; 32], dst: &mut [u16; 32]) -> u32 {
+    let mut high = 0u32;
+    for k in 0..32 {
+        dst[k] = u16::from(src[k]);
+        high |= u32::from(src[k] >> 7) << k;
+    }
+    high
+}
+
 /// The plain twin of [`widen16`]: a loop over the bytes.
 #[inline]
 pub fn widen16_plain(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
@@ -698,6 +726,17 @@ mod tests {
                 widen16(&src, &mut a),
                 widen16_plain(&src, &mut b),
                 "{src:02X?}"
+            );
+            assert_eq!(a, b);
+            let mut src32 = [0u8; 32];
+            src32[..16].copy_from_slice(&src);
+            src32[16..].copy_from_slice(&[src, [0x41; 16]][round % 2]);
+            src32.rotate_left(round % 32);
+            let (mut a, mut b) = ([7u16; 32], [9u16; 32]);
+            assert_eq!(
+                widen32(&src32, &mut a),
+                widen32_plain(&src32, &mut b),
+                "{src32:02X?}"
             );
             assert_eq!(a, b);
         }
