@@ -15,9 +15,15 @@ use bson2json_core::{to_utf16, UTF16_SLACK};
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "fast".to_owned());
-    let reps: usize = args.next().map_or(20, |r| r.parse().expect("REPS is a number"));
+    let reps: usize = args
+        .next()
+        .map_or(20, |r| r.parse().expect("REPS is a number"));
     let path = args.next().unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../tmp/realworld/twitter.json").to_owned()
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tmp/realworld/twitter.json"
+        )
+        .to_owned()
     });
     let file = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let json: serde_json::Value = serde_json::from_slice(&file).expect("twitter.json");
