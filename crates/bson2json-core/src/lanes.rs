@@ -1,7 +1,8 @@
 //! Byte-lane classification: which of 8, 16 or 32 bytes need JSON escaping, are NUL or are
-//! non-ASCII, as bit masks, and the ASCII-to-UTF-16 widening of 16 bytes. One of the two
-//! modules allowed `unsafe` (the other is [`crate::sink`]): the SSE2 and AVX2 intrinsics
-//! below and `with_avx2`, the one call into AVX2-compiled code after the runtime check, each
+//! non-ASCII, as bit masks, the ASCII-to-UTF-16 widening of 16 or 32 bytes, and the SSSE3
+//! UTF-8-to-UTF-16 step of 16 bytes. One of the two modules allowed `unsafe` (the other is
+//! [`crate::sink`]): the SSE2, SSSE3 and AVX2 intrinsics below and `with_avx2` /
+//! `with_ssse3`, the calls into AVX2- and SSSE3-compiled code after the runtime check, each
 //! block with its SAFETY argument. Every SSE2 function has a twin built from 64-bit word
 //! arithmetic (SWAR) or a plain loop, used on other targets and held equal by unit tests, the
 //! property tests and the `swar` fuzz target; the AVX2 escape loop's twin is the SSE2 one.
