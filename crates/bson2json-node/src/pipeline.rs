@@ -46,6 +46,8 @@ use crate::options;
 
 /// BSON bytes read per slot (a document larger than this gets a slot of its own size).
 const BATCH_BYTES: usize = 2 << 20;
+/// BSON bytes read (or decompressed) at a time into a slot, each framed before the next read.
+const READ_BYTES: usize = 128 << 10;
 /// A slot's input buffer above this many bytes (grown for a large document) is released.
 const KEEP_BYTES: usize = 4 * BATCH_BYTES;
 /// Compressed bytes read at a time from a gzip input.
@@ -602,12 +604,19 @@ fn read(
         slot.result = None;
         slot.panicked = false;
         let mut want = BATCH_BYTES;
+        // The whole documents framed so far: each read is framed right after it, while its
+        // bytes are still in this core's cache (framing a whole slot after one read of it
+        // missed the cache on every length prefix).
+        let (mut framed_end, mut framed_count) = (0usize, 0usize);
         let (end, count, why) = loop {
-            let framed = frame_prefix(&slot.input, max_doc);
+            let (p, c, why) = frame_prefix(&slot.input[framed_end..], max_doc);
+            (framed_end, framed_count) = (framed_end + p, framed_count + c);
+            let framed = (framed_end, framed_count, why);
             // A slot is filled to `want`, unless the input has no more for now (a pipe) and
             // the slot already holds whole documents: they go out without waiting.
             if !eof && slot.input.len() < want && (framed.1 == 0 || !source.short) {
-                match source.fill(&mut slot.input, want, shared) {
+                let upto = want.min(slot.input.len() + READ_BYTES);
+                match source.fill(&mut slot.input, upto, shared) {
                     Ok(e) => eof = e,
                     Err(stop) => {
                         slot.stop = Some(stop);
