@@ -8,9 +8,10 @@
 //!
 //! A *slot* is one batch's input and output buffers. A fixed number of slots (two per worker,
 //! plus two) travel round the loop, so memory is bounded and a batch's buffers are reused (no
-//! page faults on fresh multi-megabyte allocations). The reader reads the file in blocks of
-//! [`BATCH_BYTES`] and keeps the whole documents (core `concat::frame_prefix`; an incomplete
-//! last document is carried into the next slot); the workers transcode a slot's documents in
+//! page faults on fresh multi-megabyte allocations). The reader fills a slot to [`BATCH_BYTES`]
+//! in reads of [`READ_BYTES`], framing each read right after it (core `concat::frame_prefix`,
+//! while the bytes are in cache), and keeps the whole documents (an incomplete last document is
+//! carried into the next slot); the workers transcode a slot's documents in
 //! one pass (core `concat::transcode_concatenated`); the writer writes slots in input order,
 //! checks `compat` regexes with V8 (through a thread-safe call of a JS function, once per
 //! distinct pattern and flags, the only JavaScript the pipeline runs), and stops at the first
