@@ -5,14 +5,14 @@
 
 const fs = require('fs')
 const os = require('os')
-const zlib = require('zlib')
 const { parseFieldList, serverProjection } = require('./fields')
 const { compileShape } = require('../shape')
-const { Indenter } = require('./pretty')
 const { readArchive, isArchive } = require('./archive')
 const { CliError, usage, parseOptions, answer, describeIoError } = require('./usage')
 const { Output } = require('./output')
 const util = require('util')
+// zlib (a gzip input on the stream path) and ./pretty (--pretty) are required where they are
+// used: the native dump of a file needs neither, and start-up is part of every run.
 
 const HELP = `bson2json - BSON to JSON, fast: the counterpart of MongoDB's \`bsondump\`
 
@@ -418,7 +418,7 @@ async function main(argv, context = {}) {
       raw.on('error', fail)
       bson = raw
       if (gzip) {
-        const gunzip = zlib.createGunzip()
+        const gunzip = require('zlib').createGunzip()
         gunzip.on('error', (e) => fail(Object.assign(new Error(`the gzip data is truncated or corrupt: ${e.message}`), { gzipError: true })))
         bson = raw.pipe(gunzip)
       }
@@ -450,7 +450,7 @@ async function main(argv, context = {}) {
     }
   }
 
-  const indenter = opts.pretty ? new Indenter() : null
+  const indenter = opts.pretty ? new (require('./pretty').Indenter)() : null
   const run = startRun(opts, totalIn, () => bytesRead, () => transcoder.documents)
   const clearLine = run.clearLine
   let skipped = 0

@@ -8,9 +8,10 @@
 //!
 //! A *slot* is one batch's input and output buffers. A fixed number of slots (two per worker,
 //! plus two) travel round the loop, so memory is bounded and a batch's buffers are reused (no
-//! page faults on fresh multi-megabyte allocations). The reader reads the file in blocks of
-//! [`BATCH_BYTES`] and keeps the whole documents (core `concat::frame_prefix`; an incomplete
-//! last document is carried into the next slot); the workers transcode a slot's documents in
+//! page faults on fresh multi-megabyte allocations). The reader fills a slot to [`BATCH_BYTES`]
+//! in reads of [`READ_BYTES`], framing each read right after it (core `concat::frame_prefix`,
+//! while the bytes are in cache), and keeps the whole documents (an incomplete last document is
+//! carried into the next slot); the workers transcode a slot's documents in
 //! one pass (core `concat::transcode_concatenated`); the writer writes slots in input order,
 //! checks `compat` regexes with V8 (through a thread-safe call of a JS function, once per
 //! distinct pattern and flags, the only JavaScript the pipeline runs), and stops at the first
@@ -46,6 +47,8 @@ use crate::options;
 
 /// BSON bytes read per slot (a document larger than this gets a slot of its own size).
 const BATCH_BYTES: usize = 2 << 20;
+/// BSON bytes read (or decompressed) at a time into a slot, each framed before the next read.
+const READ_BYTES: usize = 128 << 10;
 /// A slot's input buffer above this many bytes (grown for a large document) is released.
 const KEEP_BYTES: usize = 4 * BATCH_BYTES;
 /// Compressed bytes read at a time from a gzip input.
@@ -466,10 +469,7 @@ impl Source {
             let need = want - out.len();
             let n = if self.regular {
                 // Into the slot's spare capacity, not zeroed first.
-                let n = Read::by_ref(&mut self.file)
-                    .take(need as u64)
-                    .read_to_end(out)
-                    .map_err(Stop::Read)?;
+                let n = read_spare(&self.file, out, need).map_err(Stop::Read)?;
                 if n < need {
                     // the end of the file (a short read of a regular file is its end)
                     shared.bytes_read.fetch_add(n as u64, Relaxed);
@@ -550,6 +550,55 @@ impl Gunzip {
     }
 }
 
+/// Appends `need` bytes of `file` to `out` (fewer at the end of the file) in as few `read`s as
+/// the kernel allows, straight into `out`'s spare capacity. (`read_to_end` through `take` starts
+/// every call at 8 KiB reads and doubles: five `read`s per 128 KiB.)
+#[cfg(unix)]
+fn read_spare(file: &File, out: &mut Vec<u8>, need: usize) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    out.reserve(need);
+    let mut done = 0;
+    while done < need {
+        let spare = &mut out.spare_capacity_mut()[..need - done];
+        #[allow(unsafe_code)]
+        // SAFETY: `spare` is `need - done` bytes of `out`'s allocation, owned and not aliased;
+        // `read` writes at most that many bytes there and returns how many it wrote, which
+        // are then initialized (the only bytes `set_len` adds).
+        let r = unsafe {
+            libc::read(
+                file.as_raw_fd(),
+                spare.as_mut_ptr().cast::<libc::c_void>(),
+                spare.len(),
+            )
+        };
+        match r {
+            0 => break,
+            r if r > 0 => {
+                let n = r as usize;
+                #[allow(unsafe_code)]
+                // SAFETY: `read` initialized the `n` bytes after `out.len()`, within capacity.
+                unsafe {
+                    out.set_len(out.len() + n);
+                }
+                done += n;
+            }
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// [`read_spare`] elsewhere (the WASI build, which never runs the pipeline).
+#[cfg(not(unix))]
+fn read_spare(mut file: &File, out: &mut Vec<u8>, need: usize) -> io::Result<usize> {
+    file.take(need as u64).read_to_end(out)
+}
+
 /// One `read` of up to `max` bytes appended to `buf`; 0 at the end.
 fn read_some(file: &mut File, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
     let at = buf.len();
@@ -602,12 +651,19 @@ fn read(
         slot.result = None;
         slot.panicked = false;
         let mut want = BATCH_BYTES;
+        // The whole documents framed so far: each read is framed right after it, while its
+        // bytes are still in this core's cache (framing a whole slot after one read of it
+        // missed the cache on every length prefix).
+        let (mut framed_end, mut framed_count) = (0usize, 0usize);
         let (end, count, why) = loop {
-            let framed = frame_prefix(&slot.input, max_doc);
+            let (p, c, why) = frame_prefix(&slot.input[framed_end..], max_doc);
+            (framed_end, framed_count) = (framed_end + p, framed_count + c);
+            let framed = (framed_end, framed_count, why);
             // A slot is filled to `want`, unless the input has no more for now (a pipe) and
             // the slot already holds whole documents: they go out without waiting.
             if !eof && slot.input.len() < want && (framed.1 == 0 || !source.short) {
-                match source.fill(&mut slot.input, want, shared) {
+                let upto = want.min(slot.input.len() + READ_BYTES);
+                match source.fill(&mut slot.input, upto, shared) {
                     Ok(e) => eof = e,
                     Err(stop) => {
                         slot.stop = Some(stop);
