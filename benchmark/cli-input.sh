@@ -24,3 +24,9 @@ b2j() {
 }
 export -f b2j
 export FILE INPUT GZ
+# Node reads every certificate NODE_EXTRA_CA_CERTS names at start-up, before any of the CLI runs
+# (node -e 0: 77 ms of CPU against 25 ms without it on the 2-core VM, whose image sets it to the
+# system bundle). The runs keep the environment as it is; this line says which it was.
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ]; then
+  echo "note: NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS is set: node parses it at every start-up (run under \`env -u NODE_EXTRA_CA_CERTS\` to leave it out)" >&2
+fi
