@@ -22,7 +22,7 @@ fn element(kind: usize, i: usize) -> (u8, Vec<u8>) {
             v
         }),
         4 => (0x0A, Vec::new()),
-        5 => (0x08, vec![u8::from(i % 2 == 0)]),
+        5 => (0x08, vec![u8::from(i.is_multiple_of(2))]),
         // a mix: int32, double, int64, null in turn
         _ => element([0, 2, 1, 4][i % 4], i),
     }
