@@ -14,7 +14,7 @@ use bson2json_core::{Options, RegexRecord};
 use crate::errors::Failure;
 use crate::node_api::{self, bytes_of, Args, Value};
 use crate::shape::Shaper;
-use crate::{options, regex, strings, with_wide, State, KEEP_CAPACITY, STATE};
+use crate::{options, regex, strings, State, KEEP_CAPACITY, STATE};
 
 const STRING: u8 = 0;
 const BUFFER: u8 = 1;
@@ -62,47 +62,78 @@ pub(crate) fn with_output<R>(
     opts: &Options,
     finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
 ) -> std::result::Result<R, Failure> {
-    let (outcome, out) = transcode_out(&bson, opts);
+    let (outcome, held) = transcode_out(&bson, opts);
     drop(bson);
-    finish_out(env, outcome, out, finish)
+    finish_out(env, outcome, held, finish)
 }
 
 /// What the transcoder made of a document: the regexes to check, or its error.
 pub(crate) type Outcome = std::result::Result<Vec<RegexRecord>, bson2json_core::Error>;
 
+/// The thread's output buffers while one call holds them: the JSON (`out`) and the UTF-16
+/// scratch its string is made from (`wide`). Taken out of the thread state and put back
+/// together, with one thread-local access and one `RefCell` borrow each way (each access to
+/// the addon's thread-local costs a `__tls_get_addr` call in a shared library).
+pub(crate) struct Held {
+    out: Vec<u8>,
+    wide: Vec<u16>,
+}
+
 /// The first half of [`with_output`]: transcodes `bson` into the thread's output buffer, taken
-/// out of the thread state. Runs no JavaScript.
-pub(crate) fn transcode_out(bson: &[u8], opts: &Options) -> (Outcome, Vec<u8>) {
+/// out of the thread state (with the UTF-16 scratch) until [`finish_out`]. Runs no JavaScript.
+pub(crate) fn transcode_out(bson: &[u8], opts: &Options) -> (Outcome, Held) {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         let State {
-            transcoder, out, ..
+            transcoder,
+            out,
+            wide,
+            ..
         } = &mut *s;
         let mut out = std::mem::take(out);
+        let wide = std::mem::take(wide);
         out.clear();
-        let outcome = transcoder
-            .transcode(bson, opts, &mut out)
-            .map(|()| transcoder.regexes().to_vec());
-        (outcome, out)
+        let outcome = transcoder.transcode(bson, opts, &mut out).map(|()| {
+            // Nearly every document has no regex: no copy (or call) for the empty list.
+            let regexes = transcoder.regexes();
+            if regexes.is_empty() {
+                Vec::new()
+            } else {
+                regexes.to_vec()
+            }
+        });
+        (outcome, Held { out, wide })
     })
 }
 
 /// The second half of [`with_output`], once the input is dropped: the regex check, `finish`
-/// (both may run JavaScript), and the output buffer back into the thread state.
+/// (both may run JavaScript), and the buffers back into the thread state (each unless it grew
+/// past [`KEEP_CAPACITY`]).
 pub(crate) fn finish_out<R>(
     env: &Env,
     outcome: Outcome,
-    out: Vec<u8>,
+    held: Held,
     finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
 ) -> std::result::Result<R, Failure> {
+    let Held { out, mut wide } = held;
     let result = outcome.map_err(Failure::from).and_then(|regexes| {
         if !regexes.is_empty() {
             regex::check(env, regexes.into_iter().map(|r| (None, r)))?;
         }
-        Ok(with_wide(|wide| finish(&out, wide))?)
+        Ok(finish(&out, &mut wide)?)
     });
-    if out.capacity() <= KEEP_CAPACITY {
-        STATE.with(|s| s.borrow_mut().out = out);
+    let keep_out = out.capacity() <= KEEP_CAPACITY;
+    let keep_wide = wide.capacity() * 2 <= KEEP_CAPACITY;
+    if keep_out || keep_wide {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            if keep_out {
+                s.out = out;
+            }
+            if keep_wide {
+                s.wide = wide;
+            }
+        });
     }
     result
 }

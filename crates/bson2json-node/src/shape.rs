@@ -70,13 +70,13 @@ impl Shaper {
                 Err(Failure::from(e))
             }
             Ok(()) => {
-                let (outcome, out) = transcode_out(&shaped, opts);
+                let (outcome, held) = transcode_out(&shaped, opts);
                 let outcome = outcome.map_err(|e| {
                     let at = self.shape.source_offset(&bson, e.offset());
                     bson2json_core::Error::custom(e.kind(), at, e.detail())
                 });
                 drop(bson);
-                finish_out(env, outcome, out, finish)
+                finish_out(env, outcome, held, finish)
             }
         };
         if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {

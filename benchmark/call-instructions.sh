@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Instructions per document of `toJSON` (valgrind --tool=callgrind, main thread only, so
+# independent of the machine's load): WARM passes over the documents, then PASSES passes
+# between two fsync(2) marks, where callgrind cuts its counts (--dump-before=fsync). Datasets:
+# citm-events, citm-performances, twitter (public real-world data as BSON, one document each;
+# bash scripts/realworld-data.sh fetches it) or a benchmark/workloads.mjs workload (its first
+# 1,000 documents). A V8 garbage collection that falls in the measured passes adds its
+# instructions (hundreds a document on citm): compare runs by their addon's functions
+# (callgrind_annotate on the kept file) when the totals differ by less than that.
+#
+#   bash benchmark/call-instructions.sh citm-events [package directory]
+#   NODE=/path/to/node24 WARM=50 PASSES=50 bash benchmark/call-instructions.sh tiny
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+DATASET="${1:-citm-events}"
+PKG="$(cd "${2:-$ROOT}" && pwd)"
+NODE="${NODE:-node}"
+OUT="$(mktemp -d)"
+cat >"$OUT/run.mjs" <<'JS'
+import { createRequire } from 'node:module';
+import { readFileSync, fsyncSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+const [root, pkg, name, warm, passes, mark] = process.argv.slice(2);
+const require = createRequire(`${root}/benchmark/`);
+const { toJSON } = require(`${pkg}/index.js`);
+const { BSON } = require('bson');
+const ser = (o) => Buffer.from(BSON.serialize(o));
+const dir = process.env.REALWORLD_DIR || join(root, 'tmp/realworld');
+const json = (f) => JSON.parse(readFileSync(join(dir, f), 'utf8'));
+const real = {
+  'citm-events': () => Object.values(json('citm_catalog.json').events).map(ser),
+  'citm-performances': () => json('citm_catalog.json').performances.map(ser),
+  twitter: () => json('twitter.json').statuses.map(ser),
+};
+const docs = real[name] ? real[name]() : (await import(`${root}/benchmark/workloads.mjs`)).loadWorkload(name, { quick: true }).docs.slice(0, 1000);
+let sink = 0;
+const pass = () => {
+  for (const d of docs) sink += toJSON(d).length;
+};
+for (let i = 0; i < Number(warm); i++) pass();
+const fd = openSync(mark, 'w');
+fsyncSync(fd);
+for (let i = 0; i < Number(passes); i++) pass();
+fsyncSync(fd);
+console.log(docs.length * Number(passes), sink > 0);
+JS
+n="$(valgrind --tool=callgrind --separate-threads=yes --dump-instr=no --dump-before=fsync \
+  --callgrind-out-file="$OUT/cg" "$NODE" "$OUT/run.mjs" "$ROOT" "$PKG" "$DATASET" "${WARM:-50}" \
+  "${PASSES:-50}" "$OUT/mark" 2>/dev/null | cut -d' ' -f1)"
+total="$(sed -n 's/^summary: *//p;s/^totals: *//p' "$OUT/cg.2-01" | head -1)"
+echo "$("$NODE" --version), $DATASET, $PKG: $((total / n)) instructions a document (main thread; callgrind file $OUT/cg.2-01)"
