@@ -3,6 +3,9 @@
 //
 //   node benchmark/change-stream.mjs [--events N] [--quick]
 //   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N]   (client CPU per event, and the floor)
+//   node benchmark/change-stream.mjs --per-event --instructions [--rounds N] [--warmup W] (the same four ways in
+//     instructions per event under valgrind's callgrind: independent of the machine's load;
+//     CALLGRIND_DIR=DIR keeps each run's profile there for callgrind_annotate)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
 // The test server runs in a CHILD process (tools/test-server/cli.js) so process.cpuUsage() measures
@@ -167,23 +170,11 @@ async function prefetchGain() {
   return { n, rows }
 }
 
-/**
- * Client CPU per event, four ways on the same pre-written events, alternating, median of ROUNDS:
- * bson2json per event (`for await (const ev of watch(...))`), bson2json per batch (`batches()`),
- * the driver's `watch()` + `JSON.stringify(ev)`, and the floor: the same aggregate/getMores sent
- * through the driver's raw command path (`db.command(..., { raw: true })`) with one `cursorBatch`
- * per reply (each event's JSON, nothing else).
- */
-async function perEvent() {
-  let stop = () => {}
-  let uri = process.env.MONGODB_URI
-  if (!uri) ({ uri, stop } = await startChild())
+/** The four readers of the per-event comparison, over one database handle. */
+function makeWays(db) {
   const { Long } = require('bson')
-  const client = await MongoClient.connect(uri)
-  const db = client.db('b2j_bench_cs_cpu')
-  const rows = []
   const opts = (T0) => ({ startAtOperationTime: T0, batchSize: BATCH, maxAwaitTimeMS: 200 })
-  const ways = {
+  return {
     async perEvent(coll, T0, n) {
       let seen = 0
       let bytes = 0
@@ -218,6 +209,91 @@ async function perEvent() {
       return bytes
     },
   }
+}
+
+/**
+ * `--instructions`: each way drains the same pre-written events in a child Node process under
+ * callgrind, once with WARMUP passes (connecting, loading, compiling) and once with
+ * WARMUP + ROUNDS passes; the difference over ROUNDS × N is its instructions per event, every thread
+ * of the client counted (GC helpers included), none of the server's. Unlike CPU time this does
+ * not move with the machine's load, so the ratios to the floor settle to a percent or two.
+ */
+async function perEventInstructions(uri, db, client, stop) {
+  const { spawnSync } = await import('node:child_process')
+  const passes = Math.max(1, args.includes('--rounds') ? ROUNDS : 2)
+  // V8 still compiles the readers' hot functions during the first pass or two (TurboFan shows in
+  // a second pass's profile): both runs drain WARMUP passes first.
+  const WARMUP = args.includes('--warmup') ? Number(args[args.indexOf('--warmup') + 1]) : 3
+  const count = (name, t0, n, way, k) => {
+    const r = spawnSync(
+      'valgrind',
+      ['--tool=callgrind', `--callgrind-out-file=${process.env.CALLGRIND_DIR ? `${process.env.CALLGRIND_DIR}/${way}-${n}-${k}.out` : '/dev/null'}`, process.execPath, fileURLToPath(import.meta.url), '--cs-child', uri, name, String(t0.t), String(t0.i), String(n), way, String(k)],
+      { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 },
+    )
+    const m = /Collected : (\d+)/.exec(r.stderr ?? '')
+    if (r.status !== 0 || !m) throw new Error(`${way} under callgrind: exit ${r.status ?? r.error?.message}, ${(r.stderr ?? '').slice(-500)}`)
+    return Number(m[1])
+  }
+  const rows = []
+  try {
+    for (const [label, bytes, n0] of [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]]) {
+      const n = argN || (quick ? n0 / 4 : n0)
+      const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
+      const per = {}
+      for (const way of ['perEvent', 'batches', 'driver', 'floor']) {
+        const warm = count(coll.collectionName, T0, n, way, WARMUP)
+        const all = count(coll.collectionName, T0, n, way, WARMUP + passes)
+        per[way] = (all - warm) / (passes * n)
+        console.error(`${label} ${way}: ${Math.round(per[way])} instructions an event`)
+      }
+      rows.push({ label, n, per })
+    }
+  } finally {
+    await db.dropDatabase().catch(() => {})
+    await client.close()
+    stop()
+  }
+  console.log(`\n### client instructions per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, callgrind, ${passes} passes after ${WARMUP} of warm-up, Node ${process.version})\n`)
+  console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | per event / floor | batches() / floor |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  for (const { label, n, per: p } of rows) {
+    const k = (x) => fmt(Math.round(x))
+    console.log(
+      `| ${label} | ${n} | ${k(p.perEvent)} | ${k(p.batches)} | ${k(p.driver)} | ${k(p.floor)} | ${(p.driver / p.perEvent).toFixed(2)}x | ${(p.perEvent / p.floor).toFixed(2)}x | ${(p.batches / p.floor).toFixed(2)}x |`,
+    )
+  }
+}
+
+/** `--cs-child URI COLL T I N WAY PASSES`: one way, PASSES times, for perEventInstructions. */
+async function csChild() {
+  const at = args.indexOf('--cs-child')
+  const [uri, name, t, i, n, way, k] = args.slice(at + 1, at + 8)
+  const { Timestamp } = require('bson')
+  const client = await MongoClient.connect(uri)
+  const db = client.db('b2j_bench_cs_cpu')
+  const ways = makeWays(db)
+  const T0 = new Timestamp({ t: Number(t), i: Number(i) })
+  for (let p = 0; p < Number(k); p++) await ways[way](db.collection(name), T0, Number(n))
+  await client.close()
+}
+
+/**
+ * Client CPU per event, four ways on the same pre-written events, alternating, median of ROUNDS:
+ * bson2json per event (`for await (const ev of watch(...))`), bson2json per batch (`batches()`),
+ * the driver's `watch()` + `JSON.stringify(ev)`, and the floor: the same aggregate/getMores sent
+ * through the driver's raw command path (`db.command(..., { raw: true })`) with one `cursorBatch`
+ * per reply (each event's JSON, nothing else).
+ */
+async function perEvent() {
+  let stop = () => {}
+  let uri = process.env.MONGODB_URI
+  if (!uri) ({ uri, stop } = await startChild())
+  const client = await MongoClient.connect(uri)
+  const db = client.db('b2j_bench_cs_cpu')
+  const rows = []
+  const ways = makeWays(db)
+  if (args.includes('--instructions')) return perEventInstructions(uri, db, client, stop)
+
   try {
     for (const [label, bytes, n0] of [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]]) {
       const n = argN || (quick ? n0 / 4 : n0)
@@ -254,6 +330,10 @@ async function perEvent() {
 
 const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
 
+if (args.includes('--cs-child')) {
+  await csChild()
+  process.exit(0)
+}
 if (args.includes('--per-event')) {
   await perEvent()
   process.exit(0)
