@@ -8,6 +8,12 @@
 #   bash scripts/miri.sh                               little-endian x86-64 (SSE2 paths)
 #   bash scripts/miri.sh s390x-unknown-linux-gnu       big-endian (the SWAR paths' byte order)
 #
+# Miri takes a SIMD path only when its target feature is on at compile time (its run-time
+# detection reports the compile-time features), so the runs above check the SSE2 and SWAR
+# paths. The SSSE3 UTF-16 step and the AVX2 escaper run under miri with, e.g.,
+#   RUSTFLAGS="-Ctarget-feature=+ssse3,+popcnt,+avx2" MIRIFLAGS=-Zmiri-strict-provenance \
+#     cargo +nightly miri test -p bson2json-core --lib -- utf8:: lanes::   (about 4 min; by hand)
+#
 # Needs nightly with the miri and rust-src components
 # (`rustup toolchain install nightly --component miri,rust-src`). Exit status is non-zero on any
 # undefined behaviour miri reports or any failing test.
