@@ -585,6 +585,14 @@ pub(crate) fn utf8_block_to_utf16_ssse3(src: &[u8; 16], dst: &mut [u16; 16]) -> 
     )
 }
 
+/// Whether this CPU has SSSE3 and POPCNT, the `target_feature`s of the UTF-16 step (std
+/// caches the answer: one load and a bit test each).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_ssse3() -> bool {
+    std::arch::is_x86_feature_detected!("ssse3") && std::arch::is_x86_feature_detected!("popcnt")
+}
+
 /// A UTF-8 to UTF-16 converter compiled for SSSE3 and POPCNT
 /// (`#[target_feature(enable = "ssse3,popcnt")]`), as `utf8::to_utf16_ssse3`: calling it is
 /// `unsafe` only because the CPU must have both.
@@ -598,8 +606,7 @@ pub(crate) type Ssse3Converter = unsafe fn(&[u8], &mut [u16]) -> usize;
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn with_ssse3(f: Ssse3Converter, s: &[u8], dst: &mut [u16]) -> Option<usize> {
-    if std::arch::is_x86_feature_detected!("ssse3") && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if has_ssse3() {
         // SAFETY: `f`'s only requirement (its `target_feature`s, by this function's contract)
         // is that the CPU has SSSE3 and POPCNT, which were just detected at run time.
         Some(unsafe { f(s, dst) })
@@ -612,8 +619,7 @@ pub(crate) fn with_ssse3(f: Ssse3Converter, s: &[u8], dst: &mut [u16]) -> Option
 /// `swar` fuzz target, which hold it equal to [`utf8_block_to_utf16_plain`].
 pub fn utf8_block_to_utf16(src: &[u8; 16], dst: &mut [u16; 16]) -> Option<(usize, usize)> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("ssse3") && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if has_ssse3() {
         // SAFETY: SSSE3 and POPCNT, the function's only `target_feature`s, were just detected.
         return Some(unsafe { utf8_block_to_utf16_ssse3(src, dst) });
     }

@@ -123,7 +123,7 @@ pub(crate) fn finish_out<R>(
         Ok(finish(&out, &mut wide)?)
     });
     let keep_out = out.capacity() <= KEEP_CAPACITY;
-    let keep_wide = wide.capacity() * 2 <= KEEP_CAPACITY;
+    let keep_wide = crate::keeps_wide(&wide);
     if keep_out || keep_wide {
         STATE.with(|s| {
             let mut s = s.borrow_mut();

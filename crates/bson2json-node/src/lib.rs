@@ -74,12 +74,19 @@ pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     r
 }
 
+/// Whether a UTF-16 scratch buffer is small enough to keep for the next call: at most
+/// [`KEEP_CAPACITY`] bytes.
+#[inline]
+pub(crate) fn keeps_wide(wide: &Vec<u16>) -> bool {
+    wide.capacity() * 2 <= KEEP_CAPACITY
+}
+
 /// Takes the thread's UTF-16 scratch for `f` (which creates JS strings, and so may run
 /// JavaScript) and puts it back unless it grew past [`KEEP_CAPACITY`].
 pub(crate) fn with_wide<R>(f: impl FnOnce(&mut Vec<u16>) -> R) -> R {
     let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
     let r = f(&mut wide);
-    if wide.capacity() * 2 <= KEEP_CAPACITY {
+    if keeps_wide(&wide) {
         STATE.with(|s| s.borrow_mut().wide = wide);
     }
     r

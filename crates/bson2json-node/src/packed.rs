@@ -440,7 +440,7 @@ impl<'a> Packer<'a> {
         for (k, &t) in self.texts.iter().enumerate() {
             node_api::set_element(self.env, result, 2 + k as u32, t)?;
         }
-        if self.st.wide.capacity() * 2 > crate::KEEP_CAPACITY {
+        if !crate::keeps_wide(&self.st.wide) {
             self.st.wide = Vec::new();
         }
         Ok(result)

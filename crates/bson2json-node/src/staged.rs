@@ -72,7 +72,7 @@ fn encode_text(out: &mut Vec<u8>) -> f64 {
     for (b, u) in out.chunks_exact_mut(2).zip(&wide[..n]) {
         b.copy_from_slice(&u.to_le_bytes());
     }
-    if wide.capacity() * 2 <= KEEP_CAPACITY {
+    if crate::keeps_wide(&wide) {
         STATE.with(|s| s.borrow_mut().wide = wide);
     }
     UTF16

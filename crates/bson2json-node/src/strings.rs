@@ -167,7 +167,7 @@ fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
 /// this text grew it past [`crate::KEEP_CAPACITY`].
 pub(crate) fn json(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<Value> {
     let value = from_utf8(env, text, wide).map(|(v, _)| v);
-    if wide.capacity() * 2 > crate::KEEP_CAPACITY {
+    if !crate::keeps_wide(wide) {
         *wide = Vec::new();
     }
     value
