@@ -7,6 +7,13 @@
 // Without a command name the arguments go to `dump`, the bsondump counterpart, so
 // `bson2json FILE` keeps working.
 
+// Node 22.1+ keeps V8's compiled code for the modules required from here on across runs, in
+// $NODE_COMPILE_CACHE or else os.tmpdir()/node-compile-cache (NODE_DISABLE_COMPILE_CACHE=1 turns
+// it off; docs/cli.md, "Start-up"). It never throws: where the directory cannot be written, the
+// modules are compiled as without it. Node 20 has no such cache.
+const { enableCompileCache } = require('module')
+if (typeof enableCompileCache === 'function') enableCompileCache()
+
 const { CliError, UsageError, version } = require('../lib/cli/usage')
 
 const COMMANDS = {

@@ -9,8 +9,6 @@
 // transcoder after it sees what a `.bson` file holds; `origin(index, offset)` maps a position in
 // that stream back to the archive's bytes for error messages.
 
-const { T, forEachElement } = require('./bson')
-
 const MAGIC = Buffer.from([0x6d, 0xe2, 0x99, 0x81])
 const TERMINATOR = -1
 const REMEMBER = 1 << 16
@@ -23,6 +21,9 @@ function isArchive(head) {
 /** Strings and booleans of a small document (headers and metadata). */
 function fields(doc) {
   const out = {}
+  // ./bson is required here, not at the top: `dump` requires this module for isArchive on every
+  // run, and reads an archive's documents only when the input is one.
+  const { T, forEachElement } = require('./bson')
   forEachElement(doc, 0, (type, ks, ke, vs) => {
     const k = doc.toString('utf8', ks, ke)
     if (type === T.STRING) out[k] = doc.toString('utf8', vs + 4, vs + 3 + doc.readInt32LE(vs))

@@ -4,15 +4,13 @@
 // mongodump `.bson` / `.bson.gz` files (or stdin) into NDJSON or one JSON array.
 
 const fs = require('fs')
-const os = require('os')
-const { parseFieldList, serverProjection } = require('./fields')
-const { compileShape } = require('../shape')
-const { readArchive, isArchive } = require('./archive')
 const { CliError, usage, parseOptions, answer, describeIoError } = require('./usage')
 const { Output } = require('./output')
-const util = require('util')
-// zlib (a gzip input on the stream path) and ./pretty (--pretty) are required where they are
-// used: the native dump of a file needs neither, and start-up is part of every run.
+const { isArchive } = require('./archive')
+// Everything else is required where it is used: the native dump of a file (the common run,
+// ~0.3 s for 200 MB) needs neither the transcode stream (and Node's streams), zlib, --pretty's
+// indenter, the archive reader nor the --fields / --redact compilers, and start-up is part of
+// every run (benchmark/cli-startup.sh).
 
 const HELP = `bson2json - BSON to JSON, fast: the counterpart of MongoDB's \`bsondump\`
 
@@ -68,6 +66,7 @@ SIGINT/SIGTERM (the documents converted so far are written).
 
 /** Batches in flight by default: one per core the process may use. */
 function defaultThreads() {
+  const os = require('os')
   return Math.max(1, Math.min(256, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length))
 }
 
@@ -151,7 +150,7 @@ function parseArgs(argv) {
  */
 function shapeOptions(r, fields) {
   const out = { projection: undefined, redact: undefined }
-  if (fields !== null && fields !== undefined) out.projection = serverProjection(fields)
+  if (fields !== null && fields !== undefined) out.projection = require('./fields').serverProjection(fields)
   if (r.exclude !== undefined) {
     if (out.projection !== undefined) usage('--exclude and --fields are exclusive')
     out.projection = Object.fromEntries(fieldList(r.exclude, false, '--exclude').map((f) => [f, 0]))
@@ -174,7 +173,7 @@ function shapeOptions(r, fields) {
   }
   if (out.projection !== undefined || out.redact !== undefined) {
     try {
-      compileShape(out.projection, out.redact)
+      require('../shape').compileShape(out.projection, out.redact)
     } catch (e) {
       usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => (w === 'redact' ? '--redact' : r.exclude !== undefined ? '--exclude' : '--fields')).replace(/^bson2json: /, ''))
     }
@@ -184,7 +183,7 @@ function shapeOptions(r, fields) {
 
 function fieldList(text, lines, flag) {
   try {
-    return parseFieldList(text, { lines })
+    return require('./fields').parseFieldList(text, { lines })
   } catch (e) {
     return usage(flag === undefined ? e.message : e.message.replace('--fields', flag))
   }
@@ -310,7 +309,6 @@ async function main(argv, context = {}) {
   const opts = parseArgs(argv)
   const answered = answer(opts, HELP)
   if (answered !== null) return answered
-  const { createTranscodeStream } = require('../transcode/stream')
   const name = opts.file === null ? '<stdin>' : opts.file
   const threads = opts.threads === undefined ? defaultThreads() : opts.threads
   // The pool runs the batches and the file reads: one thread more than the batches in flight.
@@ -358,6 +356,7 @@ async function main(argv, context = {}) {
     // the tests' check that a dump they compare ran natively (an archive goes to the stream)
     throw new CliError('BSON2JSON_DUMP=native: this dump takes the transcode stream', 2)
   }
+  const { createTranscodeStream } = require('../transcode/stream')
   const input =
     replay !== null
       ? require('stream').Readable.from(replayed(replay, process.stdin), { objectMode: false })
@@ -436,7 +435,7 @@ async function main(argv, context = {}) {
         }
       })()
       if (isArchive(s.head)) {
-        archive = readArchive(counted, opts.nsInclude)
+        archive = require('./archive').readArchive(counted, opts.nsInclude)
         yield* archive.chunks
       } else {
         if (opts.nsInclude.length > 0) throw Object.assign(new Error('--nsInclude applies to a mongodump --archive input only'), { usage: true })
@@ -631,7 +630,7 @@ function ioError(outcome, syscall) {
   let code = 'EIO'
   if (typeof outcome.errno === 'number' && outcome.errno > 0) {
     try {
-      code = util.getSystemErrorName(-outcome.errno)
+      code = require('util').getSystemErrorName(-outcome.errno)
     } catch {
       // an errno Node does not name: keep EIO's words
     }
@@ -651,7 +650,6 @@ async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
   const native = require('../native')
   const { resolveOptions } = require('../options')
   const { transcodeError } = require('../errors')
-  const { DEFAULT_MAX_DOCUMENT_BYTES } = require('../transcode/stream')
   const o = resolveOptions({ dialect: opts.dialect, utf8: opts.utf8, maxDepth: opts.maxDepth })
   const control = native.createDumpControl()
   const progress = () => control.progress()
@@ -663,7 +661,7 @@ async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
   })
   let outcome
   try {
-    outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, DEFAULT_MAX_DOCUMENT_BYTES)
+    outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, MAX_DOCUMENT_BYTES)
   } finally {
     offSignals()
     run.stop()
@@ -693,10 +691,17 @@ async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
   return { status }
 }
 
+/**
+ * The largest document the native pipeline accepts: the transcode stream's default
+ * (lib/transcode/stream.js `DEFAULT_MAX_DOCUMENT_BYTES`, which __test__/cli-dump.spec.ts checks
+ * this equals), written here so that the native path does not load the stream module.
+ */
+const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+
 const OPEN = Buffer.from('[')
 const COMMA = Buffer.from(',')
 const CLOSE = Buffer.from(']')
 const EMPTY_ARRAY = Buffer.from('[]')
 const NEWLINE = Buffer.from('\n')
 
-module.exports = { main, parseArgs, HELP }
+module.exports = { main, parseArgs, HELP, MAX_DOCUMENT_BYTES }

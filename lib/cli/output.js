@@ -12,7 +12,6 @@
 // `documents` counts the documents whose bytes were all written (and, for a file, are in it).
 
 const fs = require('fs')
-const tty = require('tty')
 const { promisify } = require('util')
 const { CliError, describeIoError } = require('./usage')
 
@@ -50,6 +49,15 @@ function prettyPrefix(buf, end) {
   return { docs, bytes }
 }
 
+/**
+ * Whether a descriptor with this `fstat` may be a terminal (`tty.isatty` then decides): a
+ * character device other than Linux's memory devices (major 1: /dev/null, /dev/zero, /dev/full).
+ * @param {import('fs').Stats} st
+ */
+function mayBeTerminal(st) {
+  return st.isCharacterDevice() && !(process.platform === 'linux' && st.rdev < 2 ** 32 && st.rdev >>> 8 === 1)
+}
+
 /** `stdout`, and the file it is redirected to where the system says (`stdout (/data/out.json)`). */
 function stdoutName(direct) {
   if (!direct) return 'stdout'
@@ -82,8 +90,10 @@ class Output {
       // a closed stdout: process.stdout reports it on the first write
     }
     // tty.isatty, not process.stdout.isTTY: creating process.stdout would make a pipe
-    // non-blocking, which a native writer to the descriptor does not expect.
-    const terminal = path === null && tty.isatty(fd)
+    // non-blocking, which a native writer to the descriptor does not expect. A terminal is a
+    // character device: stdout to a file or a pipe does not load `tty` (and with it `net` and
+    // Node's streams) at all.
+    const terminal = path === null && st !== null && mayBeTerminal(st) && require('tty').isatty(fd)
     const direct = st !== null && (st.isFile() || st.isCharacterDevice() || st.isBlockDevice()) && !terminal
     const output = new Output(path, fd, direct, st !== null && st.isFile() ? st.size : null, layout)
     output.terminal = terminal

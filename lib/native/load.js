@@ -35,31 +35,44 @@ function requireBinding() {
 /**
  * Runs `load` without Node's "WASI is an experimental feature" warning, which the WASI loader
  * would print once on this thread and once per wasm worker thread. On this thread the warning
- * is dropped as it is emitted during the load; the generated loader takes `Worker` from
+ * is dropped as it is emitted during the load; the WASI loader takes `Worker` from
  * `node:worker_threads` while it loads, and gets a subclass that adds
  * `--disable-warning=ExperimentalWarning` to each worker's `execArgv` (the workers run only the
  * wasm threads; nested ones inherit it). Both are put back right after the load.
+ * `node:worker_threads` is patched as the load requires it, not before: a native load never
+ * does, and loading it (with Node's streams) is a sixth of the CLI's start-up.
  */
 function quietWasi(load) {
-  const threads = require('node:worker_threads')
-  const { Worker } = threads
+  const Module = require('node:module')
+  const moduleLoad = Module._load
+  let threads = null
+  let Worker = null
+  Module._load = function (request) {
+    const exports = moduleLoad.apply(this, arguments)
+    if (threads === null && (request === 'node:worker_threads' || request === 'worker_threads')) {
+      threads = exports
+      Worker = exports.Worker
+      threads.Worker = class extends Worker {
+        constructor(filename, options = {}) {
+          const execArgv = [...(options.execArgv || process.execArgv), '--disable-warning=ExperimentalWarning']
+          super(filename, { ...options, execArgv })
+        }
+      }
+    }
+    return exports
+  }
   const emitWarning = process.emitWarning
   process.emitWarning = function (warning, ...rest) {
     const type = typeof rest[0] === 'string' ? rest[0] : rest[0] && rest[0].type
     if (type === 'ExperimentalWarning' && String(warning).startsWith('WASI')) return
     return emitWarning.call(this, warning, ...rest)
   }
-  threads.Worker = class extends Worker {
-    constructor(filename, options = {}) {
-      const execArgv = [...(options.execArgv || process.execArgv), '--disable-warning=ExperimentalWarning']
-      super(filename, { ...options, execArgv })
-    }
-  }
   try {
     return load()
   } finally {
     process.emitWarning = emitWarning
-    threads.Worker = Worker
+    Module._load = moduleLoad
+    if (threads !== null) threads.Worker = Worker
   }
 }
 
