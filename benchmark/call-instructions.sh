@@ -13,12 +13,18 @@
 #   bash benchmark/call-instructions.sh citm-events [package directory]
 #   NODE=/path/to/node24 WARM=50 PASSES=50 bash benchmark/call-instructions.sh tiny
 #   METHOD=all bash benchmark/call-instructions.sh small250
+#
+# The array path reaches its final optimized code later than toJSON (V8 reoptimizes
+# lib/native's `transcodeViews` after ~100 batches): with METHOD other than toJSON the defaults
+# are WARM=300 PASSES=100.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DATASET="${1:-citm-events}"
 PKG="$(cd "${2:-$ROOT}" && pwd)"
 NODE="${NODE:-node}"
 OUT="$(mktemp -d)"
+METHOD="${METHOD:-toJSON}"
+if [ "$METHOD" = toJSON ]; then WARM="${WARM:-50}" PASSES="${PASSES:-50}"; else WARM="${WARM:-300}" PASSES="${PASSES:-100}"; fi
 cat >"$OUT/run.mjs" <<'JS'
 import { createRequire } from 'node:module';
 import { readFileSync, fsyncSync, openSync } from 'node:fs';
@@ -57,13 +63,12 @@ fsyncSync(fd);
 console.log(docs.length * Number(passes), sink > 0);
 JS
 count() {
-  n="$(valgrind --tool=callgrind --separate-threads=yes --dump-instr=no ${CG_EXTRA:-} --dump-before=fsync \
-    --callgrind-out-file="$OUT/$1" "$NODE" "$OUT/run.mjs" "$ROOT" "$PKG" "$DATASET" "${WARM:-50}" \
-    "${PASSES:-50}" "$OUT/mark" "$1" 2>/dev/null | cut -d' ' -f1)"
+  n="$(valgrind --tool=callgrind --separate-threads=yes --dump-instr=no --dump-before=fsync \
+    --callgrind-out-file="$OUT/$1" "$NODE" "$OUT/run.mjs" "$ROOT" "$PKG" "$DATASET" "$WARM" \
+    "$PASSES" "$OUT/mark" "$1" 2>/dev/null | cut -d' ' -f1)"
   total="$(sed -n 's/^summary: *//p;s/^totals: *//p' "$OUT/$1.2-01" | head -1)"
   echo "$("$NODE" --version), $DATASET, $1, $PKG: $((total / n)) instructions a document (main thread; callgrind file $OUT/$1.2-01)"
 }
-METHOD="${METHOD:-toJSON}"
 if [ "$METHOD" = all ]; then
   for m in array concatenated toJSON; do count "$m"; done
 else
