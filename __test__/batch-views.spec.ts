@@ -221,6 +221,56 @@ describe.runIf(native)('batches of an array: the views table', () => {
   })
 })
 
+describe.runIf(native)('the views table once the wrapper is optimized', () => {
+  // Thousands of batches of plain Buffers first: V8 has then optimized `transcodeViews` for
+  // them (its getters inlined behind a check of the element's map), and the elements below,
+  // met for the first time, must still be read through the intrinsic getters.
+  const docs = makeDocs(16)
+  const expected = docs.map((d) => JSON.stringify(BSON.deserialize(d)))
+  const warm = () => {
+    const cat = Buffer.concat(docs)
+    let at = 0
+    const arr = docs.map((d) => cat.subarray(at, (at += d.length)))
+    for (let i = 0; i < 3000; i++) b2j.toJSONList(arr)
+    return arr
+  }
+
+  it('an own property, a subclass getter or a patched prototype on a hot path changes nothing', () => {
+    const arr = warm()
+    const liar = arr[3] as any
+    Object.defineProperty(liar, 'byteOffset', { value: 0 })
+    Object.defineProperty(liar, 'byteLength', { value: docs[0].length })
+    class Sub extends Buffer {
+      get byteOffset() {
+        return 0
+      }
+    }
+    const sub = arr[6]
+    Object.setPrototypeOf(sub, Sub.prototype)
+    spyViews()
+    expect(b2j.toJSONList(arr)).toEqual(expected)
+    const saved = Object.getOwnPropertyDescriptor(Uint8Array.prototype, 'byteLength')
+    Object.defineProperty(Uint8Array.prototype, 'byteLength', { get: () => 5, configurable: true })
+    try {
+      expect(b2j.toJSONList(arr)).toEqual(expected)
+    } finally {
+      if (saved) Object.defineProperty(Uint8Array.prototype, 'byteLength', saved)
+      else delete (Uint8Array.prototype as any).byteLength
+    }
+    expect(calls.taken).toBe(2)
+  })
+
+  it('a detached element on a hot path takes the plain path', () => {
+    const arr = warm()
+    const gone = new Uint8Array(docs[2])
+    structuredClone(gone.buffer, { transfer: [gone.buffer] })
+    arr[2] = gone
+    spyViews()
+    expect(() => b2j.toJSONList(arr)).toThrow(/document 2, byte 0/)
+    expect(calls.taken).toBe(0)
+  })
+})
+
 describe.runIf(native)('transcodeBatchViews: the table is checked against the buffers as they stand', () => {
   const [d0, d1] = makeDocs(2)
   const ab = new ArrayBuffer(d0.length + d1.length + 4)
