@@ -391,6 +391,46 @@ describe('watch(): errors and invalidation', () => {
   })
 })
 
+describe('watch(): next() and its plain twin', () => {
+  /** Every step of `step` until done or an error: the result, `resumeToken` after it, key order. */
+  async function drive(cs: any, step: () => Promise<any>) {
+    const log: any[] = []
+    for (;;) {
+      let r: any
+      try {
+        r = await step()
+      } catch (e: any) {
+        log.push({ error: e.code, token: cs.resumeToken, closed: cs.closed })
+        return log
+      }
+      log.push({ keys: Object.keys(r), value: r.value, valueKeys: r.value && Object.keys(r.value), done: r.done, token: cs.resumeToken })
+      if (r.done) return log
+    }
+  }
+
+  it.skipIf(!!URI)('the same results, tokens and end (an error after the buffered events), batch for batch', async () => {
+    const coll = fresh()
+    const T0 = await now()
+    await coll.insertMany(Array.from({ length: 23 }, (_, i) => ({ i, s: 'x'.repeat(i) })))
+    await coll.updateOne({ i: 3 }, { $set: { s: 'y' } })
+    await coll.deleteOne({ i: 4 })
+    const ns = `${dbName}.${coll.collectionName}`
+    const logs: any[][] = []
+    for (const twin of [false, true]) {
+      // aggregate 5, getMores 5, 5, 5, 3 and an empty one, then a non-resumable error; the batch
+      // of 3 also reads past the update and the delete: its token is not its last event's
+      server!.injectFault({ command: 'getMore', kind: 'nonResumableError', changeStreamOnly: true, ns, skip: 5 })
+      const cs = b2j.watch(coll, [{ $match: { operationType: 'insert' } }], { startAtOperationTime: T0, batchSize: 5, maxAwaitTimeMS: 20 })
+      logs.push(await drive(cs, twin ? () => cs._nextPlain() : () => cs.next()))
+    }
+    const [fast, plain] = logs
+    expect(fast.filter((e) => e.value).map((e) => JSON.parse(e.value.fullDocument).i)).toEqual(Array.from({ length: 23 }, (_, i) => i))
+    expect(fast[22].token).not.toEqual(fast[22].value.resumeToken)
+    expect(fast[fast.length - 1]).toMatchObject({ error: 280, closed: true })
+    expect(fast).toEqual(plain)
+  })
+})
+
 describe('watch(): split events', () => {
   it.skipIf(!!URI)('reassembles $changeStreamSplitLargeEvent fragments (also across batches and resumes)', async () => {
     const coll = fresh()

@@ -2,8 +2,9 @@
 // Change-stream throughput: bson2json watch() vs the driver's coll.watch() + JSON.stringify.
 //
 //   node benchmark/change-stream.mjs [--events N] [--quick]
-//   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N]   (client CPU per event, and the floor)
-//   node benchmark/change-stream.mjs --per-event --instructions [--rounds N] [--warmup W] (the same four ways in
+//   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N] [--size 1|10]   (client CPU per event, and the floor;
+//     --size: only the ~1 KB or ~10 KB events)
+//   node benchmark/change-stream.mjs --per-event --instructions [--rounds N] [--warmup W] [--ways a,b] (the same four ways in
 //     instructions per event under valgrind's callgrind: independent of the machine's load;
 //     CALLGRIND_DIR=DIR keeps each run's profile there for callgrind_annotate)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
@@ -29,6 +30,10 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const argN = args.includes('--events') ? Number(args[args.indexOf('--events') + 1]) : 0
 const BATCH = 1000
+// `--size 1` or `--size 10`: only the ~1 KB or the ~10 KB events (the --per-event tables)
+const SIZES = [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]].filter(([, bytes]) => !args.includes('--size') || bytes === 1024 * Number(args[args.indexOf('--size') + 1]))
+// `--ways perEvent,batches`: only these readers under --instructions (the others print as NaN)
+const WAYS = args.includes('--ways') ? args[args.indexOf('--ways') + 1].split(',') : ['perEvent', 'batches', 'driver', 'floor']
 const ROUNDS = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : quick ? 1 : 3
 
 async function startChild() {
@@ -236,11 +241,11 @@ async function perEventInstructions(uri, db, client, stop) {
   }
   const rows = []
   try {
-    for (const [label, bytes, n0] of [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]]) {
+    for (const [label, bytes, n0] of SIZES) {
       const n = argN || (quick ? n0 / 4 : n0)
       const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
-      const per = {}
-      for (const way of ['perEvent', 'batches', 'driver', 'floor']) {
+      const per = { perEvent: NaN, batches: NaN, driver: NaN, floor: NaN }
+      for (const way of WAYS) {
         const warm = count(coll.collectionName, T0, n, way, WARMUP)
         const all = count(coll.collectionName, T0, n, way, WARMUP + passes)
         per[way] = (all - warm) / (passes * n)
@@ -295,7 +300,7 @@ async function perEvent() {
   if (args.includes('--instructions')) return perEventInstructions(uri, db, client, stop)
 
   try {
-    for (const [label, bytes, n0] of [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]]) {
+    for (const [label, bytes, n0] of SIZES) {
       const n = argN || (quick ? n0 / 4 : n0)
       const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
       const cpu = Object.fromEntries(Object.keys(ways).map((k) => [k, []]))
