@@ -160,10 +160,13 @@ pub(crate) fn write_escaped_avx2(out: &mut Vec<u8>, buf: &[u8], from: usize, to:
 /// pass; returns true if it is well-formed. The string is taken in fixed 32-byte blocks from
 /// `from` (the last 1-31 bytes as one block padded with zeros), each loaded once: the escape
 /// mask comes from it, and blocks with non-ASCII bytes also go through the UTF-8 check of
-/// `lanes::Utf8Avx2`, which carries the open sequence from block to block. The escapes of a
-/// block are taken from its mask one after the other. Called through `lanes::with_avx2` (AVX2
-/// is its one precondition); [`write_escaped_plain`] with `std::str::from_utf8` is its twin
-/// in tests and the `swar` fuzz target (through `utf8::write_quoted_utf8_in`).
+/// `lanes::Utf8Avx2`, which carries the open sequence from block to block. Clean blocks (all
+/// ASCII, nothing to escape) are passed over in a tight loop of one mask each. The escapes of a
+/// block are taken from its mask one after the other, each with the clean run before it in one
+/// `sink::copy_run_then_word`, after one reserve for the block. Called through
+/// `lanes::with_avx2` (AVX2 is its one precondition); [`write_escaped_plain`] with
+/// `std::str::from_utf8` is its twin in tests and the `swar` fuzz target (through
+/// `utf8::write_quoted_utf8_in`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) fn write_escaped_utf8_avx2(
@@ -178,6 +181,12 @@ pub(crate) fn write_escaped_utf8_avx2(
     let mut start = from;
     let mut i = from;
     loop {
+        // Clean blocks (all ASCII, nothing to escape) in a tight loop: one mask each, no UTF-8
+        // lookups, no escape loop.
+        while i + 32 <= to && crate::lanes::lanes32(block32(s, i)).0 == 0 {
+            utf8.ascii();
+            i += 32;
+        }
         let (special, non_ascii) = if i + 32 <= to {
             utf8.lanes32(block32(s, i))
         } else if i < to {
@@ -186,13 +195,18 @@ pub(crate) fn write_escaped_utf8_avx2(
             break;
         };
         let mut esc = special & !non_ascii;
-        while esc != 0 {
-            let j = i + esc.trailing_zeros() as usize;
-            copy_run(out, buf, start, j);
-            write_escape(out, s[j]);
-            out.reserve(to - j + 18);
-            start = j + 1;
-            esc &= esc - 1;
+        if esc != 0 {
+            // Room for the rest of the string + 18 and 5 more bytes (an escape's longest
+            // sequence, 6 bytes, for 1 byte of input) for each of the block's escapes: each
+            // escape then still finds `to - j + 18` bytes spare, and the next block too.
+            out.reserve(to - start + 18 + 5 * esc.count_ones() as usize);
+            while esc != 0 {
+                let j = i + esc.trailing_zeros() as usize;
+                let w = ESCAPE_WORD[s[j] as usize];
+                crate::sink::copy_run_then_word(out, buf, start, j, w, (w >> 56) as usize);
+                start = j + 1;
+                esc &= esc - 1;
+            }
         }
         i += 32;
     }

@@ -190,6 +190,16 @@ impl Utf8Avx2 {
         (special & ((1u32 << n) - 1), non_ascii)
     }
 
+    /// Records a block that is all ASCII (from [`lanes32`]'s mask) without classifying it
+    /// again: it fails only a sequence left open by the block before, and leaves none open.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn ascii(&mut self) {
+        use std::arch::x86_64::{_mm256_or_si256, _mm256_setzero_si256};
+        self.error = _mm256_or_si256(self.error, self.incomplete);
+        self.incomplete = _mm256_setzero_si256();
+    }
+
     /// True if no block had an ill-formed sequence and the last one ended none open.
     #[target_feature(enable = "avx2")]
     #[inline]

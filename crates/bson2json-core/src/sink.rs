@@ -56,6 +56,80 @@ pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
     }
 }
 
+/// [`copy_run`] of `src[from..to]` followed by the first `n <= 8` bytes of `word`
+/// (little-endian: the low byte first), with one capacity check and one length update: a clean
+/// run and the escape after it. `out`'s spare capacity must hold `to - from + 16` bytes (the
+/// word is written at most 8 bytes past the run).
+#[inline(always)]
+pub(crate) fn copy_run_then_word(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    from: usize,
+    to: usize,
+    word: u64,
+    n: usize,
+) {
+    let run = to - from;
+    let len = out.len();
+    assert!(out.capacity() - len >= run + 16 && from <= to && to <= src.len() && n <= 8);
+    if run <= 16 && from + 16 <= src.len() {
+        let mut block = [0u8; 16];
+        block.copy_from_slice(&src[from..from + 16]);
+        // SAFETY: the assert guarantees 16 bytes of spare capacity at `len`; the block is a
+        // local array, so the regions do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len), 16);
+        }
+    } else if (17..=32).contains(&run) {
+        // Two 16-byte blocks, the second aligned to `to` (they overlap when `run < 32`).
+        let a: [u8; 16] = src[from..from + 16].try_into().unwrap_or([0; 16]);
+        let b: [u8; 16] = src[to - 16..to].try_into().unwrap_or([0; 16]);
+        // SAFETY: `16 < run <= 32` and the assert guarantees `run + 16` bytes of spare
+        // capacity at `len`, so both writes (at `len` and at `len + run - 16`) stay inside the
+        // allocation and together cover `len..len + run`; the sources are local arrays.
+        unsafe {
+            std::ptr::copy_nonoverlapping(a.as_ptr(), out.as_mut_ptr().add(len), 16);
+            std::ptr::copy_nonoverlapping(b.as_ptr(), out.as_mut_ptr().add(len + run - 16), 16);
+        }
+    } else if (33..=128).contains(&run) {
+        // 16-byte blocks, the last one aligned to `to`, as in `copy_run`.
+        let mut i = 0;
+        loop {
+            let at = if i + 16 <= run { i } else { run - 16 };
+            let mut block = [0u8; 16];
+            block.copy_from_slice(&src[from + at..from + at + 16]);
+            // SAFETY: `at + 16 <= run` and the assert guarantees `run + 16` bytes of spare
+            // capacity at `len`; the source is a local array (no overlap).
+            unsafe {
+                std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len + at), 16);
+            }
+            i += 16;
+            if i >= run {
+                break;
+            }
+        }
+    } else {
+        let s = &src[from..to];
+        // SAFETY: the assert guarantees `run + 16` bytes of spare capacity at `len`, so the
+        // `run` bytes written stay inside the allocation; `s` is borrowed from `src`, not
+        // from `out`, so the regions do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), out.as_mut_ptr().add(len), run);
+        }
+    }
+    // SAFETY: `run + 8 <= run + 16` bytes of spare capacity at `len` (the assert), so the
+    // unaligned 8-byte write at `len + run` stays inside the allocation; bytes
+    // `len..len + run` were written above and `len + run..len + run + n` (`n <= 8`) here,
+    // which is all `set_len` exposes.
+    unsafe {
+        out.as_mut_ptr()
+            .add(len + run)
+            .cast::<[u8; 8]>()
+            .write_unaligned(word.to_le_bytes());
+        out.set_len(len + run + n);
+    }
+}
+
 /// Writes the eight bytes of `word` (little-endian: the low byte first) at the end of `out`
 /// and keeps the first `n <= 8` of them. `out` must have 8 bytes of spare capacity (asserted;
 /// callers reserve once for several writes).
@@ -309,6 +383,32 @@ pub(crate) fn put_quoted_hex12(out: &mut Vec<u8>, id: &[u8; 12]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_run_then_word_writes_the_run_and_the_word() {
+        // Every run of 0-200 bytes that starts or ends at every place near the source's ends
+        // (so each copy path meets a source without 16 bytes after the run), then every word
+        // length.
+        let src: Vec<u8> = (0..200u8)
+            .map(|i| i.wrapping_mul(7).wrapping_add(1))
+            .collect();
+        let word = u64::from_le_bytes(*b"\\u001fXY");
+        let len = if cfg!(miri) { 0..=40 } else { 0..=200 };
+        for run in len {
+            for from in (0..=src.len() - run).filter(|f| *f < 20 || *f + run + 20 > src.len()) {
+                let to = from + run;
+                for n in [0, 2, 6, 8] {
+                    let mut out = vec![b'p'; 3];
+                    out.reserve(run + 16);
+                    copy_run_then_word(&mut out, &src, from, to, word, n);
+                    let mut want = vec![b'p'; 3];
+                    want.extend_from_slice(&src[from..to]);
+                    want.extend_from_slice(&word.to_le_bytes()[..n]);
+                    assert_eq!(out, want, "{from}..{to}, n {n}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn push_small_copies_every_length() {

@@ -473,6 +473,41 @@ mod tests {
     }
 
     #[test]
+    fn utf8_one_pass_sequences_before_and_after_clean_blocks() {
+        // Each sequence at every offset of a 32-byte block, with clean ASCII (all ASCII,
+        // nothing to escape) of 0-100 bytes before and after it: whole clean blocks then take
+        // the one-pass loop's skip loop, which must still fail a sequence left open before it,
+        // and the block it stops at must be classified as if nothing had been skipped.
+        let clean =
+            b"plain ASCII text that needs no escaping at all, long enough for three blocks ..";
+        let runs: Vec<usize> = if cfg!(miri) {
+            vec![0, 32, 65]
+        } else {
+            (0..=100).filter(|n| n % 16 < 3 || n % 16 > 13).collect()
+        };
+        for (k, &seq) in SEQUENCES.iter().enumerate() {
+            for &before in &runs {
+                for &after in &runs {
+                    if cfg!(miri) && (k + before + after) % 5 != 0 {
+                        continue;
+                    }
+                    let mut buf: Vec<u8> = clean.iter().cycle().take(before).copied().collect();
+                    buf.extend_from_slice(seq);
+                    buf.extend(clean.iter().cycle().take(after));
+                    let end = buf.len();
+                    utf8_both(&buf, 0, end);
+                    // A second sequence after the clean run, and a byte to escape there.
+                    buf.extend_from_slice(SEQUENCES[(k + 3) % SEQUENCES.len()]);
+                    buf.extend_from_slice(b"\"");
+                    buf.extend(clean.iter().cycle().take(before));
+                    utf8_both(&buf, 0, buf.len());
+                    utf8_both(&buf, 0, end + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn utf8_one_pass_random_text() {
         // Mixed scripts with escapes, cut anywhere and with single bytes corrupted.
         let text = "Zoë \"Brontë\" 日本語\tПривет 🚀🔥 naïve\\ ﬁnance €uro, plain ASCII for a while, more than thirty-two bytes of it, then 👍🏽 한국어\n\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff} end";
