@@ -197,9 +197,10 @@ pub(crate) fn write_escaped_utf8_avx2(
         let mut esc = special & !non_ascii;
         if esc != 0 {
             // Room for the rest of the string + 18 and 5 more bytes (an escape's longest
-            // sequence, 6 bytes, for 1 byte of input) for each of the block's escapes: each
-            // escape then still finds `to - j + 18` bytes spare, and the next block too.
-            out.reserve(to - start + 18 + 5 * esc.count_ones() as usize);
+            // sequence, 6 bytes, for 1 byte of input) for each of the block's up to 32
+            // escapes: each escape then still finds `to - j + 18` bytes spare, and the next
+            // block too.
+            out.reserve(to - start + 18 + 5 * 32);
             while esc != 0 {
                 let j = i + esc.trailing_zeros() as usize;
                 let w = ESCAPE_WORD[s[j] as usize];

@@ -56,10 +56,12 @@ pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
     }
 }
 
-/// [`copy_run`] of `src[from..to]` followed by the first `n <= 8` bytes of `word`
-/// (little-endian: the low byte first), with one capacity check and one length update: a clean
-/// run and the escape after it. `out`'s spare capacity must hold `to - from + 16` bytes (the
-/// word is written at most 8 bytes past the run).
+/// Copies `src[from..to]` and then the first `n <= 8` bytes of `word` (little-endian: the low
+/// byte first) to the end of `out`, with one capacity check and one length update: a clean run
+/// and the escape after it. A run of up to 16 bytes is one 16-byte block (as in [`copy_run`])
+/// when `src` has 16 readable bytes from `from`; any other goes to `memcpy`. `out`'s spare
+/// capacity must hold `to - from + 16` bytes (the word is written at most 8 bytes past the
+/// run).
 #[inline(always)]
 pub(crate) fn copy_run_then_word(
     out: &mut Vec<u8>,
@@ -79,34 +81,6 @@ pub(crate) fn copy_run_then_word(
         // local array, so the regions do not overlap.
         unsafe {
             std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len), 16);
-        }
-    } else if (17..=32).contains(&run) {
-        // Two 16-byte blocks, the second aligned to `to` (they overlap when `run < 32`).
-        let a: [u8; 16] = src[from..from + 16].try_into().unwrap_or([0; 16]);
-        let b: [u8; 16] = src[to - 16..to].try_into().unwrap_or([0; 16]);
-        // SAFETY: `16 < run <= 32` and the assert guarantees `run + 16` bytes of spare
-        // capacity at `len`, so both writes (at `len` and at `len + run - 16`) stay inside the
-        // allocation and together cover `len..len + run`; the sources are local arrays.
-        unsafe {
-            std::ptr::copy_nonoverlapping(a.as_ptr(), out.as_mut_ptr().add(len), 16);
-            std::ptr::copy_nonoverlapping(b.as_ptr(), out.as_mut_ptr().add(len + run - 16), 16);
-        }
-    } else if (33..=128).contains(&run) {
-        // 16-byte blocks, the last one aligned to `to`, as in `copy_run`.
-        let mut i = 0;
-        loop {
-            let at = if i + 16 <= run { i } else { run - 16 };
-            let mut block = [0u8; 16];
-            block.copy_from_slice(&src[from + at..from + at + 16]);
-            // SAFETY: `at + 16 <= run` and the assert guarantees `run + 16` bytes of spare
-            // capacity at `len`; the source is a local array (no overlap).
-            unsafe {
-                std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(len + at), 16);
-            }
-            i += 16;
-            if i >= run {
-                break;
-            }
         }
     } else {
         let s = &src[from..to];
