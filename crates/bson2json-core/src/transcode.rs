@@ -75,6 +75,8 @@ pub struct RegexRecord {
 pub struct Transcoder {
     stack: Vec<Frame>,
     members: Vec<Member>,
+    /// Scratch for the lean `compat` walk's duplicate check (`keys::lean_has_duplicate`).
+    hashes: Vec<u64>,
     regexes: Vec<RegexRecord>,
     scratch: Vec<u8>,
     table: Vec<u32>,
@@ -638,13 +640,7 @@ impl Transcoder {
                     && LEAN
                     && (compat::needs_fixup(flags)
                         || flags & compat::F_MAYBE_DUP != 0
-                            && lean_has_duplicate(
-                                input,
-                                f.first,
-                                f.end,
-                                &mut self.members,
-                                &mut self.table,
-                            ))
+                            && lean_has_duplicate(input, f.first, f.end, &mut self.hashes))
                 {
                     return Ok(false);
                 }
@@ -670,7 +666,7 @@ impl Transcoder {
                 } else {
                     out.push(if f.is_array { b']' } else { b'}' });
                 }
-                // (The lean walk records no members: `lean_has_duplicate` empties its scratch.)
+                // (The lean walk records no members.)
                 if compat && !LEAN {
                     self.members.truncate(f.members_start);
                 }

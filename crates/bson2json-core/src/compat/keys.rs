@@ -49,9 +49,35 @@ pub(crate) fn mix_key_hash(lo: u64, mid: u64, tail: u64, n: usize) -> u64 {
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// [`mix_key_hash`] of `input[ks..ks + n]`, reading byte by byte where needed.
+/// [`mix_key_hash`] of `input[ks..ks + n]`: its first sixteen bytes as two word loads with
+/// the bytes past the key masked off where sixteen bytes are readable from `ks`, else copied
+/// into a zeroed block ([`key_hash_plain`], the twin the tests hold it to).
 #[inline]
 pub(crate) fn key_hash(input: &[u8], ks: usize, n: usize) -> u64 {
+    if ks + 16 > input.len() {
+        return key_hash_plain(input, ks, n);
+    }
+    // The low `bytes` bytes of `w` (little-endian: the first ones), the rest zero.
+    let keep = |w: u64, bytes: usize| {
+        if bytes >= 8 {
+            w
+        } else {
+            w & ((1u64 << (8 * bytes)) - 1)
+        }
+    };
+    let lo = keep(load_u64(input, ks), n);
+    let mid = keep(load_u64(input, ks + 8), n.saturating_sub(8));
+    let tail = if n > 16 {
+        load_u64(input, ks + n - 8)
+    } else {
+        0
+    };
+    mix_key_hash(lo, mid, tail, n)
+}
+
+/// [`key_hash`] through a zeroed copy of the key's first sixteen bytes.
+#[inline(never)]
+pub(crate) fn key_hash_plain(input: &[u8], ks: usize, n: usize) -> u64 {
     let mut words = [0u8; 16];
     let k = n.min(16);
     words[..k].copy_from_slice(&input[ks..ks + k]);
@@ -133,41 +159,62 @@ pub(crate) fn lean_bloom_hit(
     0
 }
 
-/// Lean `compat`'s exact duplicate check of the closed object whose elements run from `first`
-/// to its terminator at `end` (marked `F_MAYBE_DUP`): its keys read back from the input into
-/// `scratch` (emptied again) for [`has_duplicate`].
+/// Lean `compat`'s duplicate check of the closed object whose elements run from `first` to its
+/// terminator at `end` (marked `F_MAYBE_DUP`): its keys' hashes read back from the input into
+/// `hashes` (scratch), then [`equal_hashes`]. True if two are equal, which hands the document
+/// to the recording walk: equal keys hash equal, and that walk compares the keys themselves,
+/// so a collision of different keys costs only that walk.
 #[inline(never)]
 pub(crate) fn lean_has_duplicate(
     input: &[u8],
     first: usize,
     end: usize,
-    scratch: &mut Vec<Member>,
-    table: &mut Vec<u32>,
+    hashes: &mut Vec<u64>,
 ) -> bool {
-    let mut dup = false;
+    hashes.clear();
     for e in Elements::within(input, first, end) {
-        match e {
-            Ok(e) => {
-                let (ks, ke) = e.key_range();
-                scratch.push(Member {
-                    key_start: ks,
-                    key_end: ke,
-                    out_key: 0,
-                    out_val: 0,
-                    val_start: e.value_start,
-                    vtype: e.element_type,
-                    hash: key_hash(input, ks, ke - ks),
-                });
+        let Ok(e) = e else { return true };
+        let (ks, ke) = e.key_range();
+        hashes.push(key_hash(input, ks, ke - ks));
+    }
+    equal_hashes(hashes)
+}
+
+/// Whether two of `hashes` are equal: an open-addressing table of the hashes themselves,
+/// kept after them in the same vector (0 marks an empty slot; a hash of 0 is tracked apart).
+/// O(n); no allocation once warm.
+pub(crate) fn equal_hashes(hashes: &mut Vec<u64>) -> bool {
+    let n = hashes.len();
+    if n < 2 {
+        return false;
+    }
+    let size = (2 * n).next_power_of_two();
+    hashes.resize(n + size, 0);
+    let (keys, table) = hashes.split_at_mut(n);
+    let mask = size - 1;
+    let mut zero = false;
+    for &h in keys.iter() {
+        if h == 0 {
+            if zero {
+                return true;
             }
-            Err(_) => {
-                dup = true;
+            zero = true;
+            continue;
+        }
+        let mut slot = (h >> 32) as usize & mask;
+        loop {
+            let e = table[slot];
+            if e == 0 {
+                table[slot] = h;
                 break;
             }
+            if e == h {
+                return true;
+            }
+            slot = (slot + 1) & mask;
         }
     }
-    dup = dup || has_duplicate(input, scratch, table);
-    scratch.clear();
-    dup
+    false
 }
 
 /// Exact duplicate check over the raw keys of one object's members, with an open-addressing
@@ -241,6 +288,68 @@ mod tests {
             b"9007199254740991",
         ] {
             assert_eq!(array_index(k), None, "{k:?}");
+        }
+    }
+
+    #[test]
+    fn equal_hashes_finds_exactly_the_repeats() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            seed
+        };
+        for n in 0..80 {
+            // Distinct values (including 0 and values that share their slot bits), then the
+            // same with each position repeated once somewhere else.
+            let mut v: Vec<u64> = (0..n)
+                .map(|i| {
+                    if i % 7 == 3 {
+                        (i as u64) << 40
+                    } else {
+                        next() | 1
+                    }
+                })
+                .collect();
+            if n > 5 {
+                v[5] = 0;
+            }
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            let distinct = sorted.len() == v.len();
+            let mut w = v.clone();
+            assert_eq!(equal_hashes(&mut w), !distinct, "n {n}");
+            if distinct {
+                for i in 0..n {
+                    let mut d = v.clone();
+                    d.insert((i * 31 + 7) % (n + 1), v[i]);
+                    assert!(equal_hashes(&mut d), "n {n} i {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_hash_matches_its_twin_and_the_short_key() {
+        // Every key length 0-40 at every start, with bytes after the key that differ from
+        // the zero padding, against the zeroed copy and, for keys the walker reads as a
+        // `ShortKey`, against the hash the fast path computes from it.
+        let mut input: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37) | 0x41).collect();
+        input[63] = 0;
+        for ks in 0..input.len() {
+            for n in 0..=40.min(input.len() - ks) {
+                let h = key_hash(&input, ks, n);
+                assert_eq!(h, key_hash_plain(&input, ks, n), "ks {ks} n {n}");
+                let mut doc = input[ks..ks + n].to_vec();
+                if doc.contains(&0) {
+                    continue;
+                }
+                doc.push(0);
+                doc.resize(doc.len() + 16, 1);
+                if let Some(k) = crate::scan::short_key(&doc, 0).filter(|k| k.len == n) {
+                    assert_eq!(h, mix_key_hash(k.lo, k.hi, 0, k.len), "ks {ks} n {n}");
+                }
+            }
         }
     }
 }
