@@ -63,7 +63,7 @@ fsyncSync(fd);
 console.log(docs.length * Number(passes), sink > 0);
 JS
 count() {
-  n="$(valgrind --tool=callgrind --separate-threads=yes --dump-instr=no --dump-before=fsync \
+  n="$(valgrind --tool=callgrind --separate-threads=yes --dump-instr="${DUMP_INSTR:-no}" --dump-before=fsync \
     --callgrind-out-file="$OUT/$1" "$NODE" "$OUT/run.mjs" "$ROOT" "$PKG" "$DATASET" "$WARM" \
     "$PASSES" "$OUT/mark" "$1" 2>/dev/null | cut -d' ' -f1)"
   total="$(sed -n 's/^summary: *//p;s/^totals: *//p' "$OUT/$1.2-01" | head -1)"

@@ -1,6 +1,7 @@
 //! Batch helpers against their single-document equivalents:
 //! - `split_concatenated` vs a naive length-prefix splitter;
 //! - `transcode_docs` (all layouts) vs per-document `transcode`;
+//! - `transcode_each` vs `transcode_docs`, and declining a batch with a document missing;
 //! - `transcode_concatenated` (one pass) vs `split_concatenated` + `transcode_docs`: same output
 //!   and offsets, or the same error (index, document offset, kind, offset);
 //! - `transcode_docs_parallel` vs `transcode_docs` (identical result or identical error);
@@ -73,6 +74,38 @@ fuzz_target!(|data: &[u8]| {
         (Ok(()), None) => assert_eq!(lines.out, expect),
         (Err(be), Some((i, e))) => assert_eq!((be.index, &be.error), (*i, e)),
         _ => panic!("transcode_docs {rl:?} vs per-doc {first_err:?}"),
+    }
+    // transcode_each (documents handed out one at a time) vs transcode_docs, in a layout the
+    // selector picks; with a document missing (one the selector names), the batch is declined.
+    let layout = [Layout::Array, Layout::Lines, Layout::Bare][(sel >> 3) as usize % 3];
+    let mut list = BatchOutput::default();
+    let rw = transcode_docs(&mut tc, &docs, 0, &opts, layout, &mut list);
+    let mut each = BatchOutput::default();
+    let re = transcode_each(
+        &mut tc,
+        docs.len(),
+        |i| docs.get(i).copied(),
+        &opts,
+        layout,
+        &mut each,
+    );
+    match (&rw, &re) {
+        (Ok(()), Ok(true)) => assert_eq!((&list.out, &list.offsets), (&each.out, &each.offsets)),
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        _ => panic!("transcode_docs {rw:?} vs transcode_each {re:?}"),
+    }
+    if !docs.is_empty() {
+        let gap = (sel >> 5) as usize % docs.len();
+        let mut r = BatchOutput::default();
+        let g = transcode_each(
+            &mut tc,
+            docs.len(),
+            |i| (i != gap).then(|| docs[i]),
+            &opts,
+            layout,
+            &mut r,
+        );
+        assert_eq!(g, Ok(false));
     }
     // The one-pass concatenated path vs its twin (split, then transcode the list).
     let mut fused = BatchOutput::default();

@@ -152,8 +152,8 @@ function transcodeBatch(docs, layout, o, threads) {
  * every element and its memory through Node-API (~90 ns a document, the most of a small
  * document's batch budget). The binding checks every range against its buffer as it stands
  * at the call; when anything is not as the table says (an element that is not a Uint8Array,
- * a view on a `SharedArrayBuffer`, a buffer detached or shrunk by a getter of a later element)
- * it returns `undefined` and `transcodeBatch` gets the elements as read here (each element is
+ * a view that ends past 4 GiB, a view on a `SharedArrayBuffer`, a buffer detached or shrunk by
+ * a getter of a later element) it returns `undefined` and `transcodeBatch` gets the elements as read here (each element is
  * read exactly once, as the binding itself reads them), which is also the plain twin the tests
  * compare.
  */
@@ -175,13 +175,15 @@ const bufferOf = typedArrayGetter('buffer')
 const offsetOf = typedArrayGetter('byteOffset')
 const lengthOf = typedArrayGetter('byteLength')
 /** The views table, reused; `null` while a call fills it (a getter may call back in). */
-let viewTable = new Float64Array(3 * 256)
+let viewTable = new Uint32Array(3 * 256)
+/** The largest number the table holds. */
+const VIEWS_MAX = 0xffffffff
 
 function transcodeViews(docs, layout, o, threads) {
   const n = docs.length
   let table = viewTable
   viewTable = null
-  if (table === null || table.length < 3 * n) table = new Float64Array(3 * Math.max(n, 256))
+  if (table === null || table.length < 3 * n) table = new Uint32Array(3 * Math.max(n, 256))
   // preallocated (a holey array of more than ~100k elements would be a dictionary: grown instead)
   const elements = n <= 65536 ? Array(n) : []
   const buffers = []
@@ -219,6 +221,11 @@ function transcodeViews(docs, layout, o, threads) {
     void d[0]
     const offset = offsetOf(d)
     const length = lengthOf(d)
+    // A view that ends past 4 GiB (in a larger buffer) does not fit the table: the elements.
+    if (offset + length > VIEWS_MAX) {
+      plain = false
+      continue
+    }
     table[3 * i] = at
     table[3 * i + 1] = offset
     table[3 * i + 2] = length

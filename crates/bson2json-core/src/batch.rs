@@ -102,6 +102,58 @@ pub fn transcode_docs_with(
     Ok(())
 }
 
+/// [`transcode_docs`] over `count` documents that `doc(i)` hands out in order (a caller that
+/// checks each document's bytes as it goes, e.g. a table of views into buffers, lists none).
+/// `Ok(false)` when `doc` returns `None` for any document, even one after a document that
+/// fails: the whole batch is then declined (the output is left unspecified; the caller
+/// discards it). Otherwise the output and the error are [`transcode_docs`]'s on the list of
+/// the documents, which the tests hold it to.
+pub fn transcode_each<'a>(
+    tc: &mut Transcoder,
+    count: usize,
+    doc: impl FnMut(usize) -> Option<&'a [u8]>,
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<bool, BatchError> {
+    // One loop per layout, so the separators are constants in it.
+    match layout {
+        Layout::Array => each(tc, count, doc, options, Layout::Array, result),
+        Layout::Lines => each(tc, count, doc, options, Layout::Lines, result),
+        Layout::Bare => each(tc, count, doc, options, Layout::Bare, result),
+    }
+}
+
+#[inline(always)]
+fn each<'a>(
+    tc: &mut Transcoder,
+    count: usize,
+    mut doc: impl FnMut(usize) -> Option<&'a [u8]>,
+    options: &Options,
+    layout: Layout,
+    result: &mut BatchOutput,
+) -> Result<bool, BatchError> {
+    open_batch(layout, result);
+    for i in 0..count {
+        let Some(bytes) = doc(i) else {
+            return Ok(false);
+        };
+        if let Err(error) = add_doc(tc, bytes, (i, i == 0), options, layout, result) {
+            // The error stands only if every later document is there too.
+            if (i + 1..count).any(|k| doc(k).is_none()) {
+                return Ok(false);
+            }
+            return Err(BatchError {
+                index: i,
+                doc_offset: 0,
+                error,
+            });
+        }
+    }
+    close_batch(layout, count > 0, result);
+    Ok(true)
+}
+
 /// [`add_doc`] on `doc` shaped by `shape` into `bufs` (the shaped document and the pass's
 /// scratch).
 #[allow(clippy::too_many_arguments)]
@@ -130,7 +182,7 @@ pub(crate) fn open_batch(layout: Layout, result: &mut BatchOutput) {
 
 /// Transcodes one document onto `result`: `first` if it opens the output, recorded (for
 /// regexes and repaired objects) as document `index`.
-#[inline]
+#[inline(always)]
 pub(crate) fn add_doc(
     tc: &mut Transcoder,
     doc: &[u8],
@@ -314,6 +366,73 @@ pub fn transcode_docs_parallel_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `transcode_each` against its twin, `transcode_docs` on the list: the same output,
+    /// offsets, regexes and error, and `Ok(false)` exactly when some document is missing,
+    /// even after one that fails.
+    #[test]
+    fn each_equals_the_list() {
+        let a1: &[u8] = &[12, 0, 0, 0, 0x10, b'a', 0, 1, 0, 0, 0, 0];
+        let re: &[u8] = &[12, 0, 0, 0, 0x0b, b'r', 0, b'x', 0, b'i', 0, 0];
+        let bad: &[u8] = &[12, 0, 0, 0, 0x10, b'a', 0, 1, 0, 0, 0, 1]; // no final NUL
+        let small = Options {
+            max_output_bytes: 20,
+            ..Options::default()
+        };
+        let lists: Vec<Vec<&[u8]>> = vec![
+            vec![],
+            vec![a1],
+            vec![a1, re, a1, a1],
+            vec![a1, bad, a1],
+            vec![bad],
+            vec![a1, a1, bad],
+        ];
+        for docs in &lists {
+            for opts in [&Options::default(), &small] {
+                for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
+                    let mut want = BatchOutput::default();
+                    let w =
+                        transcode_docs(&mut Transcoder::new(), docs, 0, opts, layout, &mut want);
+                    let mut got = BatchOutput::default();
+                    let g = transcode_each(
+                        &mut Transcoder::new(),
+                        docs.len(),
+                        |i| docs.get(i).copied(),
+                        opts,
+                        layout,
+                        &mut got,
+                    );
+                    let whole = docs.len() == 4 && opts.max_output_bytes > 20;
+                    assert!(!whole || g == Ok(true), "{g:?}");
+                    match (w, g) {
+                        (Ok(()), Ok(true)) => {
+                            assert_eq!(want.out, got.out);
+                            assert_eq!(want.offsets, got.offsets);
+                            assert_eq!(want.regexes.len(), got.regexes.len());
+                            if whole {
+                                assert_eq!(got.regexes.len(), 1);
+                            }
+                        }
+                        (Err(x), Err(y)) => assert_eq!(x, y),
+                        (w, g) => panic!("{docs:?} {layout:?}: {w:?} against {g:?}"),
+                    }
+                    // Any document missing declines the batch, before or after a failing one.
+                    for gap in 0..docs.len() {
+                        let mut r = BatchOutput::default();
+                        let g = transcode_each(
+                            &mut Transcoder::new(),
+                            docs.len(),
+                            |i| if i == gap { None } else { docs.get(i).copied() },
+                            opts,
+                            layout,
+                            &mut r,
+                        );
+                        assert_eq!(g, Ok(false), "{docs:?} {layout:?} gap {gap}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn empty_batch() {

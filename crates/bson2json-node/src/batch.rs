@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use bson2json_core::batch::{
-    transcode_docs_parallel_with, transcode_docs_with, BatchError, BatchOutput, Layout,
+    transcode_docs_parallel_with, transcode_docs_with, transcode_each, BatchError, BatchOutput,
+    Layout,
 };
 use bson2json_core::concat::{split_concatenated, transcode_concatenated};
 use bson2json_core::csv::{self, CsvFields};
@@ -345,15 +346,15 @@ fn batch_result<'env>(
 /// lib/native builds in JavaScript (reading each element's `buffer`, `byteOffset` and
 /// `byteLength` there costs a fraction of the two Node-API calls and the element read per
 /// document of `transcodeBatch`): `buffers` holds the distinct `ArrayBuffer`s, `table` (a
-/// `Float64Array`) per document the index of its buffer, its byte offset and its byte
-/// length. Returns `undefined`, having transcoded nothing, unless every buffer is a plain
-/// `ArrayBuffer` and every range lies in its buffer as it stands now
-/// ([`node_api::borrow_views`]): the wrapper then calls `transcodeBatch` with the elements,
-/// the plain twin this call must agree with.
+/// `Uint32Array`) per document the index of its buffer, its byte offset and its byte
+/// length. Returns `undefined` unless every buffer is a plain `ArrayBuffer` and every range a
+/// non-empty one in its buffer as it stands now ([`node_api::Views`]; checked as each document
+/// is transcoded, and to the end of the table when one fails): the wrapper then calls
+/// `transcodeBatch` with the elements, the plain twin this call must agree with.
 #[napi(
     js_name = "transcodeBatchViews",
     catch_unwind,
-    ts_args_type = "buffers: ArrayBuffer[], table: Float64Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_args_type = "buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue | undefined"
 )]
 pub fn transcode_batch_views<'env>(
@@ -382,15 +383,43 @@ pub fn transcode_batch_views<'env>(
         values.push(node_api::get_element(env, list, i)?);
     }
     #[allow(unsafe_code)]
-    // SAFETY: read only by the transcoder in `run_on_thread` and dropped right after it, before
-    // the first step that can run JavaScript (the regex check, the result).
-    let docs =
-        unsafe { node_api::borrow_views(env, &values, Value::of_unknown(&table), count as usize) };
-    let Some(docs) = docs else {
-        return Ok(node_api::undefined(env)?.into_unknown(env));
+    // SAFETY: read only by the transcoder below and dropped right after it, before the first
+    // step that can run JavaScript (the regex check, the result).
+    let views =
+        unsafe { node_api::Views::new(env, &values, Value::of_unknown(&table), count as usize) };
+    let declined = || Ok(node_api::undefined(env)?.into_unknown(env));
+    let Some(views) = views else {
+        return declined();
     };
-    let (outcome, r) = run_on_thread(&docs, None, shape, &opts, layout, threads);
-    drop(docs);
+    let (outcome, r) = if shape.is_none() && threads <= 1 {
+        // Each row checked as it is transcoded, with no list of the documents.
+        let mut r = take_output(0);
+        let outcome = STATE.with(|s| {
+            let tc = &mut s.borrow_mut().transcoder;
+            transcode_each(
+                tc,
+                views.count(),
+                |i| views.doc(i),
+                &opts,
+                layout.core(),
+                &mut r,
+            )
+        });
+        match outcome {
+            Ok(false) => {
+                keep_output(r);
+                return declined();
+            }
+            Ok(true) => (Ok(()), r),
+            Err(e) => (Err(e), r),
+        }
+    } else {
+        let Some(docs) = node_api::borrow_views(&views) else {
+            return declined();
+        };
+        run_on_thread(&docs, None, shape, &opts, layout, threads)
+    };
+    drop(views);
     batch_result(env, outcome, r, layout)
 }
 

@@ -509,68 +509,80 @@ fn arraybuffer_memory(env: &Env, v: Value) -> Option<(*const u8, usize)> {
     ))
 }
 
-/// The documents of a batch given as a views table (the wrapper's `transcodeBatch` for an array
-/// of `Uint8Array`s): `table` is a `Float64Array` whose first `3 * count` numbers are, per
+/// A batch given as a views table (the wrapper's `transcodeBatch` for an array of
+/// `Uint8Array`s): `table` is a `Uint32Array` whose first `3 * count` numbers are, per
 /// document, the index of its `ArrayBuffer` in `buffers`, its byte offset and its byte length.
-/// `None` unless every buffer is a plain `ArrayBuffer` and every range a non-empty one inside its
-/// buffer as the buffer stands now (a range of a detached or shrunk buffer is not): the caller
-/// then takes the element-by-element path, which reports such documents as it always has.
-/// One lookup per distinct buffer instead of two Node-API calls and an element read per
-/// document.
-///
-/// # Safety
-/// As [`borrow_bytes`]: no JavaScript may run while the result is alive.
-pub(crate) unsafe fn borrow_views<'a>(
-    env: &Env,
-    buffers: &[Value],
-    table: Value,
+/// [`Views::doc`] checks each row against its buffer as the buffer stood when the views were
+/// taken. One lookup per distinct buffer instead of two Node-API calls and an element read
+/// per document.
+pub(crate) struct Views<'a> {
+    /// Each buffer's `(data, len)`.
+    memory: Vec<(*const u8, usize)>,
+    rows: *const u32,
     count: usize,
-) -> Option<Vec<&'a [u8]>> {
-    let mut memory = Vec::with_capacity(buffers.len());
-    for &b in buffers {
-        memory.push(arraybuffer_memory(env, b)?);
+    bytes: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl<'a> Views<'a> {
+    /// The views of `table` into `buffers`; `None` unless every buffer is a plain `ArrayBuffer`
+    /// and `table` a `Uint32Array` of at least `3 * count` numbers.
+    ///
+    /// # Safety
+    /// As [`borrow_bytes`]: no JavaScript may run while the result, or a slice that
+    /// [`Views::doc`] returns, is alive.
+    pub(crate) unsafe fn new(
+        env: &Env,
+        buffers: &[Value],
+        table: Value,
+        count: usize,
+    ) -> Option<Self> {
+        let mut memory = Vec::with_capacity(buffers.len());
+        for &b in buffers {
+            memory.push(arraybuffer_memory(env, b)?);
+        }
+        let (data, len, _) = typed_array_info(env, table, sys::TypedarrayType::uint32_array)?;
+        if count.checked_mul(3).is_none_or(|n| n > len) || (count > 0 && data.is_null()) {
+            return None;
+        }
+        Some(Views {
+            memory,
+            rows: data.cast_const().cast::<u32>(),
+            count,
+            bytes: std::marker::PhantomData,
+        })
     }
-    let (data, len, _) = typed_array_info(env, table, sys::TypedarrayType::float64_array)?;
-    if count.checked_mul(3).is_none_or(|n| n > len) || (count > 0 && data.is_null()) {
-        return None;
+
+    /// How many documents the table holds.
+    pub(crate) fn count(&self) -> usize {
+        self.count
     }
-    let numbers = data.cast_const().cast::<f64>();
-    // Each row's three numbers must be whole numbers in `0..=2^53`. The range is checked
-    // first, for the three at once (NaN fails it), so each conversion is one instruction with
-    // no saturation fix-ups (`as u64` costs ~25 instructions a number, most of a small
-    // document's table cost); the round trip then holds only for a whole number (and -0,
-    // which is 0). No `fract`: a call into libm per number.
-    const MAX: f64 = 9_007_199_254_740_992.0;
-    let mut docs = Vec::with_capacity(count);
-    for i in 0..count {
-        // SAFETY: `3 * count <= len` numbers are readable at `numbers` (the table's own
-        // length, checked above); unaligned reads, so no alignment is assumed.
-        let [b, o, n] = [0, 1, 2].map(|k| unsafe { numbers.add(3 * i + k).read_unaligned() });
-        // `&`, not `&&`: one branch for the row
-        if !((b >= 0.0) & (o >= 0.0) & (n >= 1.0) & (b <= MAX) & (o <= MAX) & (n <= MAX)) {
+
+    /// Document `i`: `None` unless `i < count` and its row holds a buffer index in range and a
+    /// non-empty range inside that buffer (a range of a detached or shrunk buffer is not).
+    #[inline(always)]
+    pub(crate) fn doc(&self, i: usize) -> Option<&'a [u8]> {
+        if i >= self.count {
             return None;
         }
-        // SAFETY: each is finite and in `0..=2^53` (checked just above), so its truncation
-        // fits an `i64`.
-        let [bi, oi, ni] = [b, o, n].map(|x| unsafe { x.to_int_unchecked::<i64>() });
-        if (bi as f64 != b) | (oi as f64 != o) | (ni as f64 != n) {
+        // SAFETY: `3 * count` numbers are readable at `rows` (the table's own length, checked
+        // in `new`) and `i < count`; unaligned reads, so no alignment is assumed.
+        let [b, o, n] =
+            [0, 1, 2].map(|k| unsafe { self.rows.add(3 * i + k).read_unaligned() } as usize);
+        let &(base, size) = self.memory.get(b)?;
+        // `|`, not `||`: one branch
+        if (n == 0) | (o > size) || size - o < n {
             return None;
         }
-        // not negative (checked above); a usize holds them on 64-bit targets
-        let [b, o, n] = [bi, oi, ni].map(|x| usize::try_from(x as u64).ok());
-        let (Some(b), Some(o), Some(n)) = (b, o, n) else {
-            return None;
-        };
-        let &(base, size) = memory.get(b)?;
-        if o > size || size - o < n {
-            return None;
-        }
-        // SAFETY: Node-API reports `size` readable bytes at `base` for this `ArrayBuffer`
+        // SAFETY: Node-API reported `size` readable bytes at `base` for this `ArrayBuffer`
         // (`n >= 1` and `o + n <= size`, so it is non-empty and `base` is not null), and they
-        // stay so while no JavaScript runs (the caller's contract).
-        docs.push(unsafe { std::slice::from_raw_parts(base.add(o), n) });
+        // stay so while no JavaScript runs (the contract of `new`).
+        Some(unsafe { std::slice::from_raw_parts(base.add(o), n) })
     }
-    Some(docs)
+}
+
+/// Every document of `views`, or `None` if any row is not one ([`Views::doc`]).
+pub(crate) fn borrow_views<'a>(views: &Views<'a>) -> Option<Vec<&'a [u8]>> {
+    (0..views.count()).map(|i| views.doc(i)).collect()
 }
 
 /// Copies `bytes` into the `Uint8Array` `target` at byte `offset` if they fit: `Ok(true)`;
