@@ -3,7 +3,7 @@
 // --instructions uses it. Tested by __test__/callgrind-split.spec.ts.
 
 /** V8's garbage collector's functions (by name; the roots' visits included). */
-export const GC_FN = /^(v8::internal::|cppgc::|heap::base::)\S*?(Heap::|Heap\w*::|HeapVisitor|Scaveng|Marking|MarkCompact|Sweep|Evacuat|Compact|GC|Remembered|SlotSet|TypedSlot|Page::|MemoryChunk|MemoryAllocator|MemoryReducer|::Iterate|RootVisitor|ObjectVisitor|WeakObjects|ClearWeak|PointersUpdating|LocalAllocat|AllocationObserver|Safepoint|ArrayBufferSweeper|EphemeronTable|Minor|Pretenuring|StringTableCleaner|FreeList|BodyDescriptor|Space\w*::|Worklist)/
+export const GC_FN = /^(v8::internal::|cppgc::|heap::base::)\S*?(Heap::|Heap\w*::|HeapVisitor|Scaveng|Marking|MarkCompact|Sweep|Evacuat|Compact|GC|Remembered|SlotSet|TypedSlot|Page::|MemoryChunk|MemoryAllocator|MemoryReducer|::Iterate|RootVisitor|ObjectVisitor|WeakObjects|ClearWeak|PointersUpdating|LocalAllocat|AllocationObserver|Safepoint|ArrayBufferSweeper|EphemeronTable|Minor|Pretenuring|StringTableCleaner|FreeList|BodyDescriptor|Space\w*::|Worklist|MarkBit|NeedsResetDueToFlushedBytecode|TqRuntimeFieldSlice)/
 /** V8's compilers' functions: TurboFan, Maglev, Sparkplug, the parser and bytecode generator. */
 export const JIT_FN = /^v8::internal::(compiler::|maglev::|baseline::|turboshaft::|interpreter::|Parser|ParserBase|PreParser|Scanner|AstNode|AstValue|Ast\w+::|DeclarationScope|Scope::|Zone|AccountingAllocator|Compiler::|OptimizingCompileDispatcher|\w*CompilationJob|BackgroundCompileTask|LazyCompileDispatcher|SharedFunctionInfo::EnsureSourcePositions|FeedbackVector::New|CodeDesc|Assembler|MacroAssembler|RelocIterator|SourcePositionTableBuilder|OSROptimizedCodeCache|Deoptimizer|TranslatedState|JSHeapBroker)/
 

@@ -8,7 +8,8 @@
 //     [--runs R] [--ways a,b]   (the same four ways in instructions per event under valgrind's callgrind: independent of
 //     the machine's load; each way in R child processes, W warm-up passes of B-event replies, P measured passes, the
 //     median run; each count split into V8's GC, V8's compilers and the rest. CALLGRIND_DIR=DIR keeps each run's
-//     profile there for callgrind_annotate; CS_NODE_FLAGS='--flag ...' passes V8 flags to the children)
+//     profile there for callgrind_annotate; CS_NODE_FLAGS='--flag ...' passes V8 flags to the children;
+//     --prefetch N: watch()'s prefetch for the bson2json readers, in --per-event)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
 // The test server runs in a CHILD process (tools/test-server/cli.js) so process.cpuUsage() measures
@@ -39,6 +40,8 @@ const BATCH = 1000
 const SIZES = [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]].filter(([, bytes]) => !args.includes('--size') || bytes === 1024 * Number(args[args.indexOf('--size') + 1]))
 // `--ways perEvent,batches`: only these readers under --instructions (the others print as NaN)
 const WAYS = args.includes('--ways') ? args[args.indexOf('--ways') + 1].split(',') : ['perEvent', 'batches', 'driver', 'floor']
+// `--prefetch N`: watch()'s prefetch for the bson2json readers of --per-event (else its default)
+const PREFETCH = args.includes('--prefetch') ? { prefetch: Number(args[args.indexOf('--prefetch') + 1]) } : {}
 const ROUNDS = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : quick ? 1 : 3
 
 async function startChild() {
@@ -183,7 +186,7 @@ async function prefetchGain() {
 /** The four readers of the per-event comparison, over one database handle, `batch` events a reply. */
 function makeWays(db, batch = BATCH) {
   const { Long } = require('bson')
-  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: batch, maxAwaitTimeMS: 200 })
+  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: batch, maxAwaitTimeMS: 200, ...PREFETCH })
   return {
     async perEvent(coll, T0, n) {
       let seen = 0
@@ -276,6 +279,7 @@ async function perEventInstructions(uri, db, client, stop) {
         String(WARM_BATCH),
         String(passes),
         `${out}.mark`,
+        ...(PREFETCH.prefetch === undefined ? [] : ['--prefetch', String(PREFETCH.prefetch)]),
       ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     )
