@@ -183,10 +183,13 @@ async function prefetchGain() {
   return { n, rows }
 }
 
-/** The four readers of the per-event comparison, over one database handle, `batch` events a reply. */
-function makeWays(db, batch = BATCH) {
+/**
+ * The four readers of the per-event comparison, over one database handle, `size.batch` events a
+ * reply (the same functions for any size, so that what V8 learnt in a warm-up holds).
+ */
+function makeWays(db, size = { batch: BATCH }) {
   const { Long } = require('bson')
-  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: batch, maxAwaitTimeMS: 200, ...PREFETCH })
+  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: size.batch, maxAwaitTimeMS: 200, ...PREFETCH })
   return {
     async perEvent(coll, T0, n) {
       let seen = 0
@@ -207,9 +210,9 @@ function makeWays(db, batch = BATCH) {
       }
       return bytes
     },
-    driver: (coll, T0, n) => drainDriver(coll, T0, n, batch),
+    driver: (coll, T0, n) => drainDriver(coll, T0, n, size.batch),
     async floor(coll, T0, n) {
-      let r = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: T0 } }], cursor: { batchSize: batch } }, { raw: true })
+      let r = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: T0 } }], cursor: { batchSize: size.batch } }, { raw: true })
       let seen = 0
       let bytes = 0
       for (;;) {
@@ -217,7 +220,7 @@ function makeWays(db, batch = BATCH) {
         for (const j of b.docs) bytes += j.length
         seen += b.count
         if (seen >= n) break
-        r = await db.command({ getMore: Long.fromBigInt(b.id), collection: coll.collectionName, batchSize: batch, maxTimeMS: 200 }, { raw: true })
+        r = await db.command({ getMore: Long.fromBigInt(b.id), collection: coll.collectionName, batchSize: size.batch, maxTimeMS: 200 }, { raw: true })
       }
       return bytes
     },
@@ -355,15 +358,19 @@ async function csChild() {
   const { openSync, fsyncSync, closeSync } = await import('node:fs')
   const client = await MongoClient.connect(uri)
   const db = client.db('b2j_bench_cs_cpu')
-  const ways = makeWays(db)
-  const warmWays = makeWays(db, Number(warmBatch))
+  const size = { batch: Number(warmBatch) }
+  const ways = makeWays(db, size)
   const T0 = new Timestamp({ t: Number(t), i: Number(i) })
-  for (let p = 0; p < Number(warm); p++) await warmWays[way](db.collection(name), T0, Number(n))
-  // A full collection, so that each run's measured passes start from the same heap; it drops
-  // optimized code that held objects now dead (V8's "weak objects" deoptimization), which the
-  // pass after it, at the measured batch size, optimizes again.
+  const pass = () => ways[way](db.collection(name), T0, Number(n))
+  for (let p = 0; p < Number(warm); p++) await pass()
+  // A full collection, so that each run's measured passes start from the same heap. It also
+  // drops optimized code that held objects now dead (V8's "weak objects" deoptimization): two
+  // more passes in small replies, and one in the measured size, before the marks.
   globalThis.gc?.()
-  await ways[way](db.collection(name), T0, Number(n))
+  await pass()
+  await pass()
+  size.batch = BATCH
+  await pass()
   // under perEventInstructions: instrumentation is turned on between `warm` and `go`
   if (!process.stdin.isTTY) {
     const go = readline.createInterface({ input: process.stdin })
@@ -379,7 +386,7 @@ async function csChild() {
   fsyncSync(fd)
   for (let p = 0; p < Number(passes); p++) {
     if (process.env.CS_PASS_MARKS) console.error(`-- measured pass ${p + 1}`)
-    await ways[way](db.collection(name), T0, Number(n))
+    await pass()
   }
   fsyncSync(fd)
   closeSync(fd)
