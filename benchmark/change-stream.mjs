@@ -4,9 +4,12 @@
 //   node benchmark/change-stream.mjs [--events N] [--quick]
 //   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N] [--size 1|10]   (client CPU per event, and the floor;
 //     --size: only the ~1 KB or ~10 KB events)
-//   node benchmark/change-stream.mjs --per-event --instructions [--rounds N] [--warmup W] [--ways a,b] (the same four ways in
-//     instructions per event under valgrind's callgrind: independent of the machine's load;
-//     CALLGRIND_DIR=DIR keeps each run's profile there for callgrind_annotate)
+//   node benchmark/change-stream.mjs --per-event --instructions [--events N] [--rounds P] [--warmup W] [--warmup-batch B]
+//     [--runs R] [--ways a,b]   (the same four ways in instructions per event under valgrind's callgrind: independent of
+//     the machine's load; each way in R child processes, W warm-up passes of B-event replies, P measured passes, the
+//     median run; each count split into V8's GC, V8's compilers and the rest. CALLGRIND_DIR=DIR keeps each run's
+//     profile there for callgrind_annotate; CS_NODE_FLAGS='--flag ...' passes V8 flags to the children;
+//     --prefetch N: watch()'s prefetch for the bson2json readers, in --per-event)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
 // The test server runs in a CHILD process (tools/test-server/cli.js) so process.cpuUsage() measures
@@ -14,11 +17,14 @@
 // (startAtOperationTime) with each reader, in alternating order, best of 3.
 // The prefetch section uses an in-process test server with a 20 ms delay injected on every
 // change-stream getMore and a consumer doing ~15 ms of (async) I/O per batch.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
+
+import { splitProfile } from './callgrind-split.mjs'
 
 const require = createRequire(import.meta.url)
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -34,6 +40,8 @@ const BATCH = 1000
 const SIZES = [['~1 KB', 1024, 10000], ['~10 KB', 10240, 2000]].filter(([, bytes]) => !args.includes('--size') || bytes === 1024 * Number(args[args.indexOf('--size') + 1]))
 // `--ways perEvent,batches`: only these readers under --instructions (the others print as NaN)
 const WAYS = args.includes('--ways') ? args[args.indexOf('--ways') + 1].split(',') : ['perEvent', 'batches', 'driver', 'floor']
+// `--prefetch N`: watch()'s prefetch for the bson2json readers of --per-event (else its default)
+const PREFETCH = args.includes('--prefetch') ? { prefetch: Number(args[args.indexOf('--prefetch') + 1]) } : {}
 const ROUNDS = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : quick ? 1 : 3
 
 async function startChild() {
@@ -89,8 +97,8 @@ async function drainOurs(coll, T0, n) {
   return bytes
 }
 
-async function drainDriver(coll, T0, n) {
-  const ds = coll.watch([], { startAtOperationTime: T0, batchSize: BATCH, maxAwaitTimeMS: 200 })
+async function drainDriver(coll, T0, n, batch = BATCH) {
+  const ds = coll.watch([], { startAtOperationTime: T0, batchSize: batch, maxAwaitTimeMS: 200 })
   let bytes = 0
   let seen = 0
   for await (const ev of ds) {
@@ -175,10 +183,13 @@ async function prefetchGain() {
   return { n, rows }
 }
 
-/** The four readers of the per-event comparison, over one database handle. */
-function makeWays(db) {
+/**
+ * The four readers of the per-event comparison, over one database handle, `size.batch` events a
+ * reply (the same functions for any size, so that what V8 learnt in a warm-up holds).
+ */
+function makeWays(db, size = { batch: BATCH }) {
   const { Long } = require('bson')
-  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: BATCH, maxAwaitTimeMS: 200 })
+  const opts = (T0) => ({ startAtOperationTime: T0, batchSize: size.batch, maxAwaitTimeMS: 200, ...PREFETCH })
   return {
     async perEvent(coll, T0, n) {
       let seen = 0
@@ -199,9 +210,9 @@ function makeWays(db) {
       }
       return bytes
     },
-    driver: drainDriver,
+    driver: (coll, T0, n) => drainDriver(coll, T0, n, size.batch),
     async floor(coll, T0, n) {
-      let r = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: T0 } }], cursor: { batchSize: BATCH } }, { raw: true })
+      let r = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: T0 } }], cursor: { batchSize: size.batch } }, { raw: true })
       let seen = 0
       let bytes = 0
       for (;;) {
@@ -209,7 +220,7 @@ function makeWays(db) {
         for (const j of b.docs) bytes += j.length
         seen += b.count
         if (seen >= n) break
-        r = await db.command({ getMore: Long.fromBigInt(b.id), collection: coll.collectionName, batchSize: BATCH, maxTimeMS: 200 }, { raw: true })
+        r = await db.command({ getMore: Long.fromBigInt(b.id), collection: coll.collectionName, batchSize: size.batch, maxTimeMS: 200 }, { raw: true })
       }
       return bytes
     },
@@ -218,67 +229,167 @@ function makeWays(db) {
 
 /**
  * `--instructions`: each way drains the same pre-written events in a child Node process under
- * callgrind, once with WARMUP passes (connecting, loading, compiling) and once with
- * WARMUP + ROUNDS passes; the difference over ROUNDS × N is its instructions per event, every thread
- * of the client counted (GC helpers included), none of the server's. Unlike CPU time this does
- * not move with the machine's load, so the ratios to the floor settle to a percent or two.
+ * callgrind: WARMUP passes (connecting, loading, compiling), a full garbage collection, then ROUNDS
+ * measured passes between two fsync(2) marks, where callgrind cuts its counts
+ * (`--dump-before=fsync`). Every thread of the client is counted (GC helpers and V8's concurrent
+ * compilers included), none of the server's. RUNS children per way, the median of each figure.
+ * Each count is split into V8's garbage collection, V8's compilers and the rest ("code": the
+ * readers' JavaScript, the driver, the addon, Node's I/O) by the inclusive cost of their entry
+ * points on the main thread and the other threads' totals (see `splitProfile`), so a collection
+ * or a tier-up landing in one run shows as such. Unlike CPU time this does not move with the
+ * machine's load.
  */
 async function perEventInstructions(uri, db, client, stop) {
-  const { spawnSync } = await import('node:child_process')
-  const passes = Math.max(1, args.includes('--rounds') ? ROUNDS : 2)
-  // V8 still compiles the readers' hot functions during the first pass or two (TurboFan shows in
-  // a second pass's profile): both runs drain WARMUP passes first.
+  const os = await import('node:os')
+  const passes = Math.max(1, args.includes('--rounds') ? ROUNDS : 4)
+  // V8 still compiles the readers' hot functions during the first passes (TurboFan shows in a
+  // second pass's profile): the measured passes come after WARMUP.
   const WARMUP = args.includes('--warmup') ? Number(args[args.indexOf('--warmup') + 1]) : 3
-  const count = (name, t0, n, way, k) => {
-    const r = spawnSync(
+  // The per-batch code (each reader's batch handling, the driver's command path) runs once per
+  // reply: the warm-up's replies are smaller (WARM_BATCH events), so that it runs ten times as
+  // often there and V8 has optimized it before the measured passes.
+  const WARM_BATCH = args.includes('--warmup-batch') ? Number(args[args.indexOf('--warmup-batch') + 1]) : BATCH / 10
+  const RUNS = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 3
+  // extra Node options for the children (e.g. `--max-semi-space-size=16`)
+  const nodeFlags = (process.env.CS_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+  const dir = process.env.CALLGRIND_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'cs-callgrind-'))
+  const count = async (name, t0, n, way, run) => {
+    const out = path.join(dir, `${way}-${n}-${run}.out`)
+    // Start-up and warm-up run uninstrumented (`--instr-atstart=no`, several times faster);
+    // when the child says it is warm, callgrind_control turns instrumentation on and the child
+    // goes on to the marks.
+    const child = spawn(
       'valgrind',
-      ['--tool=callgrind', `--callgrind-out-file=${process.env.CALLGRIND_DIR ? `${process.env.CALLGRIND_DIR}/${way}-${n}-${k}.out` : '/dev/null'}`, process.execPath, fileURLToPath(import.meta.url), '--cs-child', uri, name, String(t0.t), String(t0.i), String(n), way, String(k)],
-      { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 },
+      [
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        '--separate-threads=no',
+        '--dump-instr=no',
+        '--dump-before=fsync',
+        `--callgrind-out-file=${out}`,
+        process.execPath,
+        '--expose-gc',
+        ...nodeFlags,
+        fileURLToPath(import.meta.url),
+        '--cs-child',
+        uri,
+        name,
+        String(t0.t),
+        String(t0.i),
+        String(n),
+        way,
+        String(WARMUP),
+        String(WARM_BATCH),
+        String(passes),
+        `${out}.mark`,
+        ...(PREFETCH.prefetch === undefined ? [] : ['--prefetch', String(PREFETCH.prefetch)]),
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
     )
-    const m = /Collected : (\d+)/.exec(r.stderr ?? '')
-    if (r.status !== 0 || !m) throw new Error(`${way} under callgrind: exit ${r.status ?? r.error?.message}, ${(r.stderr ?? '').slice(-500)}`)
-    return Number(m[1])
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr = (stderr + d).slice(-4000)))
+    const lines = readline.createInterface({ input: child.stdout })
+    lines.on('line', (line) => {
+      if (line !== 'warm') return
+      const c = spawnSync('callgrind_control', ['-i', 'on', String(child.pid)], { encoding: 'utf8' })
+      if (c.status !== 0) console.error(`callgrind_control: ${c.stdout}${c.stderr}`)
+      child.stdin.end('go\n')
+    })
+    const status = await new Promise((resolve) => child.once('exit', resolve))
+    if (status !== 0) throw new Error(`${way} under callgrind: exit ${status}, ${stderr.slice(-500)}`)
+    // part 2: between the two marks
+    if (!existsSync(`${out}.2`)) throw new Error(`${way} under callgrind: no profile between the marks in ${dir}`)
+    const s = splitProfile(readFileSync(`${out}.2`, 'utf8'))
+    if (!process.env.CALLGRIND_DIR) for (const f of readdirSync(dir).filter((f) => f.startsWith(path.basename(out)))) rmSync(path.join(dir, f))
+    const k = passes * n
+    return { total: s.total / k, gc: s.gc / k, jit: s.jit / k, code: s.code / k }
   }
+  const med = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const rows = []
   try {
     for (const [label, bytes, n0] of SIZES) {
       const n = argN || (quick ? n0 / 4 : n0)
       const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
-      const per = { perEvent: NaN, batches: NaN, driver: NaN, floor: NaN }
-      for (const way of WAYS) {
-        const warm = count(coll.collectionName, T0, n, way, WARMUP)
-        const all = count(coll.collectionName, T0, n, way, WARMUP + passes)
-        per[way] = (all - warm) / (passes * n)
-        console.error(`${label} ${way}: ${Math.round(per[way])} instructions an event`)
+      const per = {}
+      for (const way of ['perEvent', 'batches', 'driver', 'floor']) per[way] = { total: NaN, gc: NaN, jit: NaN, code: NaN, runs: [] }
+      // the ways alternate within each run, so that a drift of the server's state spreads over all
+      for (let run = 0; run < RUNS; run++) {
+        for (const way of run % 2 ? WAYS.slice().reverse() : WAYS) {
+          const c = await count(coll.collectionName, T0, n, way, run)
+          per[way].runs.push(c)
+          console.error(`${label} ${way} run ${run + 1}: ${Math.round(c.total)} instructions an event (code ${Math.round(c.code)}, GC ${Math.round(c.gc)}, compilers ${Math.round(c.jit)})`)
+        }
       }
+      for (const way of WAYS) for (const f of ['total', 'gc', 'jit', 'code']) per[way][f] = med(per[way].runs.map((c) => c[f]))
       rows.push({ label, n, per })
     }
   } finally {
+    if (!process.env.CALLGRIND_DIR) rmSync(dir, { recursive: true, force: true })
     await db.dropDatabase().catch(() => {})
     await client.close()
     stop()
   }
-  console.log(`\n### client instructions per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, callgrind, ${passes} passes after ${WARMUP} of warm-up, Node ${process.version})\n`)
+  const flags = nodeFlags.length ? `, node ${nodeFlags.join(' ')}` : ''
+  console.log(`\n### client instructions per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, callgrind, ${passes} measured passes after ${WARMUP} of warm-up in ${WARM_BATCH}-event replies, a full GC and one more pass, median of ${RUNS} child runs, Node ${process.version}${flags})\n`)
   console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | per event / floor | batches() / floor |')
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  const k = (x) => fmt(Math.round(x))
   for (const { label, n, per: p } of rows) {
-    const k = (x) => fmt(Math.round(x))
-    console.log(
-      `| ${label} | ${n} | ${k(p.perEvent)} | ${k(p.batches)} | ${k(p.driver)} | ${k(p.floor)} | ${(p.driver / p.perEvent).toFixed(2)}x | ${(p.perEvent / p.floor).toFixed(2)}x | ${(p.batches / p.floor).toFixed(2)}x |`,
-    )
+    const r = (f) => `| ${label}: ${f} | ${n} | ${k(p.perEvent[f])} | ${k(p.batches[f])} | ${k(p.driver[f])} | ${k(p.floor[f])} | ${(p.driver[f] / p.perEvent[f]).toFixed(2)}x | ${(p.perEvent[f] / p.floor[f]).toFixed(2)}x | ${(p.batches[f] / p.floor[f]).toFixed(2)}x |`
+    console.log(r('total'))
+    console.log(r('code'))
+    console.log(`| ${label}: GC + compilers | ${n} | ${k(p.perEvent.gc + p.perEvent.jit)} | ${k(p.batches.gc + p.batches.jit)} | ${k(p.driver.gc + p.driver.jit)} | ${k(p.floor.gc + p.floor.jit)} | | | |`)
+  }
+  console.log('\nEach run (total / code per event):\n')
+  for (const { label, per: p } of rows) {
+    for (const way of WAYS) console.log(`- ${label} ${way}: ${p[way].runs.map((c) => `${k(c.total)} / ${k(c.code)}`).join(', ')}`)
   }
 }
 
-/** `--cs-child URI COLL T I N WAY PASSES`: one way, PASSES times, for perEventInstructions. */
+/**
+ * `--cs-child URI COLL T I N WAY WARMUP PASSES MARK`: one way, WARMUP times, then a full garbage
+ * collection (with `--expose-gc`), then PASSES times between two fsync(2) of MARK, where
+ * callgrind cuts its counts; for perEventInstructions.
+ */
 async function csChild() {
   const at = args.indexOf('--cs-child')
-  const [uri, name, t, i, n, way, k] = args.slice(at + 1, at + 8)
+  const [uri, name, t, i, n, way, warm, warmBatch, passes, mark] = args.slice(at + 1, at + 11)
   const { Timestamp } = require('bson')
+  const { openSync, fsyncSync, closeSync } = await import('node:fs')
   const client = await MongoClient.connect(uri)
   const db = client.db('b2j_bench_cs_cpu')
-  const ways = makeWays(db)
+  const size = { batch: Number(warmBatch) }
+  const ways = makeWays(db, size)
   const T0 = new Timestamp({ t: Number(t), i: Number(i) })
-  for (let p = 0; p < Number(k); p++) await ways[way](db.collection(name), T0, Number(n))
+  const pass = () => ways[way](db.collection(name), T0, Number(n))
+  for (let p = 0; p < Number(warm); p++) await pass()
+  // A full collection, so that each run's measured passes start from the same heap. It also
+  // drops optimized code that held objects now dead (V8's "weak objects" deoptimization): two
+  // more passes in small replies, and one in the measured size, before the marks.
+  globalThis.gc?.()
+  await pass()
+  await pass()
+  size.batch = BATCH
+  await pass()
+  // under perEventInstructions: instrumentation is turned on between `warm` and `go`
+  if (!process.stdin.isTTY) {
+    const go = readline.createInterface({ input: process.stdin })
+    const said = new Promise((resolve) => {
+      go.once('line', resolve)
+      go.once('close', resolve)
+    })
+    console.log('warm')
+    await said
+    go.close()
+  }
+  const fd = openSync(mark, 'w')
+  fsyncSync(fd)
+  for (let p = 0; p < Number(passes); p++) {
+    if (process.env.CS_PASS_MARKS) console.error(`-- measured pass ${p + 1}`)
+    await pass()
+  }
+  fsyncSync(fd)
+  closeSync(fd)
   await client.close()
 }
 
