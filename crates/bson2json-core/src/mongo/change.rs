@@ -9,7 +9,7 @@ use std::ops::Range;
 use crate::bytes::{load_u32, load_u64};
 use crate::element::{DATE_TIME, DOCUMENT, INT32, STRING, TIMESTAMP};
 use crate::error::Error;
-use crate::raw::{top_level_elements, RawElement};
+use crate::raw::{Elements, RawElement};
 
 /// Which document part of an event a [`EventField::Part`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,16 +74,13 @@ fn string(e: &RawElement<'_>) -> Range<usize> {
 /// The `_data` string's content (a range of `token`) when the resume token `token` is exactly
 /// `{ _data: <string> }`, the shape every MongoDB version sends; `None` for any other shape.
 pub fn resume_token_data(token: &[u8]) -> Result<Option<Range<usize>>, Error> {
-    let mut els = Vec::new();
-    top_level_elements(token, &mut els)?;
-    Ok(match els[..] {
-        [RawElement {
-            element_type: STRING,
-            key: b"_data",
-            ..
-        }] => Some(string(&els[0])),
-        _ => None,
-    })
+    // Every element is read (a broken one fails the token), none is collected.
+    let mut only = None;
+    for (k, e) in Elements::new(token)?.enumerate() {
+        let e = e?;
+        only = (k == 0 && e.element_type == STRING && e.key == b"_data").then(|| string(&e));
+    }
+    Ok(only)
 }
 
 /// Lists the routing fields of the change event `ev` (a complete BSON document) into `out`, in
@@ -91,10 +88,13 @@ pub fn resume_token_data(token: &[u8]) -> Result<Option<Range<usize>>, Error> {
 /// Fails only when the event's framing is broken (the error's offset indexes `ev`).
 pub fn change_event_fields(ev: &[u8], out: &mut Vec<EventField>) -> Result<(), Error> {
     out.clear();
-    let mut els = Vec::new();
-    top_level_elements(ev, &mut els)?;
-    let mut sub = Vec::new();
-    for e in &els {
+    // The event's own framing first, whole (its first error is the one reported, before any
+    // error inside a field), then its elements again; nothing is collected.
+    for e in Elements::new(ev)? {
+        e?;
+    }
+    for e in Elements::new(ev)? {
+        let e = e?;
         let v = e.value_start;
         let value = v..e.value_end;
         let field = match (e.key, e.element_type) {
@@ -104,12 +104,15 @@ pub fn change_event_fields(ev: &[u8], out: &mut Vec<EventField>) -> Result<(), E
                     .map(|d| v + d.start..v + d.end);
                 EventField::ResumeToken { doc: value, data }
             }
-            (b"operationType", STRING) => EventField::OperationType(string(e)),
+            (b"operationType", STRING) => EventField::OperationType(string(&e)),
             (b"ns", DOCUMENT) => {
-                top_level_elements(&ev[value.clone()], &mut sub).map_err(|x| x.shifted(v))?;
                 let (mut db, mut coll) = (None, None);
-                for n in sub.iter().filter(|n| n.element_type == STRING) {
-                    let s = string(n);
+                for n in Elements::new(&ev[value.clone()]).map_err(|x| x.shifted(v))? {
+                    let n = n.map_err(|x| x.shifted(v))?;
+                    if n.element_type != STRING {
+                        continue;
+                    }
+                    let s = string(&n);
                     match n.key {
                         b"db" => db = Some(v + s.start..v + s.end),
                         b"coll" => coll = Some(v + s.start..v + s.end),
@@ -128,9 +131,12 @@ pub fn change_event_fields(ev: &[u8], out: &mut Vec<EventField>) -> Result<(), E
             (b"wallTime", DATE_TIME) => EventField::WallTime(load_u64(ev, v) as i64),
             (b"splitEvent", DOCUMENT) => {
                 let doc = &ev[value.clone()];
-                top_level_elements(doc, &mut sub).map_err(|x| x.shifted(v))?;
                 let (mut fragment, mut of) = (None, None);
-                for n in sub.iter().filter(|n| n.element_type == INT32) {
+                for n in Elements::new(doc).map_err(|x| x.shifted(v))? {
+                    let n = n.map_err(|x| x.shifted(v))?;
+                    if n.element_type != INT32 {
+                        continue;
+                    }
                     let x = load_u32(doc, n.value_start) as i32;
                     match n.key {
                         b"fragment" => fragment = Some(x),
@@ -249,6 +255,39 @@ mod tests {
                 coll: None
             }]
         );
+    }
+
+    #[test]
+    fn a_token_is_read_only_in_its_one_shape() {
+        let data = |d: bson::Document| {
+            let b = d.to_vec().unwrap();
+            resume_token_data(&b).unwrap().map(|r| b[r].to_vec())
+        };
+        assert_eq!(data(doc! { "_data": "8263" }), Some(b"8263".to_vec()));
+        assert_eq!(data(doc! { "x": 1, "_data": "8263" }), None);
+        assert_eq!(data(doc! { "_data": "8263", "x": 1 }), None);
+        assert_eq!(data(doc! { "_data": 5 }), None);
+        assert_eq!(data(doc! {}), None);
+        // A broken element after the `_data` string fails the token.
+        let mut b = doc! { "_data": "8263", "x": "y" }.to_vec().unwrap();
+        let at = b.len() - 7; // the length of "y"
+        b[at] = 50;
+        assert!(resume_token_data(&b).is_err());
+    }
+
+    #[test]
+    fn the_events_own_framing_is_reported_before_a_field_inside_it() {
+        // `_id`'s token broken inside (its `_data` string's length) and the event's last
+        // element broken too: the event's own error is the one reported, at its offset.
+        let mut b = doc! { "_id": { "_data": "abc" }, "operationType": "insert" }
+            .to_vec()
+            .unwrap();
+        b[4 + 1 + 4 + 4 + 1 + 6] = 60; // `_data`'s string length
+        let whole = b.len();
+        b[whole - 12] = 90; // `operationType`'s string length
+        let mut out = Vec::new();
+        let e = change_event_fields(&b, &mut out).unwrap_err();
+        assert!(e.offset() > 20, "{e:?}");
     }
 
     #[test]
