@@ -8,20 +8,8 @@
 
 use bson2json_core::{Dialect, Options, Transcoder};
 
-fn doc(body: &[u8]) -> Vec<u8> {
-    let mut d = ((body.len() + 5) as i32).to_le_bytes().to_vec();
-    d.extend_from_slice(body);
-    d.push(0);
-    d
-}
-
-fn member(t: u8, name: &str, value: &[u8]) -> Vec<u8> {
-    let mut m = vec![t];
-    m.extend_from_slice(name.as_bytes());
-    m.push(0);
-    m.extend_from_slice(value);
-    m
-}
+mod common;
+use common::{doc, member};
 
 /// Key `i`: short (`k7`) or long (past the walker's 16-byte read, `a_long_key_name_number_7`).
 fn key(i: usize) -> String {

@@ -6,20 +6,8 @@
 
 use bson2json_core::{Dialect, Options, Transcoder};
 
-fn doc(body: &[u8]) -> Vec<u8> {
-    let mut d = ((body.len() + 5) as i32).to_le_bytes().to_vec();
-    d.extend_from_slice(body);
-    d.push(0);
-    d
-}
-
-fn member(t: u8, name: &str, value: &[u8]) -> Vec<u8> {
-    let mut m = vec![t];
-    m.extend_from_slice(name.as_bytes());
-    m.push(0);
-    m.extend_from_slice(value);
-    m
-}
+mod common;
+use common::{doc, member};
 
 /// One element value: numbers of every kind the numbers loop writes or leaves to the general
 /// path, and a few that are not numbers.
@@ -55,13 +43,13 @@ fn array_of_arrays(pairs: usize, shape: impl Fn(usize) -> Option<Vec<usize>>) ->
                 let mut inner = Vec::new();
                 for (j, &k) in kinds.iter().enumerate() {
                     let (t, v) = value(k, i * 3 + j);
-                    inner.extend(member(t, &j.to_string(), &v));
+                    inner.extend(member(t, j.to_string(), &v));
                 }
-                body.extend(member(0x04, &i.to_string(), &doc(&inner)));
+                body.extend(member(0x04, i.to_string(), &doc(&inner)));
             }
             None => {
                 let (t, v) = value(0, i);
-                body.extend(member(t, &i.to_string(), &v));
+                body.extend(member(t, i.to_string(), &v));
             }
         }
     }
@@ -72,7 +60,7 @@ fn array_of_arrays(pairs: usize, shape: impl Fn(usize) -> Option<Vec<usize>>) ->
 fn geo(rings: &[Vec<u8>]) -> Vec<u8> {
     let mut arr = Vec::new();
     for (i, r) in rings.iter().enumerate() {
-        arr.extend(member(0x04, &i.to_string(), r));
+        arr.extend(member(0x04, i.to_string(), r));
     }
     let mut s = 8i32.to_le_bytes().to_vec();
     s.extend_from_slice(b"Polygon\0");

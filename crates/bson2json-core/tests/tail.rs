@@ -29,20 +29,8 @@ fn element(kind: usize, i: usize) -> (u8, Vec<u8>) {
 }
 
 /// Wraps element bytes (type, name, value) into a document.
-fn doc(body: &[u8]) -> Vec<u8> {
-    let mut d = ((body.len() + 5) as i32).to_le_bytes().to_vec();
-    d.extend_from_slice(body);
-    d.push(0);
-    d
-}
-
-fn member(t: u8, name: &[u8], value: &[u8]) -> Vec<u8> {
-    let mut m = vec![t];
-    m.extend_from_slice(name);
-    m.push(0);
-    m.extend_from_slice(value);
-    m
-}
+mod common;
+use common::{doc, member};
 
 /// `{s: "<pad bytes>", a: [k elements of kind], after...}`.
 fn sample(pad: usize, k: usize, kind: usize, after: &[u8]) -> Vec<u8> {
