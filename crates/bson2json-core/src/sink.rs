@@ -61,7 +61,8 @@ pub(crate) fn copy_run(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
 /// and the escape after it. A run of up to 16 bytes is one 16-byte block (as in [`copy_run`])
 /// when `src` has 16 readable bytes from `from`; any other goes to `memcpy`. `out`'s spare
 /// capacity must hold `to - from + 16` bytes (the word is written at most 8 bytes past the
-/// run).
+/// run). Only the AVX2 escaper-validator (x86-64) writes this way.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn copy_run_then_word(
     out: &mut Vec<u8>,
@@ -358,6 +359,7 @@ pub(crate) fn put_quoted_hex12(out: &mut Vec<u8>, id: &[u8; 12]) {
 mod tests {
     use super::*;
 
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn copy_run_then_word_writes_the_run_and_the_word() {
         // Every run of 0-200 bytes that starts or ends at every place near the source's ends
