@@ -281,13 +281,13 @@ export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], la
  * lib/native builds in JavaScript (reading each element's `buffer`, `byteOffset` and
  * `byteLength` there costs a fraction of the two Node-API calls and the element read per
  * document of `transcodeBatch`): `buffers` holds the distinct `ArrayBuffer`s, `table` (a
- * `Float64Array`) per document the index of its buffer, its byte offset and its byte
- * length. Returns `undefined`, having transcoded nothing, unless every buffer is a plain
- * `ArrayBuffer` and every range lies in its buffer as it stands now
- * ([`node_api::borrow_views`]): the wrapper then calls `transcodeBatch` with the elements,
- * the plain twin this call must agree with.
+ * `Uint32Array`) per document the index of its buffer, its byte offset and its byte
+ * length. Returns `undefined` unless every buffer is a plain `ArrayBuffer` and every range a
+ * non-empty one in its buffer as it stands now ([`node_api::Views`]; checked as each document
+ * is transcoded, and to the end of the table when one fails): the wrapper then calls
+ * `transcodeBatch` with the elements, the plain twin this call must agree with.
  */
-export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Float64Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue | undefined
+export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue | undefined
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,

@@ -433,6 +433,7 @@ pub fn widen16(src: &[u8; 16], dst: &mut [u16; 16]) -> u32 {
 
 /// [`widen16`] of 32 bytes: widens both halves of `src` into `dst` and returns the mask of the
 /// non-ASCII bytes (bit `k` for byte `k`). [`widen32_plain`] is its twin in tests.
+#[cfg(any(target_arch = "x86_64", test))]
 #[inline(always)]
 pub(crate) fn widen32(src: &[u8; 32], dst: &mut [u16; 32]) -> u32 {
     let (s0, s1) = src.split_at(16);

@@ -596,7 +596,7 @@ fn read_spare(file: &File, out: &mut Vec<u8>, need: usize) -> io::Result<usize> 
 /// [`read_spare`] elsewhere (Windows; the WASI build, which never runs the pipeline): the
 /// standard library's reads, 8 KiB first and doubling.
 #[cfg(not(unix))]
-fn read_spare(mut file: &File, out: &mut Vec<u8>, need: usize) -> io::Result<usize> {
+fn read_spare(file: &File, out: &mut Vec<u8>, need: usize) -> io::Result<usize> {
     file.take(need as u64).read_to_end(out)
 }
 
