@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Collection, MongoClient } from 'mongodb'
 
@@ -42,7 +42,20 @@ export function runExample(name: string, uri: string): RunningExample {
   const dir = path.join(ROOT, 'tmp', 'readme-examples')
   mkdirSync(path.join(dir, 'node_modules'), { recursive: true })
   const link = path.join(dir, 'node_modules', 'bson2json')
-  if (!existsSync(link)) symlinkSync(ROOT, link, 'dir')
+  // A link left by another checkout (even a removed one) is replaced; two test files of one
+  // run may make it at once.
+  let target: string | null = null
+  try {
+    target = readlinkSync(link)
+  } catch {}
+  if (target !== ROOT) {
+    rmSync(link, { force: true })
+    try {
+      symlinkSync(ROOT, link, 'dir')
+    } catch (e: any) {
+      if (e.code !== 'EEXIST' || readlinkSync(link) !== ROOT) throw e
+    }
+  }
   const file = path.join(dir, `${name}-${process.pid}.js`)
   writeFileSync(file, code.replace(README_URI, uri))
   const proc = spawn(process.execPath, ['-r', path.join(__dirname, 'fixtures', 'readme-preload.cjs'), file], {
