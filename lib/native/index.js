@@ -262,6 +262,44 @@ function transcodeCursor(cursor, layout, o) {
 }
 
 /**
+ * Where the string operands of packed change events are read from, in order (see
+ * {@link unpackEvents}): its fields, not variables of a closure, so that the optimized loop
+ * keeps its own position `k` in a register.
+ */
+class PackedStrings {
+  /** @param {[Uint8Array, any[] | null, ...string[]]} packed */
+  constructor(packed) {
+    this.packed = packed
+    this.text = packed.length > 2 ? packed[2] : ''
+    this.t = 2
+    this.at = 0
+    this.x = 0
+  }
+
+  /**
+   * The string of the operand `end`: a slice of the current text (V8 shares the text), the
+   * start of the next text (bit 31), or the next extra (all bits).
+   * @param {number} end
+   */
+  next(end) {
+    if (end >= 0x80000000) {
+      if (end === 0xffffffff) return this.extra()
+      this.text = this.packed[++this.t]
+      this.at = 0
+      end -= 0x80000000
+    }
+    const s = this.text.slice(this.at, end)
+    this.at = end
+    return s
+  }
+
+  /** The next value of the extras. */
+  extra() {
+    return this.packed[1][this.x++]
+  }
+}
+
+/**
  * The event objects of packed change events (`[words, extras, ...texts]`, see
  * crates/bson2json-node/src/packed.rs): built here, where V8 allocates each object and its
  * properties inline, rather than property by property through Node-API. Each event's fields
@@ -275,26 +313,8 @@ function unpackEvents(packed) {
   // view of wasm memory).
   const bytes = (packed[0].byteOffset & 3) === 0 ? packed[0] : new Uint8Array(packed[0])
   const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2)
-  const extras = packed[1]
-  let x = 0
-  let t = 2
-  let text = packed.length > 2 ? packed[2] : ''
-  let at = 0
+  const s = new PackedStrings(packed)
   let k = 0
-  // The next string operand: a slice of the current text (V8 shares the text), the start of
-  // the next text (bit 31), or the next extra (all bits).
-  const str = () => {
-    let end = w[k++]
-    if (end >= 0x80000000) {
-      if (end === 0xffffffff) return extras[x++]
-      text = packed[++t]
-      at = 0
-      end -= 0x80000000
-    }
-    const s = text.slice(at, end)
-    at = end
-    return s
-  }
   const events = []
   let ev = {}
   // the last operationType and ns strings, which the binding does not send again
@@ -308,27 +328,27 @@ function unpackEvents(packed) {
         ev = {}
         break
       case 1: // Token
-        ev.resumeToken = { _data: str() }
+        ev.resumeToken = { _data: s.next(w[k++]) }
         break
       case 2: // TokenBson
-        ev.resumeToken = extras[x++]
+        ev.resumeToken = s.extra()
         break
       case 3: // OperationType
-        operationType = str()
+        operationType = s.next(w[k++])
         ev.operationType = operationType
         break
       case 4: // Ns
         ev.ns = {}
         break
       case 5: // NsDb
-        ev.ns = { db: str() }
+        ev.ns = { db: s.next(w[k++]) }
         break
       case 6: // NsColl
-        ev.ns = { coll: str() }
+        ev.ns = { coll: s.next(w[k++]) }
         break
       case 7: // NsDbColl
-        db = str()
-        coll = str()
+        db = s.next(w[k++])
+        coll = s.next(w[k++])
         ev.ns = { db, coll }
         break
       case 8: // ClusterTime
@@ -353,31 +373,31 @@ function unpackEvents(packed) {
         k += 2
         break
       case 14: // DocumentKey
-        ev.documentKey = str()
+        ev.documentKey = s.next(w[k++])
         break
       case 15: // FullDocument
-        ev.fullDocument = str()
+        ev.fullDocument = s.next(w[k++])
         break
       case 16: // FullDocumentNull
         ev.fullDocument = null
         break
       case 17: // FullDocumentBeforeChange
-        ev.fullDocumentBeforeChange = str()
+        ev.fullDocumentBeforeChange = s.next(w[k++])
         break
       case 18: // FullDocumentBeforeChangeNull
         ev.fullDocumentBeforeChange = null
         break
       case 19: // UpdateDescription
-        ev.updateDescription = str()
+        ev.updateDescription = s.next(w[k++])
         break
       case 20: // UpdateDescriptionNull
         ev.updateDescription = null
         break
       case 21: // Json
-        ev.json = str()
+        ev.json = s.next(w[k++])
         break
       case 22: // Raw
-        ev.raw = extras[x++]
+        ev.raw = s.extra()
         break
       case 23: // OperationTypeAgain
         ev.operationType = operationType

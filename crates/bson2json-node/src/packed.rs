@@ -15,7 +15,8 @@
 //! of the extras. `End` closes an event.
 
 use bson2json_core::mongo::{
-    change_event_fields, cursor_parts, resume_token_data, CursorParts, EventField, Part,
+    change_event_fields, cursor_parts, last_member_object, resume_token_data, CursorParts,
+    EventField, Part,
 };
 use bson2json_core::{Options, RegexRecord};
 use napi::bindgen_prelude::*;
@@ -126,6 +127,9 @@ struct Packer<'a> {
     /// With `whole`, the event's JSON, made before its fields are read, and its regexes.
     whole_json: Vec<u8>,
     whole_regexes: Vec<RegexRecord>,
+    /// With `whole`, the event's JSON was made and met no regex: the text of a `documentKey`
+    /// that is the event's last element is taken from it ([`last_member_object`]).
+    whole_reusable: bool,
     /// The bytes of the last `OperationType` and `NsDbColl` strings: an event that repeats
     /// them gets the same JS strings (`OperationTypeAgain`, `NsAgain`), not new ones.
     last_operation_type: Option<Vec<u8>>,
@@ -155,6 +159,7 @@ impl<'a> Packer<'a> {
             regexes: Vec::new(),
             whole_json: Vec::new(),
             whole_regexes: Vec::new(),
+            whole_reusable: false,
             last_operation_type: None,
             last_ns: None,
         }
@@ -273,6 +278,7 @@ impl<'a> Packer<'a> {
                 .extend(transcoder.regexes().iter().cloned());
             r
         });
+        self.whole_reusable = matches!(whole, Some(Ok(()))) && self.whole_regexes.is_empty();
         let mut fields = std::mem::take(&mut self.fields);
         let built = change_event_fields(ev, &mut fields)
             .map_err(Failure::from)
@@ -386,7 +392,20 @@ impl<'a> Packer<'a> {
             }
             EventField::DocumentKey(r) => {
                 self.op(ChangeOp::DocumentKey);
-                self.json(index, &ev[r.clone()]).map_err(at(r.start))?;
+                // The event's last element (its value ends at the event's NUL): its text is
+                // the end of the whole event's, where it is the last member unless `compat`
+                // moved another after it (a repeated key).
+                let found = (self.whole_reusable && r.end + 1 == ev.len())
+                    .then(|| last_member_object(&self.whole_json, b"documentKey"))
+                    .flatten();
+                match found {
+                    Some(v) => {
+                        let start = self.text.len();
+                        self.text.extend_from_slice(&self.whole_json[v]);
+                        self.close_string(start)?;
+                    }
+                    None => self.json(index, &ev[r.clone()]).map_err(at(r.start))?,
+                }
             }
             EventField::Part(part, r) if !self.whole => {
                 let (op, null) = match part {

@@ -7,6 +7,9 @@ pub mod change;
 pub mod cursor;
 pub mod split;
 
-pub use change::{change_event_fields, resume_token_data, EventField, Part};
+pub use change::{
+    change_event_fields, change_event_fields_plain, last_member_object, resume_token_data,
+    EventField, Part,
+};
 pub use cursor::{cursor_parts, CursorParts};
 pub use split::merge_fragments;
