@@ -7,11 +7,15 @@
 // the string column adds `.toString()` to compare like with like, the Buffer column does not).
 // Every method's output is first checked equal to the baseline's; then the methods run
 // interleaved (the order rotates per round) and each cell is the median of the rounds, in MB of
-// BSON per second of the process's CPU time.
+// BSON per second of the process's CPU time. The last column counts the minor page faults per MB
+// of BSON of `toJSON` and of the two `toNDJSON` calls (median of the rounds): their result
+// Buffers come from `malloc`, and pages that glibc gave back to the kernel between collections
+// are faulted in again (README "Batches").
 //
 //   bash scripts/realworld-data.sh && node benchmark/realworld.mjs
 //   BSON_TO_JSON_SRC=<bson-to-json git dir> bash scripts/bson-to-json.sh   # the peer columns
 //   ROUNDS=21 ROUND_MS=200 DATASETS=twitter,citm-events node benchmark/realworld.mjs
+//   METHODS=toJSON,ndjsonConcat,ndjsonArray node benchmark/realworld.mjs   # and the baseline
 //
 // Datasets: twitter (its 100 statuses, one document each), canada (the whole GeoJSON file as
 // one document: number-heavy), citm (the whole catalog as one document), citm-events and
@@ -67,9 +71,9 @@ console.log(
   `node ${process.version}, bson ${bsonVersion}${peer ? `, bson-to-json ${peer.version} (${peer.isa})` : ''}; MB/s of BSON per CPU second; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`,
 );
 console.log(
-  '| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON (concatenated, array) | bson-to-json (string) | bson-to-json (Buffer) | toJSON / bson-to-json (string) |',
+  '| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON (concatenated, array) | bson-to-json (string) | bson-to-json (Buffer) | toJSON / bson-to-json (string) | minor page faults per MB (toJSON, concatenated, array) |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).split(',')) {
   const docs = await (DATASETS[name] ?? SYNTHETIC[name])();
   const concat = Buffer.concat(docs);
@@ -109,8 +113,11 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
       return n;
     };
   }
-  const names = Object.keys(methods);
+  // METHODS=toJSON,ndjsonConcat,... runs only those (the baseline always runs: the ratios' base)
+  const only = process.env.METHODS ? new Set(['baseline', ...process.env.METHODS.split(',')]) : null;
+  const names = Object.keys(methods).filter((m) => only === null || only.has(m));
   const rates = Object.fromEntries(names.map((n) => [n, []]));
+  const faults = Object.fromEntries(names.map((n) => [n, []]));
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < names.length; k++) {
       const m = names[(k + r) % names.length];
@@ -119,11 +126,14 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
       let sink = 0;
       const t0 = process.hrtime.bigint();
       const c0 = process.cpuUsage();
+      const f0 = process.resourceUsage().minorPageFault;
       do {
         sink += f();
         passes++;
       } while (Number(process.hrtime.bigint() - t0) < ROUND_MS * 1e6);
       const cpu = process.cpuUsage(c0);
+      // the kernel's share: a result Buffer on pages the allocator gave back and takes again
+      faults[m].push((process.resourceUsage().minorPageFault - f0) / ((bytes * passes) / 1e6));
       if (sink === 0) throw new Error('no output');
       // per second of the process's CPU time (its GC threads included): on a shared machine
       // the wall clock also counts the time the process waited for a core
@@ -132,8 +142,10 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
   }
   const med = Object.fromEntries(names.map((n) => [n, median(rates[n])]));
   const x = (m) => (m in med ? `${(med[m] / med.baseline).toFixed(2)}x (${med[m].toFixed(0)})` : '-');
-  const vsPeer = 'peerString' in med ? `${(med.toJSON / med.peerString).toFixed(2)}x` : '-';
+  const pf = ['toJSON', 'ndjsonConcat', 'ndjsonArray'].map((m) => (m in med ? median(faults[m]).toFixed(0) : '-')).join(', ');
+  const vsToJSON = (m) => (m in med && 'toJSON' in med ? `${(med[m] / med.toJSON).toFixed(2)}x` : '-');
+  const vsPeer = 'peerString' in med && 'toJSON' in med ? `${(med.toJSON / med.peerString).toFixed(2)}x` : '-';
   console.log(
-    `| ${name} | ${docs.length} | ${size(bytes / docs.length)} | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${(med.ndjsonConcat / med.toJSON).toFixed(2)}x, ${(med.ndjsonArray / med.toJSON).toFixed(2)}x | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} |`,
+    `| ${name} | ${docs.length} | ${size(bytes / docs.length)} | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${vsToJSON('ndjsonConcat')}, ${vsToJSON('ndjsonArray')} | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} | ${pf} |`,
   );
 }
