@@ -255,9 +255,9 @@ mod tests {
         (bytes, out)
     }
 
-    #[test]
-    fn every_routing_field_in_event_order() {
-        let ev = doc! {
+    /// An event with every routing field, an unknown one, and a part that is not a document.
+    fn every_field() -> bson::Document {
+        doc! {
             "_id": { "_data": "8263A1" },
             "operationType": "update",
             "clusterTime": Bson::Timestamp(Timestamp { time: 1_700_000_000, increment: 7 }),
@@ -268,8 +268,12 @@ mod tests {
             "fullDocument": Bson::Null,
             "splitEvent": { "fragment": 2, "of": 3 },
             "unknown": "ignored",
-        };
-        let (b, f) = fields(&ev);
+        }
+    }
+
+    #[test]
+    fn every_routing_field_in_event_order() {
+        let (b, f) = fields(&every_field());
         let s = |r: &Range<usize>| std::str::from_utf8(&b[r.clone()]).unwrap().to_owned();
         assert_eq!(f.len(), 9);
         match &f[0] {
@@ -593,19 +597,7 @@ mod tests {
 
     #[test]
     fn one_pass_equals_two_passes_on_every_cut_and_broken_byte() {
-        let ev = doc! {
-            "_id": { "_data": "8263A1" },
-            "operationType": "update",
-            "clusterTime": Bson::Timestamp(Timestamp { time: 1_700_000_000, increment: 7 }),
-            "wallTime": Bson::DateTime(bson::DateTime::from_millis(-5)),
-            "ns": { "db": "shop", "coll": "orders", "x": 1 },
-            "documentKey": { "_id": 42 },
-            "updateDescription": { "updatedFields": { "a": 1 } },
-            "splitEvent": { "fragment": 2, "of": 3 },
-            "unknown": "ignored",
-        }
-        .to_vec()
-        .unwrap();
+        let ev = every_field().to_vec().unwrap();
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let mut compared = 0;
         let mut check = |bytes: &[u8]| {
