@@ -20,7 +20,8 @@
 //!   input: no panic, no more units than bytes), `utf8_block_to_utf16` vs its plain twin on
 //!   any 16 bytes,
 //!   on every suffix the loop below takes; `lanes::widen16` vs `widen16_plain` on each
-//!   16-byte window.
+//!   16-byte window; `lanes::is_ascii` (SSE2) and `is_ascii_swar` vs `<[u8]>::is_ascii` on
+//!   the first eight suffixes and on every prefix of the first 300 bytes.
 #![no_main]
 use bson2json_core::testing::{
     short_run_is_plain, short_run_is_plain_swar, write_escaped, write_escaped_in, write_escaped_plain,
@@ -29,7 +30,7 @@ use bson2json_core::testing::{
     write_ejson_double, write_ejson_double_plain, write_iso_date, write_iso_date_plain,
     write_js_number, write_js_number_plain, write_u64, write_u64_plain, JS_DATE_MAX_MS,
 };
-use bson2json_core::testing::{find_nul, find_nul_plain, short_key, short_key_swar};
+use bson2json_core::testing::{find_nul, find_nul_plain, is_ascii_swar, short_key, short_key_swar};
 use bson2json_core::testing::{write_quoted, write_quoted_lossy, write_quoted_utf8_in};
 use libfuzzer_sys::fuzz_target;
 
@@ -69,8 +70,15 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(a, b, "write_ejson_double({x:e})");
         }
     }
+    for end in 0..data.len().min(300) {
+        let p = &data[..end];
+        assert_eq!(bson2json_core::is_ascii(p), p.is_ascii(), "is_ascii of {end} bytes");
+        assert_eq!(is_ascii_swar(p), p.is_ascii(), "swar, {end} bytes");
+    }
     for skip in 0..8.min(data.len() + 1) {
         let s = &data[skip..];
+        assert_eq!(bson2json_core::is_ascii(s), s.is_ascii(), "is_ascii at skip {skip}");
+        assert_eq!(is_ascii_swar(s), s.is_ascii(), "swar at skip {skip}");
         assert_eq!(find_nul(s), find_nul_plain(s), "find_nul at skip {skip}");
         // Also bounded sub-slices (a cstring scan is always bounded by its frame end).
         if !s.is_empty() {

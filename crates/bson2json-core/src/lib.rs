@@ -63,6 +63,7 @@ pub mod mongo;
 pub mod project;
 
 pub use error::{Error, ErrorKind};
+pub use lanes::is_ascii;
 pub use options::{
     BsonVersion, Dialect, Options, Utf8Mode, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES,
 };
@@ -84,7 +85,7 @@ pub mod testing {
     pub use crate::decimal128::{write_decimal128, Decimal128Style};
     pub use crate::escape::{write_escaped, write_escaped_in, write_escaped_plain, write_quoted};
     pub use crate::lanes::{
-        short_run_is_plain, short_run_is_plain_swar, utf8_block_to_utf16,
+        is_ascii_swar, short_run_is_plain, short_run_is_plain_swar, utf8_block_to_utf16,
         utf8_block_to_utf16_plain, widen16, widen16_plain,
     };
     pub use crate::number::{

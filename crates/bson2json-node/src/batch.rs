@@ -127,7 +127,7 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
             let (value, n) = crate::strings::from_utf8(env, text, wide)?;
             units.extend([0, n as u32]);
             value
-        } else if text.is_ascii() {
+        } else if bson2json_core::is_ascii(text) {
             units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
             crate::strings::latin1(env, text)?
         } else {

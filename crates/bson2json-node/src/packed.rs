@@ -195,7 +195,7 @@ impl<'a> Packer<'a> {
             return Ok(());
         };
         let chunk = &self.text[..len];
-        let value = if chunk.is_ascii() {
+        let value = if bson2json_core::is_ascii(chunk) {
             for &(w, e) in &self.strs {
                 self.words[w] = e as u32;
             }
@@ -226,7 +226,7 @@ impl<'a> Packer<'a> {
     /// UTF-8 decoding makes it in `changes`).
     fn string(&mut self, s: &[u8]) -> Result<()> {
         let start = self.text.len();
-        if s.is_ascii() {
+        if bson2json_core::is_ascii(s) {
             self.text.extend_from_slice(s);
         } else {
             self.text

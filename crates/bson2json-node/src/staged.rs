@@ -60,7 +60,7 @@ const UTF16: f64 = 2.0;
 
 /// Re-encodes a text result in place for the cheapest string creation; returns its encoding.
 fn encode_text(out: &mut Vec<u8>) -> f64 {
-    if out.is_ascii() {
+    if bson2json_core::is_ascii(out) {
         return ASCII;
     }
     let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));

@@ -102,7 +102,7 @@ pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<Value> {
 #[inline]
 pub(crate) fn from_utf8(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
     if text.len() > FLAT_UTF8 && text.len() <= ROPE_MAX_UTF8 {
-        if text.len() <= FLAT_MAX_BYTES && text.is_ascii() {
+        if text.len() <= FLAT_MAX_BYTES && bson2json_core::is_ascii(text) {
             return Ok((latin1(env, text)?, text.len()));
         }
         return rope(env, text, wide);
@@ -113,7 +113,7 @@ pub(crate) fn from_utf8(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(
 /// One flat string of `text` (one-byte if ASCII, else UTF-16) and its UTF-16 length.
 #[inline]
 fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
-    if text.is_ascii() {
+    if bson2json_core::is_ascii(text) {
         return Ok((latin1(env, text)?, text.len()));
     }
     let dst = utf16_scratch(wide, text.len());
