@@ -416,32 +416,32 @@ pub fn is_ascii(s: &[u8]) -> bool {
         if n < 16 {
             return is_ascii_short(s);
         }
-        let load = |at: usize| {
-            let block = crate::bytes::block16(s, at);
+        let load = |block: &[u8; 16]| {
             // SAFETY: `block` is 16 readable bytes; an unaligned load has no alignment
             // requirement; SSE2 is in the x86_64 baseline.
             unsafe { _mm_loadu_si128(block.as_ptr().cast()) }
         };
-        let mut at = 0;
-        while at + 64 <= n {
+        let (wide, rest) = s.as_chunks::<64>();
+        for c in wide {
+            let (c, _) = c.as_chunks::<16>();
             // SAFETY: `_mm_or_si128` and `_mm_movemask_epi8` work on registers only; SSE2 is
             // in the x86_64 baseline.
             let any = unsafe {
                 _mm_movemask_epi8(_mm_or_si128(
-                    _mm_or_si128(load(at), load(at + 16)),
-                    _mm_or_si128(load(at + 32), load(at + 48)),
+                    _mm_or_si128(load(&c[0]), load(&c[1])),
+                    _mm_or_si128(load(&c[2]), load(&c[3])),
                 ))
             };
             if any != 0 {
                 return false;
             }
-            at += 64;
         }
-        let mut acc = load(n - 16);
-        while at + 16 <= n {
+        // The last 16 bytes of `s` (overlapping the blocks before them), then the whole
+        // blocks of the rest.
+        let mut acc = load(crate::bytes::block16(s, n - 16));
+        for c in rest.as_chunks::<16>().0 {
             // SAFETY: a register-only SSE2 intrinsic, in the x86_64 baseline.
-            acc = unsafe { _mm_or_si128(acc, load(at)) };
-            at += 16;
+            acc = unsafe { _mm_or_si128(acc, load(c)) };
         }
         // SAFETY: a register-only SSE2 intrinsic, in the x86_64 baseline.
         unsafe { _mm_movemask_epi8(acc) == 0 }
