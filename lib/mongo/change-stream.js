@@ -306,8 +306,11 @@ class ChangeStream extends RawCursor {
    * Next event: `{ value, done }`. Errors end the stream (after delivering buffered events).
    * A buffered event comes back in an already-resolved promise without an async function's
    * frame (the per-event cost of `for await`); anything else goes through {@link _nextPlain}.
-   * The batch lets go of each event it hands out (its slot is cleared), so that an event the
-   * caller does not keep can be collected before the rest of its batch is read.
+   * The batch lets go of each event it hands out (its slot is cleared): an event the caller
+   * does not keep dies young, rather than living as long as its batch (and the batch is still
+   * held by the suspended {@link _nextPlain} while the next one is fetched and transcoded, so
+   * a young-generation collection there would copy a whole batch of events and their strings,
+   * and promote them to the old generation).
    */
   next() {
     const cur = this._cur
