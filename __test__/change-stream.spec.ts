@@ -7,10 +7,15 @@ import { Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, MongoClient, O
 import type { Collection, Db } from 'mongodb'
 import { startTestServer } from '../tools/test-server'
 import type { TestServer } from '../tools/test-server'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { isResumableError, ChangeStreamInvalidatedError } = require('../lib/mongo/change-stream')
+
+setFlagsFromString('--expose-gc')
+const gc: () => void = runInNewContext('gc')
 
 const URI = process.env.MONGODB_URI
 let server: TestServer | undefined
@@ -428,6 +433,28 @@ describe('watch(): next() and its plain twin', () => {
     expect(fast[22].token).not.toEqual(fast[22].value.resumeToken)
     expect(fast[fast.length - 1]).toMatchObject({ error: 280, closed: true })
     expect(fast).toEqual(plain)
+  })
+
+  it('an event handed out is not kept by its batch (either twin), the rest of the batch still comes', async () => {
+    const coll = fresh()
+    const T0 = await now()
+    await coll.insertMany(Array.from({ length: 6 }, (_, i) => ({ i })))
+    for (const twin of [false, true]) {
+      const cs = b2j.watch(coll, [], { startAtOperationTime: T0, batchSize: 6, maxAwaitTimeMS: 20, prefetch: 0 })
+      const step = twin ? () => cs._nextPlain() : () => cs.next()
+      // the first event starts the batch (next() waits for it in its twin); of the second,
+      // read from the buffered batch, only a WeakRef is kept: the batch's other four are
+      // still buffered
+      const first = (await step()).value
+      const ref = await (async () => new WeakRef((await step()).value))()
+      await new Promise((r) => setImmediate(r))
+      gc()
+      expect(ref.deref()).toBeUndefined()
+      const rest: any[] = [first]
+      for (let k = 0; k < 4; k++) rest.push((await step()).value)
+      expect(rest.map((e) => JSON.parse(e.fullDocument).i)).toEqual([0, 2, 3, 4, 5])
+      await cs.close()
+    }
   })
 })
 

@@ -2,13 +2,16 @@
 // Change-stream throughput: bson2json watch() vs the driver's coll.watch() + JSON.stringify.
 //
 //   node benchmark/change-stream.mjs [--events N] [--quick]
-//   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N] [--size 1|10]   (client CPU per event, and the floor;
-//     --size: only the ~1 KB or ~10 KB events)
+//   node benchmark/change-stream.mjs --per-event [--quick] [--rounds N] [--size 1|10] [--ways a,b]   (client CPU per event,
+//     and the floor; --size: only the ~1 KB or ~10 KB events; --ways: only these readers, in this order; also each
+//     reader's CPU by thread and V8's garbage collections)
 //   node benchmark/change-stream.mjs --per-event --instructions [--events N] [--rounds P] [--warmup W] [--warmup-batch B]
 //     [--runs R] [--ways a,b]   (the same four ways in instructions per event under valgrind's callgrind: independent of
 //     the machine's load; each way in R child processes, W warm-up passes of B-event replies, P measured passes, the
 //     median run; each count split into V8's GC, V8's compilers and the rest. CALLGRIND_DIR=DIR keeps each run's
 //     profile there for callgrind_annotate; CS_NODE_FLAGS='--flag ...' passes V8 flags to the children;
+//     CS_MIX=driver,floor: these readers run too in each child, uninstrumented, before each pass of the counted one
+//     (the heap a process shared by several readers has, as in the CPU-time run);
 //     --prefetch N: watch()'s prefetch for the bson2json readers, in --per-event)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
 //
@@ -21,6 +24,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
@@ -290,16 +294,29 @@ async function perEventInstructions(uri, db, client, stop) {
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr = (stderr + d).slice(-4000)))
     const lines = readline.createInterface({ input: child.stdout })
     lines.on('line', (line) => {
-      if (line !== 'warm') return
-      const c = spawnSync('callgrind_control', ['-i', 'on', String(child.pid)], { encoding: 'utf8' })
+      // `warm`: instrumentation on for good; `on` / `off` (CS_MIX): around each measured pass
+      if (line !== 'warm' && line !== 'on' && line !== 'off') return
+      const c = spawnSync('callgrind_control', ['-i', line === 'off' ? 'off' : 'on', String(child.pid)], { encoding: 'utf8' })
       if (c.status !== 0) console.error(`callgrind_control: ${c.stdout}${c.stderr}`)
-      child.stdin.end('go\n')
+      if (line === 'warm') child.stdin.end('go\n')
+      else child.stdin.write('go\n')
     })
     const status = await new Promise((resolve) => child.once('exit', resolve))
     if (status !== 0) throw new Error(`${way} under callgrind: exit ${status}, ${stderr.slice(-500)}`)
     // part 2: between the two marks
-    if (!existsSync(`${out}.2`)) throw new Error(`${way} under callgrind: no profile between the marks in ${dir}`)
-    const s = splitProfile(readFileSync(`${out}.2`, 'utf8'))
+    let s
+    if (process.env.CS_MIX) {
+      // instrumented only during the measured passes: every part of the profile, summed
+      const parts = readdirSync(dir).filter((f) => f === path.basename(out) || (f.startsWith(`${path.basename(out)}.`) && /\.\d+$/.test(f)))
+      s = { total: 0, gc: 0, jit: 0, code: 0 }
+      for (const f of parts) {
+        const p = splitProfile(readFileSync(path.join(dir, f), 'utf8'))
+        for (const k of Object.keys(s)) s[k] += p[k]
+      }
+    } else {
+      if (!existsSync(`${out}.2`)) throw new Error(`${way} under callgrind: no profile between the marks in ${dir}`)
+      s = splitProfile(readFileSync(`${out}.2`, 'utf8'))
+    }
     if (!process.env.CALLGRIND_DIR) for (const f of readdirSync(dir).filter((f) => f.startsWith(path.basename(out)))) rmSync(path.join(dir, f))
     const k = passes * n
     return { total: s.total / k, gc: s.gc / k, jit: s.jit / k, code: s.code / k }
@@ -361,7 +378,23 @@ async function csChild() {
   const size = { batch: Number(warmBatch) }
   const ways = makeWays(db, size)
   const T0 = new Timestamp({ t: Number(t), i: Number(i) })
-  const pass = () => ways[way](db.collection(name), T0, Number(n))
+  // CS_MIX=driver,floor: these ways run too, uninstrumented, in the warm-up and before each
+  // measured pass (the heap and the compiled code a process shared by several readers has)
+  const mix = (process.env.CS_MIX ?? '').split(',').filter(Boolean)
+  const pass = async (measured = false) => {
+    for (const other of mix) await ways[other](db.collection(name), T0, Number(n))
+    if (measured) await said('on')
+    await ways[way](db.collection(name), T0, Number(n))
+    if (measured) await said('off')
+  }
+  const lines = process.stdin.isTTY ? null : readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]()
+  // under perEventInstructions: says `word` and waits for the parent's `go` (after it turned
+  // instrumentation on or off)
+  const said = async (word) => {
+    if (lines === null) return
+    console.log(word)
+    await lines.next()
+  }
   for (let p = 0; p < Number(warm); p++) await pass()
   // A full collection, so that each run's measured passes start from the same heap. It also
   // drops optimized code that held objects now dead (V8's "weak objects" deoptimization): two
@@ -371,24 +404,17 @@ async function csChild() {
   await pass()
   size.batch = BATCH
   await pass()
-  // under perEventInstructions: instrumentation is turned on between `warm` and `go`
-  if (!process.stdin.isTTY) {
-    const go = readline.createInterface({ input: process.stdin })
-    const said = new Promise((resolve) => {
-      go.once('line', resolve)
-      go.once('close', resolve)
-    })
-    console.log('warm')
-    await said
-    go.close()
-  }
+  // under perEventInstructions: instrumentation is turned on between `warm` and `go` (with
+  // CS_MIX: on and off around each measured pass)
+  if (mix.length === 0) await said('warm')
+  // the marks (without CS_MIX; with it, instrumentation is off but in the measured passes)
   const fd = openSync(mark, 'w')
-  fsyncSync(fd)
+  if (mix.length === 0) fsyncSync(fd)
   for (let p = 0; p < Number(passes); p++) {
     if (process.env.CS_PASS_MARKS) console.error(`-- measured pass ${p + 1}`)
-    await pass()
+    await pass(mix.length > 0)
   }
-  fsyncSync(fd)
+  if (mix.length === 0) fsyncSync(fd)
   closeSync(fd)
   await client.close()
 }
@@ -409,23 +435,41 @@ async function perEvent() {
   const rows = []
   const ways = makeWays(db)
   if (args.includes('--instructions')) return perEventInstructions(uri, db, client, stop)
+  const gc = gcCounter()
 
   try {
     for (const [label, bytes, n0] of SIZES) {
       const n = argN || (quick ? n0 / 4 : n0)
       const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
       const cpu = Object.fromEntries(Object.keys(ways).map((k) => [k, []]))
+      const gcs = Object.fromEntries(Object.keys(ways).map((k) => [k, []]))
+      const threads = Object.fromEntries(Object.keys(ways).map((k) => [k, []]))
       for (let r = 0; r < ROUNDS + 1; r++) {
-        const order = r % 2 ? Object.keys(ways).reverse() : Object.keys(ways)
+        const order = r % 2 ? WAYS.slice().reverse() : WAYS
         for (const who of order) {
+          gc.reset()
+          const th0 = threadCpu()
           const m = await measure(() => ways[who](coll, T0, n))
-          if (r > 0) cpu[who].push((m.cpuMs * 1000) / n) // round 0 warms up
+          const th1 = threadCpu()
+          const g = await gc.take()
+          if (r > 0) {
+            // round 0 warms up
+            cpu[who].push((m.cpuMs * 1000) / n)
+            gcs[who].push(g)
+            threads[who].push({ main: (th1.main - th0.main) / 1000 / n, other: (th1.other - th0.other) / 1000 / n })
+          }
         }
       }
-      const med = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+      const med = (xs) => (xs.length ? xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN)
       // the same round's batches() over floor: the machine's drift cancels out within a round
-      const perRound = med(cpu.batches.map((x, i) => x / cpu.floor[i]))
-      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])), perRound })
+      const perRound = cpu.floor.length ? med(cpu.batches.map((x, i) => x / cpu.floor[i])) : NaN
+      // garbage collections per 1,000 events: the mean over the rounds (counts are small)
+      const gcPer1k = Object.fromEntries(
+        Object.entries(gcs).filter(([, xs]) => xs.length).map(([k, xs]) => [k, Object.fromEntries(['minor', 'major', 'minorMs', 'majorMs'].map((f) => [f, (xs.reduce((a, g) => a + g[f], 0) / xs.length / n) * 1000]))]),
+      )
+      const mean = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length
+      const byThread = Object.fromEntries(Object.entries(threads).filter(([, xs]) => xs.length).map(([k, xs]) => [k, { main: mean(xs.map((t) => t.main)), other: mean(xs.map((t) => t.other)) }]))
+      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])), perRound, gcPer1k, byThread })
       console.error(`${label}: done`)
     }
   } finally {
@@ -441,6 +485,75 @@ async function perEvent() {
     console.log(
       `| ${r.label} | ${r.n} | ${u.perEvent.toFixed(1)} | ${u.batches.toFixed(1)} | ${u.driver.toFixed(1)} | ${u.floor.toFixed(1)} | ${(u.driver / u.perEvent).toFixed(2)}x | ${(u.driver / u.batches).toFixed(2)}x | ${(u.batches / u.floor).toFixed(2)}x | ${r.perRound.toFixed(2)}x |`,
     )
+  }
+  console.log(`\n### the same rounds by thread and V8's garbage collections (means)\n`)
+  console.log('CPU µs per event on the main thread + on the other threads (V8\'s concurrent marking, parallel scavenges and compilers); scavenges and mark-compacts per 1,000 events, count / ms of pauses\n')
+  console.log('| events | | bson2json per event | bson2json batches() | driver watch() + stringify | floor |')
+  console.log('| --- | --- | ---: | ---: | ---: | ---: |')
+  for (const r of rows) {
+    const t = (x) => (x === undefined ? '' : `${x.main.toFixed(2)} + ${x.other.toFixed(2)}`)
+    const c = (g) => (g === undefined ? '' : `${g.minor.toFixed(2)} / ${g.minorMs.toFixed(2)} ms; ${g.major.toFixed(2)} / ${g.majorMs.toFixed(2)} ms`)
+    console.log(`| ${r.label} | CPU by thread | ${t(r.byThread.perEvent)} | ${t(r.byThread.batches)} | ${t(r.byThread.driver)} | ${t(r.byThread.floor)} |`)
+    console.log(`| ${r.label} | scavenges; mark-compacts | ${c(r.gcPer1k.perEvent)} | ${c(r.gcPer1k.batches)} | ${c(r.gcPer1k.driver)} | ${c(r.gcPer1k.floor)} |`)
+  }
+}
+
+/**
+ * CPU nanoseconds this process's threads have run (Linux: /proc/self/task/<tid>/schedstat):
+ * the main thread's and the others' (V8's helpers, libuv's pool); zeros elsewhere.
+ */
+function threadCpu() {
+  const t = { main: 0, other: 0 }
+  let tids
+  try {
+    tids = readdirSync('/proc/self/task')
+  } catch {
+    return t
+  }
+  for (const tid of tids) {
+    try {
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+      if (tid === String(process.pid)) t.main += ns
+      else t.other += ns
+    } catch {
+      // the thread ended
+    }
+  }
+  return t
+}
+
+/**
+ * V8's garbage collections in this process (`perf_hooks` 'gc' entries): `reset()` before a
+ * measured pass, `take()` after it gives the scavenges (minor) and mark-compacts (major), their
+ * number and pause milliseconds. Entries arrive asynchronously: `take()` waits a tick for the
+ * pass's last ones.
+ */
+function gcCounter() {
+  const zero = () => ({ minor: 0, major: 0, minorMs: 0, majorMs: 0 })
+  let g = zero()
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = e.detail ? e.detail.kind : e.kind
+      if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) {
+        g.minor++
+        g.minorMs += e.duration
+      } else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) {
+        g.major++
+        g.majorMs += e.duration
+      }
+    }
+  })
+  obs.observe({ entryTypes: ['gc'] })
+  return {
+    reset() {
+      g = zero()
+    },
+    async take() {
+      await new Promise((resolve) => setImmediate(resolve))
+      const r = g
+      g = zero()
+      return r
+    },
   }
 }
 

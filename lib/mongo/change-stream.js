@@ -306,6 +306,11 @@ class ChangeStream extends RawCursor {
    * Next event: `{ value, done }`. Errors end the stream (after delivering buffered events).
    * A buffered event comes back in an already-resolved promise without an async function's
    * frame (the per-event cost of `for await`); anything else goes through {@link _nextPlain}.
+   * The batch lets go of each event it hands out (its slot is cleared): an event the caller
+   * does not keep dies young, rather than living as long as its batch (and the batch is still
+   * held by the suspended {@link _nextPlain} while the next one is fetched and transcoded, so
+   * a young-generation collection there would copy a whole batch of events and their strings,
+   * and promote them to the old generation).
    */
   next() {
     const cur = this._cur
@@ -314,6 +319,7 @@ class ChangeStream extends RawCursor {
       const i = this._idx
       if (i < events.length) {
         const ev = events[i]
+        events[i] = undefined
         this._idx = i + 1
         this._resumeToken = i + 1 === events.length ? cur.resumeToken : ev.resumeToken
         return Promise.resolve({ value: ev, done: false })
@@ -327,7 +333,8 @@ class ChangeStream extends RawCursor {
     for (;;) {
       const cur = this._cur
       if (cur !== null && this._idx < cur.events.length) {
-        const ev = cur.events[this._idx++]
+        const ev = cur.events[this._idx]
+        cur.events[this._idx++] = undefined
         this._resumeToken = this._idx === cur.events.length ? cur.resumeToken : ev.resumeToken
         return { value: ev, done: false }
       }
