@@ -257,6 +257,7 @@ async function perEventInstructions(uri, db, client, stop) {
   // extra Node options for the children (e.g. `--max-semi-space-size=16`)
   const nodeFlags = (process.env.CS_NODE_FLAGS ?? '').split(' ').filter(Boolean)
   const dir = process.env.CALLGRIND_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'cs-callgrind-'))
+  const REP_OFF = ['glibc.cpu.x86_rep_movsb_threshold=2147483647', 'glibc.cpu.x86_rep_stosb_threshold=2147483647', process.env.GLIBC_TUNABLES].filter(Boolean).join(':')
   const count = async (name, t0, n, way, run) => {
     const out = path.join(dir, `${way}-${n}-${run}.out`)
     // Start-up and warm-up run uninstrumented (`--instr-atstart=no`, several times faster);
@@ -288,7 +289,9 @@ async function perEventInstructions(uri, db, client, stop) {
         `${out}.mark`,
         ...(PREFETCH.prefetch === undefined ? [] : ['--prefetch', String(PREFETCH.prefetch)]),
       ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
+      // glibc's memcpy / memset without `rep movsb` / `rep stosb`, which callgrind counts as one
+      // instruction a byte moved (see benchmark/call-instructions.sh)
+      { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, GLIBC_TUNABLES: REP_OFF } },
     )
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr = (stderr + d).slice(-4000)))
