@@ -32,9 +32,8 @@ const f = {
 }[method];
 for (let i = 0; i < 300 + Number(passes); i++) f();
 JS
-# As in call-instructions.sh: glibc's memcpy / memset without `rep movsb` / `rep stosb`, which
-# callgrind counts as one instruction a byte.
-export GLIBC_TUNABLES="glibc.cpu.x86_rep_movsb_threshold=2147483647:glibc.cpu.x86_rep_stosb_threshold=2147483647${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}"
+# glibc's memcpy / memset without `rep movsb` / `rep stosb` (callgrind counts each byte they move).
+source "$ROOT/benchmark/callgrind-env.sh"
 count() {
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$NODE" "$PROG" "$ROOT" "$PKG" "$WORKLOAD" "$1" "$2" 2>&1 |
     sed -n 's/.*Collected : //p'

@@ -62,11 +62,8 @@ for (let i = 0; i < Number(passes); i++) pass();
 fsyncSync(fd);
 console.log(docs.length * Number(passes), sink > 0);
 JS
-# Callgrind counts every byte that `rep movsb` / `rep stosb` moves as one instruction, and glibc's
-# memcpy / memset use them from a few KB up: copying a batch's 300 KB result into its Buffer
-# counted ~1 instruction a byte, ten times what the same copy costs as glibc's vector loop
-# (~0.1 a byte), which the thresholds below make it use, so that copies count as what they cost.
-export GLIBC_TUNABLES="glibc.cpu.x86_rep_movsb_threshold=2147483647:glibc.cpu.x86_rep_stosb_threshold=2147483647${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}"
+# glibc's memcpy / memset without `rep movsb` / `rep stosb` (callgrind counts each byte they move).
+source "$ROOT/benchmark/callgrind-env.sh"
 count() {
   n="$(valgrind --tool=callgrind --separate-threads=yes --dump-instr="${DUMP_INSTR:-no}" --dump-before=fsync \
     --callgrind-out-file="$OUT/$1" "$NODE" "$OUT/run.mjs" "$ROOT" "$PKG" "$DATASET" "$WARM" \

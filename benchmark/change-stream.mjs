@@ -290,7 +290,7 @@ async function perEventInstructions(uri, db, client, stop) {
         ...(PREFETCH.prefetch === undefined ? [] : ['--prefetch', String(PREFETCH.prefetch)]),
       ],
       // glibc's memcpy / memset without `rep movsb` / `rep stosb`, which callgrind counts as one
-      // instruction a byte moved (see benchmark/call-instructions.sh)
+      // instruction a byte moved (the setting benchmark/callgrind-env.sh exports)
       { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, GLIBC_TUNABLES: REP_OFF } },
     )
     let stderr = ''
@@ -353,9 +353,9 @@ async function perEventInstructions(uri, db, client, stop) {
   console.log(`\n### client instructions per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, callgrind, ${passes} measured passes after ${WARMUP} of warm-up in ${WARM_BATCH}-event replies, a full GC and one more pass, median of ${RUNS} child runs, Node ${process.version}${flags})\n`)
   console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | per event / floor | batches() / floor |')
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
-  const k = (x) => fmt(Math.round(x))
+  const k = (x) => (Number.isFinite(x) ? fmt(Math.round(x)) : '-')
   for (const { label, n, per: p } of rows) {
-    const r = (f) => `| ${label}: ${f} | ${n} | ${k(p.perEvent[f])} | ${k(p.batches[f])} | ${k(p.driver[f])} | ${k(p.floor[f])} | ${(p.driver[f] / p.perEvent[f]).toFixed(2)}x | ${(p.perEvent[f] / p.floor[f]).toFixed(2)}x | ${(p.batches[f] / p.floor[f]).toFixed(2)}x |`
+    const r = (f) => `| ${label}: ${f} | ${n} | ${k(p.perEvent[f])} | ${k(p.batches[f])} | ${k(p.driver[f])} | ${k(p.floor[f])} | ${ratio(p.driver[f], p.perEvent[f])} | ${ratio(p.perEvent[f], p.floor[f])} | ${ratio(p.batches[f], p.floor[f])} |`
     console.log(r('total'))
     console.log(r('code'))
     console.log(`| ${label}: GC + compilers | ${n} | ${k(p.perEvent.gc + p.perEvent.jit)} | ${k(p.batches.gc + p.batches.jit)} | ${k(p.driver.gc + p.driver.jit)} | ${k(p.floor.gc + p.floor.jit)} | | | |`)
@@ -481,12 +481,12 @@ async function perEvent() {
     stop()
   }
   console.log(`\n### client CPU µs per change event (insert events, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'test server in a child process'}, batchSize ${BATCH}, median of ${ROUNDS})\n`)
-  console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | driver / batches() | batches() / floor | same round: batches() / floor |')
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  console.log('| events | N | bson2json per event | bson2json batches() | driver watch() + stringify | floor: raw getMores + cursorBatch | driver / per event | driver / batches() | per event / floor | batches() / floor | same round: batches() / floor |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const r of rows) {
     const u = r.us
     console.log(
-      `| ${r.label} | ${r.n} | ${u.perEvent.toFixed(1)} | ${u.batches.toFixed(1)} | ${u.driver.toFixed(1)} | ${u.floor.toFixed(1)} | ${(u.driver / u.perEvent).toFixed(2)}x | ${(u.driver / u.batches).toFixed(2)}x | ${(u.batches / u.floor).toFixed(2)}x | ${r.perRound.toFixed(2)}x |`,
+      `| ${r.label} | ${r.n} | ${cell(u.perEvent)} | ${cell(u.batches)} | ${cell(u.driver)} | ${cell(u.floor)} | ${ratio(u.driver, u.perEvent)} | ${ratio(u.driver, u.batches)} | ${ratio(u.perEvent, u.floor)} | ${ratio(u.batches, u.floor)} | ${Number.isFinite(r.perRound) ? `${r.perRound.toFixed(2)}x` : '-'} |`,
     )
   }
   console.log(`\n### the same rounds by thread and V8's garbage collections (means)\n`)
@@ -561,6 +561,10 @@ function gcCounter() {
 }
 
 const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
+/** A table cell: `x` with `d` decimals, `-` for a reader left out (`--ways`). */
+const cell = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-')
+/** A ratio cell: `a / b` with two decimals and `x`, `-` when either reader was left out. */
+const ratio = (a, b) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : '-')
 
 if (args.includes('--cs-child')) {
   await csChild()
