@@ -58,8 +58,8 @@ const pass = {
 for (let i = 0; i < Number(warm); i++) pass();
 // Let V8's background threads finish before counting. Valgrind runs one thread at a time, and a
 // concurrent TurboFan job queued during the warm-up may not get its turn until the main thread
-// blocks: counted without this pause, the array path's citm events sometimes ran part or all of
-// the counted passes in V8's baseline code (3,298 instructions a document, or 4,090-4,649).
+// blocks; without this pause the counted passes can run in V8's baseline code instead of the
+// optimized code (README, the batch table).
 await new Promise((resolve) => setTimeout(resolve, 300));
 const fd = openSync(mark, 'w');
 fsyncSync(fd);

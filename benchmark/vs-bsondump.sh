@@ -41,7 +41,7 @@ for r in $(seq 1 "$ROUNDS"); do
     read -r w rss c < <(run bash -c 'b2j "$@"' b2j "$ROOT/bin/bson2json.js" -q --dialect canonical "${THREADS_ARG[@]}")
     walls+=("$w")
     cpu_runs+=("$c")
-    [ "$rss" -gt "$brss" ] && brss=$rss
+    if [ "$rss" -gt "$brss" ]; then brss=$rss; fi
   done
   b=$(median "${walls[@]}")
   bcpu=$(median "${cpu_runs[@]}")
