@@ -486,7 +486,7 @@ async function perEvent() {
   for (const r of rows) {
     const u = r.us
     console.log(
-      `| ${r.label} | ${r.n} | ${cell(u.perEvent)} | ${cell(u.batches)} | ${cell(u.driver)} | ${cell(u.floor)} | ${ratio(u.driver, u.perEvent)} | ${ratio(u.driver, u.batches)} | ${ratio(u.perEvent, u.floor)} | ${ratio(u.batches, u.floor)} | ${Number.isFinite(r.perRound) ? `${r.perRound.toFixed(2)}x` : '-'} |`,
+      `| ${r.label} | ${r.n} | ${cell(u.perEvent)} | ${cell(u.batches)} | ${cell(u.driver)} | ${cell(u.floor)} | ${ratio(u.driver, u.perEvent)} | ${ratio(u.driver, u.batches)} | ${ratio(u.perEvent, u.floor)} | ${ratio(u.batches, u.floor)} | ${times(r.perRound)} |`,
     )
   }
   console.log(`\n### the same rounds by thread and V8's garbage collections (means)\n`)
@@ -563,8 +563,10 @@ function gcCounter() {
 const fmt = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
 /** A table cell: `x` with `d` decimals, `-` for a reader left out (`--ways`). */
 const cell = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-')
-/** A ratio cell: `a / b` with two decimals and `x`, `-` when either reader was left out. */
-const ratio = (a, b) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : '-')
+/** A ratio cell: `x` with two decimals and `x`, `-` when a reader was left out. */
+const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : '-')
+/** The ratio cell of `a / b`. */
+const ratio = (a, b) => times(a / b)
 
 if (args.includes('--cs-child')) {
   await csChild()
