@@ -22,6 +22,8 @@ const b2j = require('..')
 const binding = require('../lib/native/load').loadBackend().binding
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const native = require('../lib/native')
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { resolveOptions } = require('../lib/options')
 
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
@@ -369,10 +371,13 @@ describe('every export × every route', () => {
             fullDocument: BSON.deserialize(docA),
           })
           const cs = BSON.serialize({ nextBatch: [BSON.deserialize(ev), BSON.deserialize(ev)], id: 0n, ns: 'd.' + big })
-          // the reference path, and the packed one watch() takes (its input borrowed, not copied)
+          // the packed path watch() takes (its input borrowed, not copied), without and with a
+          // redaction (shaped in the same call; this one changes nothing)
+          const F = native.EventFormat
+          const shaped = { ...resolveOptions({ redact: { paths: ['no.such.path'] } }), flags: 0, maxDepth: 1000, maxOutputBytes: 1 << 28 }
           const routes = [
-            (c: Uint8Array, whole: boolean) => binding.transcodeChangeBatch(c, whole, 0, 1000, 1 << 28),
-            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole, { flags: 0, maxDepth: 1000, maxOutputBytes: 1 << 28 }),
+            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole ? F.Whole : F.Parts, { flags: 0, maxDepth: 1000, maxOutputBytes: 1 << 28 }),
+            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole ? F.Whole : F.Parts, shaped),
           ]
           for (const [route, whole] of routes.flatMap((f) => [false, true].map((w) => [f, w] as const))) {
             victim = own(cs)

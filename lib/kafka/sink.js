@@ -29,7 +29,7 @@
  * on Node >= 22.22: the same code path, docs/kafka.md).
  */
 
-const { watch, snapshot } = require('../mongo/change-stream')
+const { watch, watchRecords, snapshotRecords } = require('../mongo/change-stream')
 const { KafkaUnavailableError, ChangeStreamHistoryLostError, KafkaFencedError, SourceError, isHistoryLost, isTransientSourceError, kafkaCause, isRefused, isFenced } = require('./errors')
 const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep, timer } = require('./client')
 const { CHECKPOINT_VERSION, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
@@ -403,7 +403,7 @@ class KafkaSink {
         }
       }
       // 4. The change stream.
-      const stream = watch(o.source, o.pipeline || [], wopts)
+      const stream = watchRecords(o.source, o.pipeline || [], wopts, o.value)
       current.stream = stream
       if (this.stopping) stream.close().catch(() => {})
       await this.runStream(producer, stream, hand, committed)
@@ -506,7 +506,7 @@ class KafkaSink {
     // read again; none of them is in Kafka (a round commits before the next one takes batches).
     const open = (r) => {
       const range = snap.ranges[r.i]
-      r.cursor = snapshot(o.source, {
+      r.cursor = snapshotRecords(o.source, {
         dialect: o.dialect,
         projection: o.projection,
         redact: o.redact,
@@ -587,7 +587,6 @@ class KafkaSink {
         pull(r)
         if (b.events.length === 0) continue
         for (const ev of b.events) {
-          ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
           const m = toMessage(o, ev)
           m.headers.set(Buffer.from('snapshot'), Buffer.from(snap.reason))
           messages.push(m)
@@ -798,21 +797,13 @@ function changeStreamToKafka(options) {
   return { done: sink.done, stop: () => sink.stop(), stats: sink.stats }
 }
 
-/** A change event as a Kafka message: key the document key, value the event or the document. */
+/**
+ * A change event as a Kafka message: key the document key, value the event or the document,
+ * headers `operationType`, `ns`, `clusterTime`; all of them bytes the native pass made
+ * (lib/mongo/change-stream.js `watchRecords`, `snapshotRecords`).
+ */
 function toMessage(o, ev) {
-  const headers = new Map()
-  headers.set(Buffer.from('operationType'), Buffer.from(String(ev.operationType)))
-  if (ev.ns) headers.set(Buffer.from('ns'), Buffer.from(ev.ns.coll === undefined ? String(ev.ns.db) : `${ev.ns.db}.${ev.ns.coll}`))
-  if (ev.clusterTime) headers.set(Buffer.from('clusterTime'), Buffer.from(`${ev.clusterTime.t}.${ev.clusterTime.i}`))
-  let value
-  if (o.value === 'fullDocument') value = ev.fullDocument === undefined || ev.fullDocument === null ? null : Buffer.from(ev.fullDocument)
-  else value = Buffer.from(ev.json)
-  return {
-    topic: o.topic,
-    key: ev.documentKey === undefined || ev.documentKey === null ? undefined : Buffer.from(ev.documentKey),
-    value: value === null ? undefined : value,
-    headers,
-  }
+  return { topic: o.topic, key: ev.key, value: ev.value, headers: ev.headers }
 }
 
 module.exports = {

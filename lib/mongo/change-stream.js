@@ -2,7 +2,8 @@
 
 /**
  * `watch()`: a MongoDB change stream run on raw command replies, one native
- * `transcodeChangeBatch` call per batch, with prefetch and spec-conformant resume.
+ * `transcodeChangeBatch` call per batch (the projection and redaction too), with prefetch and
+ * spec-conformant resume.
  *
  * The stream runs the commands itself (the driver's `watch()` cannot return raw events):
  *   aggregate {pipeline: [{$changeStream}, ...user], cursor: {batchSize}}   (raw, one session)
@@ -39,7 +40,7 @@ const WATCH_KEYS = new Set([
   'signal',
   'enableUtf8Validation',
 ])
-const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
+const { EventFormat } = native
 const { RawCursor, checkPipeline } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
@@ -155,7 +156,7 @@ class ChangeStream extends RawCursor {
    * @param {object[]} [pipeline]
    * @param {object} [options]
    */
-  constructor(target, pipeline = [], options = {}) {
+  constructor(target, pipeline = [], options = {}, format = undefined) {
     const stages = checkPipeline(pipeline, 'watch() pipeline')
     if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
     const t = resolveTarget(target)
@@ -167,7 +168,9 @@ class ChangeStream extends RawCursor {
     super({ client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
     this._aggregate = t.aggregate
     this._o = o
-    this._whole = options.whole === true
+    // what each event becomes: an event object (its parts, or the whole event, as JSON), or,
+    // for lib/kafka ({@link watchRecords}), a Kafka record
+    this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : EventFormat.Parts
     this._split = options.splitLargeEvents === true
 
     const stage = {}
@@ -219,9 +222,8 @@ class ChangeStream extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    // projection / redact: each event's document parts shaped first (lib/shape.js).
-    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
-    const b = native.transcodeChangeBatch(cursor, this._whole, this._o, this._split)
+    // projection / redact (lib/shape.js): each event's document parts shaped first, in the call
+    const b = native.transcodeChangeBatch(reply.cursor, this._format, this._o, this._split)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime
     }
@@ -248,7 +250,7 @@ class ChangeStream extends RawCursor {
         // then the binding merges them and returns the event as if it had not been split.
         this._pending.push(ev.raw)
         if (ev.splitEvent.fragment !== ev.splitEvent.of) continue
-        ev = native.transcodeChangeFragments(this._pending, this._whole, this._o)
+        ev = native.transcodeChangeFragments(this._pending, this._format, this._o)
         this._pending = []
       }
       if (ev.resumeToken instanceof Uint8Array) {
@@ -484,7 +486,7 @@ function rangeMatch(after, from, before) {
  * `{ events, after }`, `after` being the last `_id` of the batch (resume with `options.after`).
  */
 class SnapshotCursor extends RawCursor {
-  constructor(collection, options = {}) {
+  constructor(collection, options = {}, format = EventFormat.Parts) {
     const t = resolveTarget(collection)
     if (t.aggregate === 1) throw new TypeError('bson2json: a snapshot needs a Collection')
     const o = resolveDriverOptions(collection, options, SNAPSHOT_KEYS)
@@ -492,6 +494,7 @@ class SnapshotCursor extends RawCursor {
     const prefetch = intOption(options, 'prefetch', 0, Infinity, 1)
     super({ client: t.client, db: t.db, prefetch, prefetchGiven: true, batchSize, signal: options.signal, what: 'snapshot' })
     this._o = o
+    this._format = format
     this._coll = t.aggregate
     this._ns = { db: t.db.databaseName, coll: t.aggregate }
     this._after = options.after
@@ -514,8 +517,7 @@ class SnapshotCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact: the snapshot's records get what the change stream's events get
-    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
-    const b = native.transcodeChangeBatch(cursor, false, this._o)
+    const b = native.transcodeChangeBatch(reply.cursor, this._format, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events
     if (events.length > 0) {
@@ -561,9 +563,31 @@ function watch(target, pipeline = [], options = {}) {
   return new ChangeStream(target, pipeline, options)
 }
 
+/**
+ * {@link watch} whose events are Kafka records (for lib/kafka): `resumeToken`, `operationType`,
+ * `clusterTime`, and `key` (the documentKey's JSON), `value` (the whole event's JSON, or with
+ * `value: 'fullDocument'` the fullDocument's) and `headers` as bytes, made in the native pass.
+ * `options.whole` does not apply.
+ * @param {'event' | 'fullDocument'} value
+ */
+function watchRecords(target, pipeline, options, value) {
+  return new ChangeStream(target, pipeline, options, value === 'fullDocument' ? EventFormat.RecordFullDocument : EventFormat.RecordEvent)
+}
+
+/**
+ * {@link snapshot} whose events are Kafka records (for lib/kafka): `key` the documentKey's JSON,
+ * `value` the snapshot event's JSON without its `_id` (`{ operationType: 'snapshot', ns,
+ * documentKey, fullDocument }`), and `headers`, as bytes.
+ */
+function snapshotRecords(collection, options = {}) {
+  return new SnapshotCursor(collection, options, EventFormat.RecordSnapshot)
+}
+
 module.exports = {
   watch,
+  watchRecords,
   snapshot,
+  snapshotRecords,
   ChangeStream,
   ChangeStreamInvalidatedError,
   ChangeStreamError,

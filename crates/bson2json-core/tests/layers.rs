@@ -48,6 +48,9 @@ const ORDER: &[&str] = &[
     "mongo::change",
     "mongo::cursor",
     "mongo::split",
+    // the packed change-event layout, and its writer
+    "mongo::layout",
+    "mongo::packer",
     "mongo",
 ];
 

@@ -2,7 +2,7 @@
 //! mapping only. All transcoding lives in `bson2json-core`.
 //!
 //! Modules: the exports ([`fast`] the per-document hot path, [`batch`] batches and cursors,
-//! [`changes`] change-stream batches (and [`packed`], the form `watch()` takes), [`shape`] projection and redaction, [`staged`] the WASI
+//! [`packed`] change-stream batches (the core's packed layout), [`shape`] projection and redaction, [`staged`] the WASI
 //! build's boundary), and what they share ([`options`] the resolved option numbers, [`errors`]
 //! the failures and the JS errors they become, [`regex`] the `RegExp` check, [`strings`] JS
 //! strings of JSON text, [`node_api`] the raw Node-API calls).
@@ -21,7 +21,6 @@ use bson2json_core::batch::BatchOutput;
 use bson2json_core::Transcoder;
 
 mod batch;
-mod changes;
 mod errors;
 mod fast;
 #[allow(unsafe_code)]

@@ -122,12 +122,6 @@ pub(crate) fn number(env: &Env, x: f64) -> Result<Value> {
     make(|out| unsafe { sys::napi_create_double(env.raw(), x, out) })
 }
 
-/// A `Date` of `ms` milliseconds since the epoch.
-pub(crate) fn date(env: &Env, ms: f64) -> Result<Value> {
-    // SAFETY: valid out-pointer.
-    make(|out| unsafe { sys::napi_create_date(env.raw(), ms, out) })
-}
-
 /// `null`.
 pub(crate) fn null(env: &Env) -> Result<Value> {
     // SAFETY: valid out-pointer.
@@ -150,12 +144,6 @@ pub(crate) fn bigint(env: &Env, x: i64) -> Result<Value> {
 pub(crate) fn set_element(env: &Env, obj: Value, i: u32, v: Value) -> Result<()> {
     // SAFETY: live handles (module invariant).
     check(unsafe { sys::napi_set_element(env.raw(), obj.0, i, v.0) })
-}
-
-/// `obj[key] = v` with a key value. May run JavaScript (a setter).
-pub(crate) fn set_property(env: &Env, obj: Value, key: Value, v: Value) -> Result<()> {
-    // SAFETY: live handles (module invariant).
-    check(unsafe { sys::napi_set_property(env.raw(), obj.0, key.0, v.0) })
 }
 
 /// `obj[name] = v`. May run JavaScript (a setter).
