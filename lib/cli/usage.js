@@ -142,6 +142,7 @@ function answer(parsed, help) {
 }
 
 /** Characters a terminal acts on or that reorder text: C0 and C1 controls, DEL, line and bidi controls. */
+// oxlint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_IN_NAME = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 
 /**
