@@ -97,6 +97,7 @@ const { requirePeer } = require('./peer')
 const { describe, redact } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
 const { isTransientSourceError } = require('../kafka/errors')
+const { DEFAULTS } = require('../kafka/options')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -280,10 +281,10 @@ function parseArgs(argv) {
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
-  o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
+  o.kafkaTimeout = o.kafkaTimeout === undefined ? DEFAULTS.connectTimeoutMS / 1000 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
   o.kafkaClient = kafkaSecurity(o, process.env)
-  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
-  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? 120 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
+  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? DEFAULTS.retryTimeoutMS / 1000 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
+  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? DEFAULTS.mongoRetryTimeoutMS / 1000 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
   return o
 }
 

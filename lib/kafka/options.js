@@ -1,6 +1,24 @@
 'use strict'
 
-/** The options of `changeStreamToKafka`, checked before anything connects. */
+/** The options of `changeStreamToKafka`, checked before anything connects, and their defaults. */
+
+/**
+ * The defaults of the numeric options: the one place they are written (lib/kafka/ reads them
+ * from the options `withDefaults` returns; docs/kafka.md and `cdc --help` state them).
+ */
+const DEFAULTS = Object.freeze({
+  commitIntervalMS: 100,
+  maxTransactionBytes: 8 * 1024 * 1024,
+  maxRequestBytes: 512 * 1024,
+  idleCheckpointMS: 5000,
+  snapshotBatchSize: 1000,
+  snapshotParallel: 1,
+  partitions: 1,
+  retryDelayMS: 500,
+  connectTimeoutMS: 10_000,
+  retryTimeoutMS: 120_000,
+  mongoRetryTimeoutMS: 120_000,
+})
 
 const OPTION_NAMES = new Set([
   'source',
@@ -101,4 +119,11 @@ function checkOptions(o) {
   return brokers
 }
 
-module.exports = { checkOptions }
+/** The options with every default of {@link DEFAULTS} filled in (a new object). */
+function withDefaults(o) {
+  const out = { ...o }
+  for (const [k, v] of Object.entries(DEFAULTS)) if (out[k] === undefined) out[k] = v
+  return out
+}
+
+module.exports = { checkOptions, withDefaults, DEFAULTS }
