@@ -4,7 +4,7 @@
  * broker tests are skipped, unless B2J_REQUIRE_KAFKA=1 (CI), which makes them fail instead.
  * Source: the in-repo test server, or MONGODB_URI (e.g. SecantusDB).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -26,6 +26,27 @@ const BROKERS = process.env.KAFKA_BROKERS
 const URI = process.env.MONGODB_URI
 if (!BROKERS && process.env.B2J_REQUIRE_KAFKA === '1') throw new Error('B2J_REQUIRE_KAFKA=1 but KAFKA_BROKERS is not set')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+// The logs of what a test ran (each cdc process's stderr, each chaos run's report and stderr):
+// printed when the test fails, with its name, so a failing CI step says which test failed and why.
+let logs: { what: string; text: () => string }[] = []
+const keepLog = (what: string, text: () => string) => logs.push({ what, text })
+beforeEach((ctx) => {
+  logs = []
+  ctx.onTestFailed(() => {
+    for (const l of logs) {
+      const lines = l.text().trimEnd().split('\n')
+      const shown = lines.length > 300 ? ['...', ...lines.slice(-300)] : lines
+      process.stderr.write(`\n--- ${ctx.task.name}: ${l.what} (${lines.length} lines) ---\n${shown.join('\n')}\n`)
+    }
+  })
+})
+/** A child process run to its end (the chaos script): its log kept for a failure report. */
+function runLogged(what: string, args: string[], timeout: number) {
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', timeout, env: { ...process.env, KAFKA_CHAOS_DEBUG: '1' }, maxBuffer: 256 << 20 })
+  keepLog(what, () => `exit ${r.status}${r.signal ? ` (${r.signal}${r.error ? `: ${r.error.message}` : ''})` : ''}\n${r.stderr}\n${r.stdout}`)
+  return r
+}
 
 describe('options and arguments (no broker)', () => {
   it('rejects unknown and malformed options with TypeError/RangeError naming them', () => {
@@ -231,6 +252,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env })
     let err = ''
     p.stderr.on('data', (d) => (err += d))
+    keepLog(`cdc ${args.slice(args.indexOf('--id'), args.indexOf('--id') + 2).join(' ')} (pid ${p.pid}) stderr`, () => err)
     const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
     return { p, exit, err: () => err }
   }
@@ -863,7 +885,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }, 90_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
+    const r = runLogged('scripts/kafka-chaos.js', [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], 170_000)
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
     expect(report.failures).toEqual([])
     expect(report.kills).toBe(6)
@@ -871,10 +893,10 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }, 180_000)
 
   it.skipIf(!!URI)('chaos: --snapshot under fire, connections cut by the proxy, broker paused; snapshot records and events once, final state per key', () => {
-    const r = spawnSync(
-      process.execPath,
+    const r = runLogged(
+      'scripts/kafka-chaos.js --snapshot-docs',
       [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--snapshot-docs', '1000', '--snapshot-batch-size', '100', '--ops', '600', '--kills', '3', '--rate', '100', '--cut-ms', '500', '--snapshot-cut-ms', '2000', '--blackhole-every', '5', '--kafka-pause-every', '2', '--json'],
-      { encoding: 'utf8', timeout: 170_000 },
+      170_000,
     )
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
     expect(report.failures).toEqual([])
