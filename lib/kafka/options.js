@@ -28,6 +28,7 @@ const OPTION_NAMES = new Set([
   'checkpointTopic',
   'id',
   'dialect',
+  'format',
   'value',
   'fullDocument',
   'fullDocumentBeforeChange',
@@ -80,6 +81,12 @@ function checkOptions(o) {
   }
   if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
+  }
+  if (o.format !== undefined && !require('./records').FORMAT_NAMES.includes(o.format)) {
+    throw new RangeError(`bson2json/kafka: options.format must be one of ${require('./records').FORMAT_NAMES.join(', ')}, got ${JSON.stringify(o.format)}`)
+  }
+  if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
+    throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked (and compiled) now, applied by watch() to every event.

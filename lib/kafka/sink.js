@@ -43,6 +43,7 @@ const { KafkaOutage, MongoOutage } = require('./outage')
 const { Transaction } = require('./transaction')
 const { SnapshotCopy, resumedRanges } = require('./snapshot-copy')
 const { StreamCopy } = require('./stream-copy')
+const { formatOf } = require('./records')
 
 /**
  * One run of a change stream into Kafka (`changeStreamToKafka`). The run is a loop of cycles
@@ -55,6 +56,8 @@ class KafkaSink {
     const brokers = checkOptions(options)
     const o = withDefaults({ ...options, brokers })
     this.o = o
+    // the transcoder's dialect: the record format's own, else the option's
+    this.dialect = formatOf(o.format).dialect || o.dialect
     this.stats = {
       events: 0,
       batches: 0,
@@ -337,11 +340,11 @@ class KafkaSink {
     const o = this.o
     const wopts = {
       whole: o.value !== 'fullDocument',
-      dialect: o.dialect,
+      dialect: this.dialect,
       batchSize: o.batchSize,
       maxAwaitTimeMS: o.maxAwaitTimeMS,
       prefetch: o.prefetch,
-      fullDocument: o.fullDocument,
+      fullDocument: o.fullDocument === undefined ? formatOf(o.format).fullDocument : o.fullDocument,
       fullDocumentBeforeChange: o.fullDocumentBeforeChange,
       showExpandedEvents: o.showExpandedEvents,
       splitLargeEvents: o.splitLargeEvents,
@@ -355,7 +358,7 @@ class KafkaSink {
   /** The change stream's position now (the postBatchResumeToken of an empty first batch). */
   async positionNow() {
     const o = this.o
-    const probe = watch(o.source, o.pipeline || [], { batchSize: 0, dialect: o.dialect })
+    const probe = watch(o.source, o.pipeline || [], { batchSize: 0, dialect: this.dialect })
     try {
       const r = await probe.batches()[Symbol.asyncIterator]().next()
       const token = r.done ? null : r.value.resumeToken

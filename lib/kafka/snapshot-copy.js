@@ -17,7 +17,7 @@ const { snapshot } = require('../mongo/snapshot')
 const { splitRanges } = require('../mongo/ranges')
 const { SourceError } = require('./errors')
 const { ejson, messageSize, sleep } = require('./client')
-const { snapshotMessage } = require('./records')
+const { formatOf } = require('./records')
 
 /**
  * @typedef {{ lo: string|null, hi: string|null, after: string|null, done: boolean }} Range
@@ -68,7 +68,7 @@ class RangeReader {
     const o = this.copy.o
     const range = this.copy.snap.ranges[this.i]
     this.cursor = snapshot(o.source, {
-      dialect: o.dialect,
+      dialect: this.copy.sink.dialect,
       projection: o.projection,
       redact: o.redact,
       batchSize: o.snapshotBatchSize,
@@ -122,6 +122,7 @@ class SnapshotCopy {
     this.snap = snap
     this.ck = ck
     this.events = ck && typeof ck.events === 'number' ? ck.events : 0
+    this.format = formatOf(sink.o.format)
   }
 
   /** Commits the transaction in hand with the checkpoint at `token` and the snapshot's state (none: it is done). */
@@ -216,11 +217,9 @@ class SnapshotCopy {
       const b = got.v.value
       r.pull()
       if (b.events.length === 0) continue
-      for (const ev of b.events) {
-        const m = snapshotMessage(o, ev, snap.reason)
-        messages.push(m)
-        bytes += messageSize(m)
-      }
+      const from = messages.length
+      for (const ev of b.events) this.format.snapshot(o, ev, snap.reason, messages)
+      for (let m = from; m < messages.length; m++) bytes += messageSize(messages[m])
       batches.push({ r, b })
     }
     return { messages, batches, ended }

@@ -11,7 +11,7 @@
 
 const { SourceError } = require('./errors')
 const { timer } = require('./client')
-const { toMessage } = require('./records')
+const { formatOf } = require('./records')
 
 const TIMEOUT = Symbol('commit interval')
 
@@ -44,6 +44,7 @@ class StreamCopy {
     this.lastCheckpointAt = Date.now()
     /** @type {OpenBatches|null} */
     this.open = null
+    this.format = formatOf(sink.o.format)
   }
 
   /** Commits the open batches with their checkpoint, and counts them. */
@@ -113,10 +114,12 @@ class StreamCopy {
       first = false
       if (this.open === null) this.open = new OpenBatches(now)
       const open = this.open
-      const messages = batch.events.map((ev) => {
+      const messages = []
+      const format = this.format
+      for (const ev of batch.events) {
         if (ev.clusterTime) open.clusterTime = ev.clusterTime
-        return toMessage(o, ev)
-      })
+        format.records(o, ev, messages)
+      }
       open.bytes += await this.tx.send(messages)
       open.events += batch.events.length
       open.batches++
