@@ -161,7 +161,7 @@ export function transactionalIdOf(id: string): string
 export function readCommitted(
   consumer: unknown,
   topic: string,
-  onRecord: (partition: number, offset: bigint, record: { key: Buffer | null; value: Buffer | null; headers: [Buffer, Buffer][] }) => void,
+  onRecord: (partition: number, offset: bigint, record: { key: Uint8Array | null; value: Uint8Array | null; headers: [Uint8Array, Uint8Array][] }) => void,
   from?: bigint[],
 ): Promise<bigint[]>
 export class KafkaFencedError extends Error {
