@@ -5,7 +5,7 @@
 # Kafka 4.1.1 jars of Maven Central, on the same source (SecantusDB, scripts/secantus.sh) and the
 # same broker (scripts/kafka.sh). Not part of .ci/run: it takes several minutes.
 #
-#   bash benchmark/kafka-connectors.sh [live|snapshot|kill|all]   (default all)
+#   bash benchmark/kafka-connectors.sh [live|snapshot|kill|all|fetch]   (default all; fetch: the jars only)
 #
 # live:     a writer process inserts N ~1 KB documents at RATE per second while the pipeline runs
 #           (the pipeline is started first and warmed up: a document read back from its topic);
@@ -96,14 +96,16 @@ cpu_of() {
 topic_of() {
   case "$1" in
     cdc) echo "cdc-$2" ;;
-    mongo | debezium) echo "$1.$2.c" ;;
+    mongo | debezium) echo "$1.$2.${3:-c}" ;;
+    cdc-mongo-kafka) echo "cdcmk.$2.${3:-c}" ;;
+    cdc-debezium) echo "cdcdbz.$2.${3:-c}" ;;
   esac
 }
 
 # Starts pipeline $1 on database $2 (collection c) with start mode $3 (stream | snapshot) in its
 # own process group; the pid goes to $RUN/$2.pid, the output to $RUN/$2.log (appended).
 launch() {
-  local kind="$1" db="$2" mode="$3" work="$RUN/$2"
+  local kind="$1" db="$2" mode="$3" work="$RUN/${PIDKEY:-$2}"
   mkdir -p "$work"
   case "$kind" in
     cdc)
@@ -112,6 +114,14 @@ launch() {
       setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" --collection c --kafka "$BROKER" \
         --topic "$(topic_of cdc "$db")" --checkpoint-topic "cdc-$db-checkpoints" --id "$db" --quiet \
         "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
+      ;;
+    cdc-mongo-kafka | cdc-debezium)
+      # the connectors' record formats, written by cdc (the format comparison)
+      local extra=()
+      [ "$mode" = snapshot ] && extra=(--snapshot)
+      setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" --collection c --kafka "$BROKER" \
+        --format "${kind#cdc-}" --topic "$(topic_of "$kind" "$db")" --checkpoint-topic "$kind-$db-checkpoints" \
+        --id "$kind-$db" --quiet "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
       ;;
     mongo | debezium)
       cat >"$work/worker.properties" <<PROPS
@@ -183,7 +193,7 @@ PROPS
         >>"$work.log" 2>&1 </dev/null &
       ;;
   esac
-  echo $! >"$work.pid"
+  echo $! >"$RUN/${PIDKEY:-$db}.pid"
   disown "$!" # no "Killed" notice from the shell on SIGKILL
 }
 
@@ -302,9 +312,46 @@ name_of() {
   esac
 }
 
+# The records of each connector beside cdc's in the same format, on the same source and broker, the
+# same writes (kafka-connectors.mjs workload): key and value compared record by record.
+formats() {
+  local db="fmt_$$" kind ok=0
+  local kinds="${FORMAT_PIPELINES:-mongo cdc-mongo-kafka debezium cdc-debezium}"
+  for kind in $kinds; do
+    PIDKEY="$db-$kind" launch "$kind" "$db" stream
+  done
+  for kind in $kinds; do
+    if ! helper warm --uri "$URI" --db "$db" --coll c --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --timeout 180 >&2; then
+      log "$kind did not stream: $(why "$db-$kind")"
+      ok=1
+    fi
+  done
+  helper workload --uri "$URI" --db "$db" --colls c
+  for kind in $kinds; do
+    helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --until end --timeout 120 >"$RUN/$db-$kind.jsonl" || ok=1
+  done
+  for kind in $kinds; do stop_pipeline "$db-$kind"; done
+  for kind in mongo debezium; do
+    local f="${kind/mongo/mongo-kafka}"
+    [[ " $kinds " == *" $kind "* && " $kinds " == *" cdc-$f "* ]] || continue
+    log "$f: the connector's records ($RUN/$db-$kind.jsonl) against cdc --format $f ($RUN/$db-cdc-$f.jsonl)"
+    helper compare --format "$f" "$RUN/$db-$kind.jsonl" "$RUN/$db-cdc-$f.jsonl" || ok=1
+  done
+  return $ok
+}
+
 main() {
   local what="${1:-all}" kind
   fetch
+  [ "$what" = fetch ] && return 0
+  if [ "$what" = formats ]; then
+    BROKER="$(bash "$ROOT/scripts/kafka.sh" start)"
+    URI="$(bash "$ROOT/scripts/secantus.sh" start)"
+    SETNAME="$(helper setname --uri "$URI")"
+    mkdir -p "$RUN"
+    formats
+    return $?
+  fi
   BROKER="$(bash "$ROOT/scripts/kafka.sh" start)"
   URI="$(bash "$ROOT/scripts/secantus.sh" start)"
   # Debezium refuses a connection string without replicaSet= for a replica set ("Replica set not

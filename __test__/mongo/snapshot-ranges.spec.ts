@@ -10,7 +10,7 @@ import type { Collection } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
 import type { TestServer } from '../../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { snapshot } = require('../../lib/mongo/change-stream')
+const { snapshot } = require('../../lib/mongo/snapshot')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { splitRanges } = require('../../lib/mongo/ranges')
 

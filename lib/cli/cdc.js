@@ -22,6 +22,11 @@ Options:
       --checkpoint-topic TOPIC compacted topic for the resume tokens, keyed by --id (created when missing)
       --id NAME                stream id: one running process per id (it names the transactional.id)
       --dialect NAME           compat (default) | relaxed | canonical
+      --format NAME            the records' format: bson2json (default: the event in --dialect,
+                               documentKey as the key, headers) | mongo-kafka (what the MongoDB
+                               Kafka source connector writes with its defaults) | debezium
+                               (Debezium's MongoDB envelope, JSON without schemas, tombstones
+                               after deletes); docs/kafka.md has what a consumer sees of each
       --value event|fullDocument  message value: the whole event (default) or only fullDocument
                                (deletes become tombstones: a key with no value)
       --full-document MODE     the change stream's fullDocument: updateLookup | whenAvailable | required
@@ -97,6 +102,7 @@ const { requirePeer } = require('./peer')
 const { describe, redact } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
 const { isTransientSourceError } = require('../kafka/errors')
+const { DEFAULTS } = require('../kafka/options')
 
 const VALUE_FLAGS = {
   '--uri': 'uri',
@@ -107,6 +113,7 @@ const VALUE_FLAGS = {
   '--checkpoint-topic': 'checkpointTopic',
   '--id': 'id',
   '--dialect': 'dialect',
+  '--format': 'format',
   '--value': 'value',
   '--full-document': 'fullDocument',
   '--pipeline': 'pipeline',
@@ -194,6 +201,11 @@ function parseArgs(argv) {
   for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(b)} is not HOST:PORT`)
   if (o.dialect !== undefined && !['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage('--dialect must be compat, relaxed or canonical')
   if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') usage('--value must be event or fullDocument')
+  const { FORMAT_NAMES } = require('../kafka/records')
+  if (o.format !== undefined && !FORMAT_NAMES.includes(o.format)) usage(`--format must be ${FORMAT_NAMES.join(', ')}`)
+  if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
+    usage(`--format ${o.format} writes the connector's own records: it excludes --dialect and --value fullDocument`)
+  }
   if (o.fullDocument !== undefined && !['default', 'updateLookup', 'whenAvailable', 'required'].includes(o.fullDocument)) {
     usage('--full-document must be default, updateLookup, whenAvailable or required')
   }
@@ -280,10 +292,10 @@ function parseArgs(argv) {
   if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
-  o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
+  o.kafkaTimeout = o.kafkaTimeout === undefined ? DEFAULTS.connectTimeoutMS / 1000 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
   o.kafkaClient = kafkaSecurity(o, process.env)
-  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
-  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? 120 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
+  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? DEFAULTS.retryTimeoutMS / 1000 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
+  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? DEFAULTS.mongoRetryTimeoutMS / 1000 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
   return o
 }
 
@@ -337,6 +349,7 @@ async function main(argv) {
     checkpointTopic: o.checkpointTopic,
     id: o.id,
     dialect: o.dialect,
+    format: o.format,
     value: o.value,
     fullDocument: o.fullDocument,
     startAtOperationTime: o.startAtOperationTime,

@@ -1,6 +1,24 @@
 'use strict'
 
-/** The options of `changeStreamToKafka`, checked before anything connects. */
+/** The options of `changeStreamToKafka`, checked before anything connects, and their defaults. */
+
+/**
+ * The defaults of the numeric options: the one place they are written (lib/kafka/ reads them
+ * from the options `withDefaults` returns; docs/kafka.md and `cdc --help` state them).
+ */
+const DEFAULTS = Object.freeze({
+  commitIntervalMS: 100,
+  maxTransactionBytes: 8 * 1024 * 1024,
+  maxRequestBytes: 512 * 1024,
+  idleCheckpointMS: 5000,
+  snapshotBatchSize: 1000,
+  snapshotParallel: 1,
+  partitions: 1,
+  retryDelayMS: 500,
+  connectTimeoutMS: 10_000,
+  retryTimeoutMS: 120_000,
+  mongoRetryTimeoutMS: 120_000,
+})
 
 const OPTION_NAMES = new Set([
   'source',
@@ -10,6 +28,7 @@ const OPTION_NAMES = new Set([
   'checkpointTopic',
   'id',
   'dialect',
+  'format',
   'value',
   'fullDocument',
   'fullDocumentBeforeChange',
@@ -63,6 +82,12 @@ function checkOptions(o) {
   if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
   }
+  if (o.format !== undefined && !require('./records').FORMAT_NAMES.includes(o.format)) {
+    throw new RangeError(`bson2json/kafka: options.format must be one of ${require('./records').FORMAT_NAMES.join(', ')}, got ${JSON.stringify(o.format)}`)
+  }
+  if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
+    throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
+  }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked (and compiled) now, applied by watch() to every event.
   if (o.projection !== undefined || o.redact !== undefined) require('../shape').compileShape(o.projection, o.redact)
@@ -101,4 +126,11 @@ function checkOptions(o) {
   return brokers
 }
 
-module.exports = { checkOptions }
+/** The options with every default of {@link DEFAULTS} filled in (a new object). */
+function withDefaults(o) {
+  const out = { ...o }
+  for (const [k, v] of Object.entries(DEFAULTS)) if (out[k] === undefined) out[k] = v
+  return out
+}
+
+module.exports = { checkOptions, withDefaults, DEFAULTS }
