@@ -38,13 +38,15 @@ const LABELS = {
   stringy: 'string-heavy',
   numeric: 'number-heavy',
   array9mb: 'one 9 MB array document',
-  twitter: 'real-world: twitter.json statuses',
-  canada: 'real-world: canada.json, one document',
-  citm: 'real-world: citm_catalog.json, one document',
-  'citm-events': 'real-world: citm_catalog.json events',
-  'citm-performances': 'real-world: citm_catalog.json performances',
+  twitter: 'twitter.json statuses',
+  canada: 'canada.json, one document',
+  citm: 'citm_catalog.json, one document',
+  'citm-events': 'citm_catalog.json events',
+  'citm-performances': 'citm_catalog.json performances',
 };
-const label = (name) => LABELS[name] ?? name;
+const REALWORLD_SETS = new Set(['twitter', 'canada', 'citm', 'citm-events', 'citm-performances']);
+/** A workload's name for a table; the README's one table marks the real-world sets. */
+const label = (name, mark = true) => `${mark && REALWORLD_SETS.has(name) ? 'real-world: ' : ''}${LABELS[name] ?? name}`;
 
 export function loadResults(root) {
   const read = (rel) => {
@@ -140,7 +142,8 @@ function perfSynthetic(res) {
     const rep = res.synthetic[n];
     const cols = SYNTH_COLUMNS.filter(([id]) => rep.workloads.some((w) => w.methods[id]?.ratio));
     if (L.length) L.push('');
-    L.push(`**Node ${nodeOf(rep)}** (every cell's min–max over the runs, the MB/s and docs/s: [${SYNTHETIC(n).replace('benchmark/', '../benchmark/').replace('.json', '.md')}](${SYNTHETIC(n).replace('benchmark/', '../benchmark/').replace('.json', '.md')}))`);
+    const md = SYNTHETIC(n).replace(/^benchmark\//, '../benchmark/').replace(/\.json$/, '.md');
+    L.push(`**Node ${nodeOf(rep)}** (each cell's min–max over the runs, MB/s and docs/s: [${md.split('/').pop()}](${md}))`);
     L.push('');
     L.push(`| workload | baseline MB/s | ${cols.map(([, h]) => h).join(' | ')} | \`toJSON\` MB/s |`);
     L.push(`|---|---:|${cols.map(() => '---:').join('|')}|---:|`);
@@ -155,18 +158,24 @@ function perfSynthetic(res) {
 
 function perfRealworld(res) {
   const L = [];
-  const peer = NODES.some((n) => res.realworld[n].config.peer);
-  L.push(
-    `| data set | documents | mean size | ${NODES.map((n) => `baseline MB/s, Node ${n}`).join(' | ')} | ${NODES.map((n) => `\`toJSON\`, Node ${n}`).join(' | ')} | ${NODES.map((n) => `\`toNDJSON\` (one Buffer), Node ${n}`).join(' | ')} | ${NODES.map((n) => `\`toNDJSON\` (array), Node ${n}`).join(' | ')} | ${NODES.map((n) => `\`toNDJSON\` ÷ \`toJSON\` (one Buffer, array), Node ${n}`).join(' | ')}${peer ? ` | ${NODES.map((n) => `bson-to-json (string), Node ${n}`).join(' | ')}` : ''} |`,
-  );
-  const cols = NODES.length * 4 + (peer ? NODES.length : 0);
-  L.push(`|---|---:|---:|${Array(cols).fill('---:').join('|')}|`);
-  for (const d of res.realworld[NODES[0]].datasets) {
-    const per = (fn) => NODES.map((n) => fn(n)).join(' | ');
-    const m = (n, id) => rwMethod(res.realworld[n], d.name, id);
+  for (const n of NODES) {
+    const rep = res.realworld[n];
+    const peer = Boolean(rep.config.peer);
+    if (L.length) L.push('');
+    L.push(`**Node ${nodeOf(rep)}**${peer ? ` (bson-to-json ${rep.config.peer})` : ''}`);
+    L.push('');
     L.push(
-      `| ${label(d.name)} | ${d.documents} | ${size(d.bytes / d.documents)} | ${per((n) => mbps(m(n, 'baseline')?.mbps))} | ${per((n) => ratio(m(n, 'toJSON')?.vsBaseline))} | ${per((n) => ratio(m(n, 'ndjsonConcat')?.vsBaseline))} | ${per((n) => ratio(m(n, 'ndjsonArray')?.vsBaseline))} | ${per((n) => `${ratio(m(n, 'ndjsonConcat')?.vsToJSON)}, ${ratio(m(n, 'ndjsonArray')?.vsToJSON)}`)}${peer ? ` | ${per((n) => ratio(m(n, 'peerString')?.vsBaseline))}` : ''} |`,
+      `| data set | documents | mean size | baseline MB/s | \`toJSON\` | \`toNDJSON\` (one Buffer) | \`toNDJSON\` (array) | \`toNDJSON\` ÷ \`toJSON\` (one Buffer) | \`toNDJSON\` ÷ \`toJSON\` (array) | page faults per MB (\`toJSON\`, one Buffer, array)${peer ? ' | bson-to-json (string) | `toJSON` ÷ bson-to-json' : ''} |`,
     );
+    L.push(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|${peer ? '---:|---:|' : ''}`);
+    for (const d of rep.datasets) {
+      const m = (id) => d.methods[id];
+      const faults = ['toJSON', 'ndjsonConcat', 'ndjsonArray'].map((id) => (m(id) ? m(id).faultsPerMB.toFixed(0) : '–')).join(', ');
+      const peerCells = peer ? ` | ${ratio(m('peerString')?.vsBaseline)} | ${m('peerString') && m('toJSON') ? ratio(m('toJSON').mbps / m('peerString').mbps) : '–'}` : '';
+      L.push(
+        `| ${label(d.name, false)} | ${d.documents} | ${size(d.bytes / d.documents)} | ${mbps(m('baseline')?.mbps)} | ${ratio(m('toJSON')?.vsBaseline)} | ${ratio(m('ndjsonConcat')?.vsBaseline)} | ${ratio(m('ndjsonArray')?.vsBaseline)} | ${ratio(m('ndjsonConcat')?.vsToJSON)} | ${ratio(m('ndjsonArray')?.vsToJSON)} | ${faults}${peerCells} |`,
+      );
+    }
   }
   return L.join('\n');
 }
