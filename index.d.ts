@@ -57,7 +57,7 @@ export interface TranscodeOptions {
   /**
    * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
-   * through embedded documents and arrays of documents (README: Projection and redaction).
+   * through embedded documents and arrays of documents (docs/projection.md).
    * Operators, expressions, mixed inclusion/exclusion and colliding paths are a TypeError.
    * In `find`, this name is the server's projection: use `clientProjection`.
    */
