@@ -97,6 +97,7 @@ export type TranscodeErrorCode =
   | 'BSON_OUTPUT_TOO_LARGE'
   | 'BSON_INVALID_REGEX'
   | 'BSON_NOT_A_CURSOR'
+  | 'BSON_DATE_OUT_OF_RANGE'
 
 /** The error thrown for malformed or over-limit input. `name` is `'TranscodeError'`. */
 export interface TranscodeError extends Error {
