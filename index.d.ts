@@ -417,6 +417,10 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   prefetch?: number
   /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
   session?: object
+  /**
+   * Aborting cancels the command in flight and fails every consumer with the signal's reason
+   * (an `AbortError`): a result cut short never looks complete (`pipe(res)` cuts the response).
+   */
   signal?: AbortSignalLike
   /** Every form the driver's `find` accepts: `{ n: -1 }`, `'n'`, `['n', -1]`, `['a', 'b']`, `[['a', 1], ['b', -1]]`, a Map. */
   sort?: SortSpec

@@ -157,13 +157,13 @@ if (cmd === 'write') {
   console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast }))
   await r.consumer.close()
 } else if (cmd === 'workload') {
-  // The writes of __test__/fixtures/kafka-connectors.json on each collection (inserts of every
+  // The writes of __test__/support/fixtures/kafka-connectors.json on each collection (inserts of every
   // BSON type a consumer meets, updates, a replace, a delete), ending with an insert of
   // {_id: "end"}: the fixture keeps what the connectors wrote for them.
   const { client } = await collection()
   const fs = await import('node:fs')
   const { EJSON } = require('bson')
-  const fixture = JSON.parse(fs.readFileSync(new URL('../__test__/fixtures/kafka-connectors.json', import.meta.url), 'utf8'))
+  const fixture = JSON.parse(fs.readFileSync(new URL('../__test__/support/fixtures/kafka-connectors.json', import.meta.url), 'utf8'))
   const writes = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false })
   const db = client.db(values.db)
   for (const name of values.colls.split(',')) {
