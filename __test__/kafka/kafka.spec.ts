@@ -130,6 +130,9 @@ describe('options and arguments (no broker)', () => {
       })
     })
     const client = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500')
+    // The limit counts from the first attempt, not from loading the client (seconds under load).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('@platformatic/kafka')
     const t0 = Date.now()
     const run = kafka.changeStreamToKafka({ source: client.db('d').collection('c'), brokers: [`127.0.0.1:${port}`], topic: 't', checkpointTopic: 'c', id: 'i', connectTimeoutMS: 1500 })
     const err = await run.done.then(
@@ -634,7 +637,11 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       a.p.kill('SIGKILL')
       await a.exit
       const split = killedAt.ck!.ranges.length
-      if (!URI || split > 1) expect(split).toBe(par)
+      // One range only with the line saying why (checked below): the split's time budget is
+      // wall-clock time, and on a loaded machine one _id lookup of the test server took 0.27 s,
+      // over it (seen in the suite run under load). The 4 ranges themselves are checked by the
+      // 2,000-document test above, whose lookups stay fast.
+      if (split > 1) expect(split).toBe(par)
       const ranges = par === 1 ? '' : split > 1 ? ` in ${par} _id ranges` : ' in one _id range \\(one _id lookup took [\\d.]+ s on this server: .*\\)'
       expect(a.err()).toMatch(new RegExp(`copying kds.*\\.c into \\S+ as \\S+${ranges} \\(snapshot: initial, 0 records copied before\\), then streaming`))
       const b = start()
@@ -720,10 +727,12 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const pwFile = path.join(ROOT, `tmp/kafka-pw-${tag}`)
     fs.writeFileSync(pwFile, 'not-the-password\n')
     try {
+      // Not retried: with --kafka-timeout 60 a retried failure would take a minute; this ends
+      // in the time the process takes to start and connect (seconds, more under load).
       const t0 = Date.now()
-      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile], process.env)
+      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile, '--kafka-timeout', '60'], process.env)
       expect(bad.status).toBe(3)
-      expect(Date.now() - t0).toBeLessThan(9000)
+      expect(Date.now() - t0).toBeLessThan(30_000)
       expect(bad.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: SASL_AUTHENTICATION_FAILED (SASL authentication failed.) (SCRAM-SHA-512 as alice); nothing was written`)
     } finally {
       fs.rmSync(pwFile, { force: true })
