@@ -472,6 +472,43 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     }
   })
 
+  it('database-wide: one stream, one checkpoint, a topic per collection (P.db.coll, a mapped one), an excluded collection left out by the server, the snapshot over every captured collection, a new collection picked up, a drop routed to its topic', async () => {
+    const t = names()
+    const dbName = `kdw${tag}`
+    const db = client.db(dbName)
+    await db.collection('a').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
+    await db.collection('b').insertMany([{ _id: 1 }, { _id: 2 }])
+    await db.collection('m').insertOne({ _id: 1 })
+    await db.collection('skip').insertOne({ _id: 1 })
+    const prefix = `${t.topic}p`
+    const mapped = `${t.topic}-mapped`
+    const run = kafka.changeStreamToKafka({ source: db, brokers, checkpointTopic: t.checkpointTopic, id: t.id, topicPrefix: prefix, topics: { [`${dbName}.m`]: mapped }, exclude: [`${dbName}.skip`], snapshot: true, maxAwaitTimeMS: 100 })
+    try {
+      await until(async () => !!run.stats.snapshot && run.stats.snapshot.done)
+      await db.collection('a').insertOne({ _id: 4 })
+      await db.collection('skip').insertOne({ _id: 2 })
+      await db.collection('c').insertOne({ _id: 1 }) // a collection that did not exist
+      await db.collection('m').insertOne({ _id: 2 })
+      await db.collection('b').drop()
+      await until(async () => run.stats.events >= 4)
+      await sleep(300)
+    } finally {
+      await run.stop()
+    }
+    const ids = async (topic: string) => (await readAll(topic)).map((m) => `${m.headers.operationType}:${m.key === null ? '' : JSON.parse(m.key)._id}`)
+    expect(await ids(`${prefix}.${dbName}.a`)).toEqual(['snapshot:1', 'snapshot:2', 'snapshot:3', 'insert:4'])
+    expect(await ids(`${prefix}.${dbName}.b`)).toEqual(['snapshot:1', 'snapshot:2', 'drop:'])
+    expect(await ids(`${prefix}.${dbName}.c`)).toEqual(['insert:1'])
+    expect(await ids(mapped)).toEqual(['snapshot:1', 'insert:2'])
+    // the excluded collection: no topic, no event delivered (the server's $match dropped them)
+    await expect(readAll(`${prefix}.${dbName}.skip`)).rejects.toThrow(/not found|Unknown topic/i)
+    expect(run.stats.events).toBe(4)
+    // one checkpoint record per transaction, all of one stream id
+    const ck = await readAll(t.checkpointTopic)
+    expect(new Set(ck.map((m) => m.key))).toEqual(new Set([t.id]))
+    expect(JSON.parse(ck.find((m) => JSON.parse(m.value).snapshot)!.value).snapshot.ranges.map((r: any) => r.ns)).toEqual([`${dbName}.a`, `${dbName}.b`, `${dbName}.m`])
+  })
+
   it('cdc: SIGTERM exits 0 after the open transaction; a second process with the same --id fences the first (exit 4)', async () => {
     const t = names()
     const coll = client.db(`kdb${tag}`).collection('c')

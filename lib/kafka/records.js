@@ -27,7 +27,7 @@ function toMessage(o, ev) {
   if (o.value === 'fullDocument') value = ev.fullDocument === undefined || ev.fullDocument === null ? null : Buffer.from(ev.fullDocument)
   else value = Buffer.from(ev.json)
   return {
-    topic: o.topic,
+    topic: o.topicOf(ev.ns),
     key: ev.documentKey === undefined || ev.documentKey === null ? undefined : Buffer.from(ev.documentKey),
     value: value === null ? undefined : value,
     headers,
@@ -59,7 +59,7 @@ function mongoKafkaRecords(o, ev, out) {
   const doc = parseCanonical(ev.json)
   const dk = field(doc, 'documentKey')
   const key = dk !== undefined ? write(dk, 'strict') : `{"_id": ${write(field(doc, '_id'), 'strict')}}`
-  out.push(record(o.topic, key, write(doc, 'strict')))
+  out.push(record(o.topicOf(ev.ns), key, write(doc, 'strict')))
 }
 
 /**
@@ -73,7 +73,7 @@ function mongoKafkaSnapshot(o, ev, _reason, out) {
   const key = write(dk, 'strict')
   const ns = `{"db": ${JSON.stringify(ev.ns.db)}, "coll": ${JSON.stringify(ev.ns.coll)}}`
   const value = `{"_id": {"_id": ${id}, "copyingData": true}, "operationType": "insert", "documentKey": ${key}, "fullDocument": ${write(parseCanonical(ev.fullDocument), 'strict')}, "ns": ${ns}}`
-  out.push(record(o.topic, key, value))
+  out.push(record(o.topicOf(ev.ns), key, value))
 }
 
 // -- Debezium's MongoDB connector (debezium-connector-mongodb 3.0.8.Final, its defaults:
@@ -129,8 +129,9 @@ function debeziumRecords(o, ev, out) {
       `"truncatedArrays":${truncated === undefined || truncated.length === 0 ? 'null' : JSON.stringify(truncated.map((x) => ({ field: field(x, 'field'), size: Number(write(field(x, 'size'), 'relaxed')) })))}}`
   }
   const value = `{"before":null,"after":${after},"updateDescription":${update},"source":${debeziumSource(o, ev.ns, ev.clusterTime, dateMillis(field(doc, 'wallTime')), 'false')},"op":"${op}","ts_ms":${Date.now()},"transaction":null}`
-  out.push(record(o.topic, key, value))
-  if (op === 'd') out.push(record(o.topic, key, null))
+  const topic = o.topicOf(ev.ns)
+  out.push(record(topic, key, value))
+  if (op === 'd') out.push(record(topic, key, null))
 }
 
 /** A snapshot document as Debezium's initial snapshot writes it: `op: "r"`, `source.snapshot: "true"`. */
@@ -139,7 +140,7 @@ function debeziumSnapshot(o, ev, _reason, out) {
   const after = JSON.stringify(write(parseCanonical(ev.fullDocument), 'compact'))
   const now = Date.now()
   const ct = { t: Math.floor(now / 1000), i: 0 }
-  out.push(record(o.topic, key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
+  out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
 }
 
 /**

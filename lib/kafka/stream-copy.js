@@ -120,6 +120,7 @@ class StreamCopy {
         if (ev.clusterTime) open.clusterTime = ev.clusterTime
         format.records(o, ev, messages)
       }
+      await sink.ensureTopicsOf(messages)
       open.bytes += await this.tx.send(messages)
       open.events += batch.events.length
       open.batches++
