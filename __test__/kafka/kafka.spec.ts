@@ -227,6 +227,24 @@ describe('options and arguments (no broker)', () => {
     expect(parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--format', 'debezium']).format).toBe('debezium')
   })
 
+  it('scope: --topic-prefix, --topic-map, --include/--exclude parsed and checked; the $match they push', () => {
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', ...a], { encoding: 'utf8' })
+    expect(run().stderr).toMatch(/^bson2json cdc: --topic or --topic-prefix is required\n/)
+    expect(run('--topic-prefix', 'p', '--include', 'a b').stderr).toMatch(/^bson2json cdc: --include: "a b" is not a namespace pattern/)
+    expect(run('--topic-prefix', 'p', '--topic-map', 'shop.orders').status).toBe(2)
+    const o = parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', '--topic-prefix', 'p', '--topic-map', 'shop.orders=o,logs=l', '--include', 'shop.*,logs', '--exclude', 'shop.tmp_*'])
+    expect([o.topicPrefix, o.topics, o.include, o.exclude]).toEqual(['p', { 'shop.orders': 'o', logs: 'l' }, ['shop.*', 'logs'], ['shop.tmp_*']])
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { namespaceMatch, router } = require('../../lib/kafka/scope')
+    expect(namespaceMatch(o.include, o.exclude)).toEqual({ $match: { $or: [{ 'ns.db': 'shop' }, { 'ns.db': 'logs' }], $nor: [{ 'ns.db': 'shop', 'ns.coll': { $regex: '^tmp_.*$' } }] } })
+    const topicOf = router(o)
+    expect([topicOf({ db: 'shop', coll: 'orders' }), topicOf({ db: 'shop', coll: 'carts' }), topicOf({ db: 'logs', coll: 'x' }), topicOf({ db: 'shop' })]).toEqual(['o', 'p.shop.carts', 'l', 'p.shop'])
+    const base = { source: {}, brokers: 'h:1', checkpointTopic: 'c', id: 'i' }
+    expect(() => kafka.changeStreamToKafka({ ...base })).toThrow(/options.topic must be a non-empty string/)
+    expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', include: ['a b'] })).toThrow(/options.include/)
+    expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', topics: { a: 'c' } })).toThrow(/must not name options.checkpointTopic/)
+  })
+
   it('reads the cluster time out of a resume token', () => {
     expect(tokenClusterTime({ _data: '826B04B3D0000000132B04' })).toEqual({ t: 0x6b04b3d0, i: 0x13 })
     expect(tokenClusterTime({ _data: 'zz' })).toBeNull()
