@@ -527,6 +527,54 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(JSON.parse(ck.find((m) => JSON.parse(m.value).snapshot)!.value).snapshot.ranges.map((r: any) => r.ns)).toEqual([`${dbName}.a`, `${dbName}.b`, `${dbName}.m`])
   })
 
+  it.skipIf(!!URI)('heartbeats: a quiet captured collection beside a busy one, the oplog (bounded to 40 entries) rolling past its last event: with a heartbeat interval the checkpoint follows the server and the stream resumes; without, its history is lost', async () => {
+    const small = await startTestServer({ port: 0, maxOplogEvents: 40 })
+    const c2 = await MongoClient.connect(small.uri)
+    try {
+      const db = c2.db(`khb${tag}`)
+      const quiet = db.collection('quiet')
+      const busy = db.collection('busy')
+      const outcome = async (heartbeatMS: number) => {
+        const t = names()
+        const opts = { source: quiet, brokers, ...t, maxAwaitTimeMS: 50, idleCheckpointMS: heartbeatMS, heartbeatTopic: `${t.topic}-hb` }
+        let run = kafka.changeStreamToKafka(opts)
+        await until(async () => run.stats.transactions > 0)
+        await quiet.insertOne({ n: 1 })
+        await until(async () => run.stats.events >= 1)
+        // 120 writes elsewhere, three times the oplog's 40 entries, while the collection is quiet
+        for (let i = 0; i < 120; i++) await busy.insertOne({ i })
+        await sleep(Math.min(heartbeatMS, 1000) * 3 + 300)
+        await run.stop()
+        await run.done
+        run = kafka.changeStreamToKafka(opts)
+        const result = await Promise.race([
+          run.done.then(
+            () => 'stopped',
+            (e: any) => e.name,
+          ),
+          (async () => {
+            await until(async () => run.stats.transactions > 0 || run.stats.events > 0, 20_000).catch(() => {})
+            await quiet.insertOne({ n: 2 })
+            await until(async () => run.stats.events >= 1, 20_000)
+            return 'resumed'
+          })().catch(() => 'timed out'),
+        ])
+        await run.stop()
+        const heartbeats = await readAll(`${t.topic}-hb`).catch(() => [])
+        return { result, events: (await readAll(t.topic)).length, heartbeats: heartbeats.length }
+      }
+      const withHeartbeats = await outcome(100)
+      expect(withHeartbeats.result).toBe('resumed')
+      expect(withHeartbeats.events).toBe(2)
+      expect(withHeartbeats.heartbeats).toBeGreaterThan(0)
+      const without = await outcome(600_000)
+      expect(without.result).toBe('ChangeStreamHistoryLostError')
+    } finally {
+      await c2.close()
+      await small.close()
+    }
+  }, 120_000)
+
   it('cdc: SIGTERM exits 0 after the open transaction; a second process with the same --id fences the first (exit 4)', async () => {
     const t = names()
     const coll = client.db(`kdb${tag}`).collection('c')

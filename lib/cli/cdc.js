@@ -82,6 +82,12 @@ Options:
                                (default 10; exit 3 naming the brokers and the cause)
       --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
                                (default 120; retried meanwhile from the last checkpoint)
+      --heartbeat-interval MS  while nothing captured arrives, checkpoint the server's position at
+                               most every MS milliseconds (default 5000; the connectors'
+                               heartbeat.interval.ms), so a quiet collection on a busy server keeps a
+                               resume point inside the oplog window
+      --heartbeat-topic TOPIC  with each of those checkpoints, a heartbeat record into TOPIC (as the
+                               --format's connector writes them)
       --commit-interval-ms N   commit the open transaction (whole server batches and their
                                checkpoint) once it is N ms old (default 100; 0: every batch)
       --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
@@ -141,6 +147,8 @@ const VALUE_FLAGS = {
   '--max-await-ms': 'maxAwaitTimeMS',
   '--progress-interval': 'progressInterval',
   '--commit-interval-ms': 'commitIntervalMS',
+  '--heartbeat-interval': 'idleCheckpointMS',
+  '--heartbeat-topic': 'heartbeatTopic',
   '--timeout': 'timeout',
   '--kafka-timeout': 'kafkaTimeout',
   '--kafka-ca': 'kafkaCa',
@@ -307,6 +315,8 @@ function parseArgs(argv) {
   if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') usage('--on-history-lost must be fail or snapshot')
   if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
   if (o.commitIntervalMS !== undefined) o.commitIntervalMS = intArg('--commit-interval-ms', o.commitIntervalMS, 0)
+  if (o.idleCheckpointMS !== undefined) o.idleCheckpointMS = intArg('--heartbeat-interval', o.idleCheckpointMS, 1)
+  if (o.heartbeatTopic !== undefined && (o.heartbeatTopic === o.checkpointTopic || o.heartbeatTopic === '')) usage('--heartbeat-topic must differ from --checkpoint-topic')
   if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
   if (o.snapshotParallel !== undefined) {
     o.snapshotParallel = intArg('--snapshot-parallel', o.snapshotParallel, 1)
@@ -389,6 +399,8 @@ async function main(argv) {
     snapshotBatchSize: o.snapshotBatchSize,
     snapshotParallel: o.snapshotParallel,
     commitIntervalMS: o.commitIntervalMS,
+    idleCheckpointMS: o.idleCheckpointMS,
+    heartbeatTopic: o.heartbeatTopic,
     kafka: o.kafkaClient,
     onHistoryLost: o.onHistoryLost,
     partitions: o.partitions,

@@ -53,6 +53,7 @@ const OPTION_NAMES = new Set([
   'createTopics',
   'partitions',
   'idleCheckpointMS',
+  'heartbeatTopic',
   'commitIntervalMS',
   'maxTransactionBytes',
   'maxRequestBytes',
@@ -79,6 +80,9 @@ function checkOptions(o) {
     if (k === 'topic' && o.topic === undefined && o.topicPrefix !== undefined) continue
     if (k === 'topicPrefix' && o.topicPrefix === undefined) continue
     if (typeof o[k] !== 'string' || o[k].length === 0) throw new TypeError(`bson2json/kafka: options.${k} must be a non-empty string`)
+  }
+  if (o.heartbeatTopic !== undefined && (typeof o.heartbeatTopic !== 'string' || o.heartbeatTopic.length === 0 || o.heartbeatTopic === o.checkpointTopic)) {
+    throw new TypeError('bson2json/kafka: options.heartbeatTopic must be a non-empty string other than options.checkpointTopic')
   }
   if (o.topics !== undefined) {
     if (o.topics === null || typeof o.topics !== 'object' || Array.isArray(o.topics) || !Object.values(o.topics).every((t) => typeof t === 'string' && t.length > 0)) {

@@ -143,6 +143,14 @@ function debeziumSnapshot(o, ev, _reason, out) {
   out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
 }
 
+// -- heartbeat records (heartbeatTopic): written with the checkpoint a quiet stream advances ---
+
+/** A resume token `{_data}` as the Java driver's `toJson()` writes it. */
+function tokenJson(token) {
+  if (token && typeof token._data === 'string' && Object.keys(token).length === 1) return `{"_data": "${token._data}"}`
+  return require('./client').ejson().stringify(token, { relaxed: true })
+}
+
 /**
  * The record formats: the dialect each needs from the transcoder (undefined: the run's
  * `dialect`), the writer of a change event's records and of a snapshot document's.
@@ -152,10 +160,20 @@ const FORMATS = {
     dialect: undefined,
     records: (o, ev, out) => out.push(toMessage(o, ev)),
     snapshot: (o, ev, reason, out) => out.push(snapshotMessage(o, ev, reason)),
+    // key the stream id, value where the stream is
+    heartbeat: (o, token, ct, out) => out.push(record(o.heartbeatTopic, o.id, `{"id":${JSON.stringify(o.id)},"resumeToken":${JSON.stringify(tokenJson(token))},"clusterTime":${ct ? `"${ct.t}.${ct.i}"` : 'null'},"ts_ms":${Date.now()}}`)),
   },
-  'mongo-kafka': { dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot },
+  // the connector's HeartbeatManager: key the resume token's JSON, no value
+  'mongo-kafka': { dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot, heartbeat: (o, token, _ct, out) => out.push(record(o.heartbeatTopic, tokenJson(token), null)) },
   // Debezium's default capture mode looks the document up after an update (`after` is it)
-  debezium: { dialect: 'canonical', fullDocument: 'updateLookup', records: debeziumRecords, snapshot: debeziumSnapshot },
+  // Debezium's heartbeat: key the logical name, value the time
+  debezium: {
+    dialect: 'canonical',
+    fullDocument: 'updateLookup',
+    records: debeziumRecords,
+    snapshot: debeziumSnapshot,
+    heartbeat: (o, _token, _ct, out) => out.push(record(o.heartbeatTopic, JSON.stringify({ serverName: o.topicPrefix || o.id }), `{"ts_ms":${Date.now()}}`)),
+  },
 }
 
 /** The format named `name` (default bson2json). */
