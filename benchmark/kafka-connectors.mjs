@@ -220,13 +220,26 @@ if (cmd === 'write') {
     }
     return JSON.stringify(v)
   }
+  // An update's `after` is the document MongoDB looks up when the pipeline reads the event
+  // (fullDocument: updateLookup, Debezium's default capture mode): a pipeline that reads it after
+  // a later delete gets null. That is when each one read, not its format: counted apart.
+  const lookedUpLater = (x, y) => {
+    if (values.format !== 'debezium' || x.value === null || y.value === null) return false
+    const [v, w] = [JSON.parse(x.value), JSON.parse(y.value)]
+    if (v.op !== 'u' || w.op !== 'u' || (v.after !== null && w.after !== null)) return false
+    v.after = w.after = null
+    return norm({ value: JSON.stringify(v) }) === norm({ value: JSON.stringify(w) })
+  }
   const diffs = []
+  let lookupTiming = 0
   for (let k = 0; k < Math.max(a.length, b.length); k++) {
     const x = a[k]
     const y = b[k]
-    if (!x || !y || x.key !== y.key || norm(x) !== norm(y)) diffs.push({ at: k, connector: x, cdc: y })
+    if (x && y && x.key === y.key && norm(x) === norm(y)) continue
+    if (x && y && x.key === y.key && lookedUpLater(x, y)) lookupTiming++
+    else diffs.push({ at: k, connector: x, cdc: y })
   }
-  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length, diffs: diffs.slice(0, 5) }, null, 1))
+  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length - lookupTiming, lookupTiming, diffs: diffs.slice(0, 5) }, null, 1))
   process.exit(diffs.length === 0 && a.length > 0 ? 0 : 1)
 } else {
   console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait|workload|dump|compare ...')

@@ -92,13 +92,18 @@ cpu_of() {
   awk -v a="${12}" -v b="${13}" -v t="$TICKS" 'BEGIN { printf "%.3f\n", (a + b) / t }'
 }
 
-# The topic a pipeline writes to, for database $1 and collection $2 (prefix p).
+# The topic prefix of pipeline $1, and the topic it writes to for database $2 and collection $3 (default c).
+prefix_of() {
+  case "$1" in
+    mongo | debezium) echo "$1" ;;
+    cdc-mongo-kafka) echo cdcmk ;;
+    cdc-debezium) echo cdcdbz ;;
+  esac
+}
 topic_of() {
   case "$1" in
     cdc) echo "cdc-$2" ;;
-    mongo | debezium) echo "$1.$2.${3:-c}" ;;
-    cdc-mongo-kafka) echo "cdcmk.$2.${3:-c}" ;;
-    cdc-debezium) echo "cdcdbz.$2.${3:-c}" ;;
+    *) echo "$(prefix_of "$1").$2.${3:-c}" ;;
   esac
 }
 
@@ -119,8 +124,12 @@ launch() {
       # the connectors' record formats, written by cdc (the format comparison)
       local extra=()
       [ "$mode" = snapshot ] && extra=(--snapshot)
-      setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" --collection c --kafka "$BROKER" \
-        --format "${kind#cdc-}" --topic "$(topic_of "$kind" "$db")" --checkpoint-topic "$kind-$db-checkpoints" \
+      # database-wide (DBWIDE=1): one stream for every collection, a topic per collection as the
+      # connectors name them; else collection c into its topic
+      local scope=(--collection c --topic "$(topic_of "$kind" "$db")")
+      [ -n "${DBWIDE:-}" ] && scope=(--topic-prefix "$(prefix_of "$kind")")
+      setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" "${scope[@]}" --kafka "$BROKER" \
+        --format "${kind#cdc-}" --checkpoint-topic "$kind-$db-checkpoints" \
         --id "$kind-$db" --quiet "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
       ;;
     mongo | debezium)
@@ -162,7 +171,7 @@ connector.class=com.mongodb.kafka.connect.MongoSourceConnector
 tasks.max=1
 connection.uri=$URI
 database=$db
-collection=c
+${DBWIDE:+#}collection=c
 topic.prefix=mongo
 startup.mode=$startup
 output.format.key=json
@@ -182,7 +191,7 @@ tasks.max=1
 mongodb.connection.string=${URI%%\?*}?replicaSet=$SETNAME
 topic.prefix=debezium
 database.include.list=$db
-collection.include.list=$db.c
+${DBWIDE:+#}collection.include.list=$db.c
 snapshot.mode=$snap
 topic.creation.default.replication.factor=1
 topic.creation.default.partitions=1
@@ -313,7 +322,8 @@ name_of() {
 }
 
 # The records of each connector beside cdc's in the same format, on the same source and broker, the
-# same writes (kafka-connectors.mjs workload): key and value compared record by record.
+# same writes (kafka-connectors.mjs workload) on several collections of one database: per topic,
+# key and value compared record by record (FORMAT_PIPELINES, FORMAT_COLLS, FORMAT_SCOPE).
 formats() {
   local db="fmt_$$" kind ok=0
   local kinds="${FORMAT_PIPELINES:-mongo cdc-mongo-kafka debezium cdc-debezium}"
@@ -326,16 +336,21 @@ formats() {
       ok=1
     fi
   done
-  helper workload --uri "$URI" --db "$db" --colls c
+  local colls="${FORMAT_COLLS:-c d e}" coll
+  helper workload --uri "$URI" --db "$db" --colls "${colls// /,}"
   for kind in $kinds; do
-    helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --until end --timeout 120 >"$RUN/$db-$kind.jsonl" || ok=1
+    for coll in $colls; do
+      helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$coll")" --until end --timeout 120 >"$RUN/$db-$kind-$coll.jsonl" || ok=1
+    done
   done
   for kind in $kinds; do stop_pipeline "$db-$kind"; done
   for kind in mongo debezium; do
     local f="${kind/mongo/mongo-kafka}"
     [[ " $kinds " == *" $kind "* && " $kinds " == *" cdc-$f "* ]] || continue
-    log "$f: the connector's records ($RUN/$db-$kind.jsonl) against cdc --format $f ($RUN/$db-cdc-$f.jsonl)"
-    helper compare --format "$f" "$RUN/$db-$kind.jsonl" "$RUN/$db-cdc-$f.jsonl" || ok=1
+    for coll in $colls; do
+      log "$f, topic of $db.$coll: the connector's records ($RUN/$db-$kind-$coll.jsonl) against cdc --format $f ($RUN/$db-cdc-$f-$coll.jsonl)"
+      helper compare --format "$f" "$RUN/$db-$kind-$coll.jsonl" "$RUN/$db-cdc-$f-$coll.jsonl" || ok=1
+    done
   done
   return $ok
 }
@@ -349,6 +364,9 @@ main() {
     URI="$(bash "$ROOT/scripts/secantus.sh" start)"
     SETNAME="$(helper setname --uri "$URI")"
     mkdir -p "$RUN"
+    # database-wide unless FORMAT_SCOPE=collection: the connectors with database= / database.include.list
+    # and no collection, cdc with --db alone and --topic-prefix
+    [ "${FORMAT_SCOPE:-db}" = db ] && DBWIDE=1
     formats
     return $?
   fi

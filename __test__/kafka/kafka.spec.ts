@@ -130,6 +130,9 @@ describe('options and arguments (no broker)', () => {
       })
     })
     const client = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500')
+    // The limit counts from the first attempt, not from loading the client (seconds under load).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('@platformatic/kafka')
     const t0 = Date.now()
     const run = kafka.changeStreamToKafka({ source: client.db('d').collection('c'), brokers: [`127.0.0.1:${port}`], topic: 't', checkpointTopic: 'c', id: 'i', connectTimeoutMS: 1500 })
     const err = await run.done.then(
@@ -211,7 +214,7 @@ describe('options and arguments (no broker)', () => {
 
   it('record formats: the Java writer\'s doubles, strings and dates; --format checks', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { javaDouble, javaString, javaIsoDate } = require('../lib/kafka/java-json')
+    const { javaDouble, javaString, javaIsoDate } = require('../../lib/kafka/java-json')
     expect([1, 1.5, 1e7, 1e-3, 9.99e-4, 123456.789, 1e21, -0, 0, -2.5e-8, NaN, -Infinity].map(javaDouble)).toEqual(['1.0', '1.5', '1.0E7', '0.001', '9.99E-4', '123456.789', '1.0E21', '-0.0', '0.0', '-2.5E-8', 'NaN', '-Infinity'])
     expect(javaString('a"\\\t\u0001\u00e9\u0301\u{1F600}\u2028\u00a0\u200b')).toBe('"a\\"\\\\\\t\\u0001\u00e9\\u0301\\ud83d\\ude00\\u2028\u00a0\\u200b"')
     expect([javaIsoDate(1700000000000), javaIsoDate(1700000000120), javaIsoDate(1700000000001)]).toEqual(['2023-11-14T22:13:20Z', '2023-11-14T22:13:20.12Z', '2023-11-14T22:13:20.001Z'])
@@ -222,6 +225,24 @@ describe('options and arguments (no broker)', () => {
     expect(run('--format', 'avro').stderr).toMatch(/^bson2json cdc: --format must be bson2json, mongo-kafka, debezium\n/)
     expect(run('--format', 'mongo-kafka', '--value', 'fullDocument').status).toBe(2)
     expect(parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--format', 'debezium']).format).toBe('debezium')
+  })
+
+  it('scope: --topic-prefix, --topic-map, --include/--exclude parsed and checked; the $match they push', () => {
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', ...a], { encoding: 'utf8' })
+    expect(run().stderr).toMatch(/^bson2json cdc: --topic or --topic-prefix is required\n/)
+    expect(run('--topic-prefix', 'p', '--include', 'a b').stderr).toMatch(/^bson2json cdc: --include: "a b" is not a namespace pattern/)
+    expect(run('--topic-prefix', 'p', '--topic-map', 'shop.orders').status).toBe(2)
+    const o = parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', '--topic-prefix', 'p', '--topic-map', 'shop.orders=o,logs=l', '--include', 'shop.*,logs', '--exclude', 'shop.tmp_*'])
+    expect([o.topicPrefix, o.topics, o.include, o.exclude]).toEqual(['p', { 'shop.orders': 'o', logs: 'l' }, ['shop.*', 'logs'], ['shop.tmp_*']])
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { namespaceMatch, router } = require('../../lib/kafka/scope')
+    expect(namespaceMatch(o.include, o.exclude)).toEqual({ $match: { $or: [{ 'ns.db': 'shop' }, { 'ns.db': 'logs' }], $nor: [{ 'ns.db': 'shop', 'ns.coll': { $regex: '^tmp_.*$' } }] } })
+    const topicOf = router(o)
+    expect([topicOf({ db: 'shop', coll: 'orders' }), topicOf({ db: 'shop', coll: 'carts' }), topicOf({ db: 'logs', coll: 'x' }), topicOf({ db: 'shop' })]).toEqual(['o', 'p.shop.carts', 'l', 'p.shop'])
+    const base = { source: {}, brokers: 'h:1', checkpointTopic: 'c', id: 'i' }
+    expect(() => kafka.changeStreamToKafka({ ...base })).toThrow(/options.topic must be a non-empty string/)
+    expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', include: ['a b'] })).toThrow(/options.include/)
+    expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', topics: { a: 'c' } })).toThrow(/must not name options.checkpointTopic/)
   })
 
   it('reads the cluster time out of a resume token', () => {
@@ -464,6 +485,91 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     }
   })
 
+  it('database-wide: one stream, one checkpoint, a topic per collection (P.db.coll, a mapped one), an excluded collection left out by the server, the snapshot over every captured collection, a new collection picked up, a drop routed to its topic', async () => {
+    const t = names()
+    const dbName = `kdw${tag}`
+    const db = client.db(dbName)
+    await db.collection('a').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
+    await db.collection('b').insertMany([{ _id: 1 }, { _id: 2 }])
+    await db.collection('m').insertOne({ _id: 1 })
+    await db.collection('skip').insertOne({ _id: 1 })
+    const prefix = `${t.topic}p`
+    const mapped = `${t.topic}-mapped`
+    const run = kafka.changeStreamToKafka({ source: db, brokers, checkpointTopic: t.checkpointTopic, id: t.id, topicPrefix: prefix, topics: { [`${dbName}.m`]: mapped }, exclude: [`${dbName}.skip`], snapshot: true, maxAwaitTimeMS: 100 })
+    try {
+      await until(async () => !!run.stats.snapshot && run.stats.snapshot.done)
+      await db.collection('a').insertOne({ _id: 4 })
+      await db.collection('skip').insertOne({ _id: 2 })
+      await db.collection('c').insertOne({ _id: 1 }) // a collection that did not exist
+      await db.collection('m').insertOne({ _id: 2 })
+      await db.collection('b').drop()
+      await until(async () => run.stats.events >= 4)
+      await sleep(300)
+    } finally {
+      await run.stop()
+    }
+    const ids = async (topic: string) => (await readAll(topic)).map((m) => `${m.headers.operationType}:${m.key === null ? '' : JSON.parse(m.key)._id}`)
+    expect(await ids(`${prefix}.${dbName}.a`)).toEqual(['snapshot:1', 'snapshot:2', 'snapshot:3', 'insert:4'])
+    expect(await ids(`${prefix}.${dbName}.b`)).toEqual(['snapshot:1', 'snapshot:2', 'drop:'])
+    expect(await ids(`${prefix}.${dbName}.c`)).toEqual(['insert:1'])
+    expect(await ids(mapped)).toEqual(['snapshot:1', 'insert:2'])
+    // the excluded collection: no topic, no event delivered (the server's $match dropped them)
+    await expect(readAll(`${prefix}.${dbName}.skip`)).rejects.toThrow(/not found|Unknown topic/i)
+    expect(run.stats.events).toBe(4)
+    // one checkpoint record per transaction, all of one stream id
+    const ck = await readAll(t.checkpointTopic)
+    expect(new Set(ck.map((m) => m.key))).toEqual(new Set([t.id]))
+    expect(JSON.parse(ck.find((m) => JSON.parse(m.value).snapshot)!.value).snapshot.ranges.map((r: any) => r.ns)).toEqual([`${dbName}.a`, `${dbName}.b`, `${dbName}.m`])
+  })
+
+  it.skipIf(!!URI)('heartbeats: a quiet captured collection beside a busy one, the oplog (bounded to 40 entries) rolling past its last event: with a heartbeat interval the checkpoint follows the server and the stream resumes; without, its history is lost', async () => {
+    const small = await startTestServer({ port: 0, maxOplogEvents: 40 })
+    const c2 = await MongoClient.connect(small.uri)
+    try {
+      const db = c2.db(`khb${tag}`)
+      const quiet = db.collection('quiet')
+      const busy = db.collection('busy')
+      const outcome = async (heartbeatMS: number) => {
+        const t = names()
+        const opts = { source: quiet, brokers, ...t, maxAwaitTimeMS: 50, idleCheckpointMS: heartbeatMS, heartbeatTopic: `${t.topic}-hb` }
+        let run = kafka.changeStreamToKafka(opts)
+        await until(async () => run.stats.transactions > 0)
+        await quiet.insertOne({ n: 1 })
+        await until(async () => run.stats.events >= 1)
+        // 120 writes elsewhere, three times the oplog's 40 entries, while the collection is quiet
+        for (let i = 0; i < 120; i++) await busy.insertOne({ i })
+        await sleep(Math.min(heartbeatMS, 1000) * 3 + 300)
+        await run.stop()
+        await run.done
+        run = kafka.changeStreamToKafka(opts)
+        const result = await Promise.race([
+          run.done.then(
+            () => 'stopped',
+            (e: any) => e.name,
+          ),
+          (async () => {
+            await until(async () => run.stats.transactions > 0 || run.stats.events > 0, 20_000).catch(() => {})
+            await quiet.insertOne({ n: 2 })
+            await until(async () => run.stats.events >= 1, 20_000)
+            return 'resumed'
+          })().catch(() => 'timed out'),
+        ])
+        await run.stop()
+        const heartbeats = await readAll(`${t.topic}-hb`).catch(() => [])
+        return { result, events: (await readAll(t.topic)).length, heartbeats: heartbeats.length }
+      }
+      const withHeartbeats = await outcome(100)
+      expect(withHeartbeats.result).toBe('resumed')
+      expect(withHeartbeats.events).toBe(2)
+      expect(withHeartbeats.heartbeats).toBeGreaterThan(0)
+      const without = await outcome(600_000)
+      expect(without.result).toBe('ChangeStreamHistoryLostError')
+    } finally {
+      await c2.close()
+      await small.close()
+    }
+  }, 120_000)
+
   it('cdc: SIGTERM exits 0 after the open transaction; a second process with the same --id fences the first (exit 4)', async () => {
     const t = names()
     const coll = client.db(`kdb${tag}`).collection('c')
@@ -629,7 +735,11 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       a.p.kill('SIGKILL')
       await a.exit
       const split = killedAt.ck!.ranges.length
-      if (!URI || split > 1) expect(split).toBe(par)
+      // One range only with the line saying why (checked below): the split's time budget is
+      // wall-clock time, and on a loaded machine one _id lookup of the test server took 0.27 s,
+      // over it (seen in the suite run under load). The 4 ranges themselves are checked by the
+      // 2,000-document test above, whose lookups stay fast.
+      if (split > 1) expect(split).toBe(par)
       const ranges = par === 1 ? '' : split > 1 ? ` in ${par} _id ranges` : ' in one _id range \\(one _id lookup took [\\d.]+ s on this server: .*\\)'
       expect(a.err()).toMatch(new RegExp(`copying kds.*\\.c into \\S+ as \\S+${ranges} \\(snapshot: initial, 0 records copied before\\), then streaming`))
       const b = start()
@@ -715,10 +825,12 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const pwFile = path.join(ROOT, `tmp/kafka-pw-${tag}`)
     fs.writeFileSync(pwFile, 'not-the-password\n')
     try {
+      // Not retried: with --kafka-timeout 60 a retried failure would take a minute; this ends
+      // in the time the process takes to start and connect (seconds, more under load).
       const t0 = Date.now()
-      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile], process.env)
+      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile, '--kafka-timeout', '60'], process.env)
       expect(bad.status).toBe(3)
-      expect(Date.now() - t0).toBeLessThan(9000)
+      expect(Date.now() - t0).toBeLessThan(30_000)
       expect(bad.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: SASL_AUTHENTICATION_FAILED (SASL authentication failed.) (SCRAM-SHA-512 as alice); nothing was written`)
     } finally {
       fs.rmSync(pwFile, { force: true })

@@ -25,6 +25,10 @@ const OPTION_NAMES = new Set([
   'pipeline',
   'brokers',
   'topic',
+  'topicPrefix',
+  'topics',
+  'include',
+  'exclude',
   'checkpointTopic',
   'id',
   'dialect',
@@ -49,6 +53,7 @@ const OPTION_NAMES = new Set([
   'createTopics',
   'partitions',
   'idleCheckpointMS',
+  'heartbeatTopic',
   'commitIntervalMS',
   'maxTransactionBytes',
   'maxRequestBytes',
@@ -71,8 +76,24 @@ function checkOptions(o) {
   if (o.source === null || typeof o.source !== 'object') {
     throw new TypeError('bson2json/kafka: options.source must be a driver MongoClient, Db or Collection')
   }
-  for (const k of ['topic', 'checkpointTopic', 'id']) {
+  for (const k of ['topic', 'checkpointTopic', 'id', 'topicPrefix']) {
+    if (k === 'topic' && o.topic === undefined && o.topicPrefix !== undefined) continue
+    if (k === 'topicPrefix' && o.topicPrefix === undefined) continue
     if (typeof o[k] !== 'string' || o[k].length === 0) throw new TypeError(`bson2json/kafka: options.${k} must be a non-empty string`)
+  }
+  if (o.heartbeatTopic !== undefined && (typeof o.heartbeatTopic !== 'string' || o.heartbeatTopic.length === 0 || o.heartbeatTopic === o.checkpointTopic)) {
+    throw new TypeError('bson2json/kafka: options.heartbeatTopic must be a non-empty string other than options.checkpointTopic')
+  }
+  if (o.topics !== undefined) {
+    if (o.topics === null || typeof o.topics !== 'object' || Array.isArray(o.topics) || !Object.values(o.topics).every((t) => typeof t === 'string' && t.length > 0)) {
+      throw new TypeError('bson2json/kafka: options.topics must map namespaces ("db.coll" or "db") to topic names')
+    }
+    if (Object.values(o.topics).includes(o.checkpointTopic)) throw new RangeError('bson2json/kafka: options.topics must not name options.checkpointTopic')
+  }
+  for (const k of ['include', 'exclude']) {
+    if (o[k] !== undefined && (!Array.isArray(o[k]) || !o[k].every((p) => typeof p === 'string' && /^[^.\s]+(\.\S+)?$/.test(p)))) {
+      throw new TypeError(`bson2json/kafka: options.${k} must be an array of namespace patterns ("db", "db.coll", "*" for any characters)`)
+    }
   }
   if (o.topic === o.checkpointTopic) throw new RangeError('bson2json/kafka: options.topic and options.checkpointTopic must differ')
   const brokers = typeof o.brokers === 'string' ? o.brokers.split(',') : o.brokers
@@ -109,7 +130,6 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.onHistoryLost must be "fail" or "snapshot"')
   }
   if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
-    if (typeof o.source.collectionName !== 'string') throw new TypeError('bson2json/kafka: a snapshot (options.snapshot, onHistoryLost "snapshot") needs a Collection as options.source')
     if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
       throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
     }

@@ -27,7 +27,7 @@ function toMessage(o, ev) {
   if (o.value === 'fullDocument') value = ev.fullDocument === undefined || ev.fullDocument === null ? null : Buffer.from(ev.fullDocument)
   else value = Buffer.from(ev.json)
   return {
-    topic: o.topic,
+    topic: o.topicOf(ev.ns),
     key: ev.documentKey === undefined || ev.documentKey === null ? undefined : Buffer.from(ev.documentKey),
     value: value === null ? undefined : value,
     headers,
@@ -59,7 +59,7 @@ function mongoKafkaRecords(o, ev, out) {
   const doc = parseCanonical(ev.json)
   const dk = field(doc, 'documentKey')
   const key = dk !== undefined ? write(dk, 'strict') : `{"_id": ${write(field(doc, '_id'), 'strict')}}`
-  out.push(record(o.topic, key, write(doc, 'strict')))
+  out.push(record(o.topicOf(ev.ns), key, write(doc, 'strict')))
 }
 
 /**
@@ -73,7 +73,7 @@ function mongoKafkaSnapshot(o, ev, _reason, out) {
   const key = write(dk, 'strict')
   const ns = `{"db": ${JSON.stringify(ev.ns.db)}, "coll": ${JSON.stringify(ev.ns.coll)}}`
   const value = `{"_id": {"_id": ${id}, "copyingData": true}, "operationType": "insert", "documentKey": ${key}, "fullDocument": ${write(parseCanonical(ev.fullDocument), 'strict')}, "ns": ${ns}}`
-  out.push(record(o.topic, key, value))
+  out.push(record(o.topicOf(ev.ns), key, value))
 }
 
 // -- Debezium's MongoDB connector (debezium-connector-mongodb 3.0.8.Final, its defaults:
@@ -129,8 +129,9 @@ function debeziumRecords(o, ev, out) {
       `"truncatedArrays":${truncated === undefined || truncated.length === 0 ? 'null' : JSON.stringify(truncated.map((x) => ({ field: field(x, 'field'), size: Number(write(field(x, 'size'), 'relaxed')) })))}}`
   }
   const value = `{"before":null,"after":${after},"updateDescription":${update},"source":${debeziumSource(o, ev.ns, ev.clusterTime, dateMillis(field(doc, 'wallTime')), 'false')},"op":"${op}","ts_ms":${Date.now()},"transaction":null}`
-  out.push(record(o.topic, key, value))
-  if (op === 'd') out.push(record(o.topic, key, null))
+  const topic = o.topicOf(ev.ns)
+  out.push(record(topic, key, value))
+  if (op === 'd') out.push(record(topic, key, null))
 }
 
 /** A snapshot document as Debezium's initial snapshot writes it: `op: "r"`, `source.snapshot: "true"`. */
@@ -139,7 +140,15 @@ function debeziumSnapshot(o, ev, _reason, out) {
   const after = JSON.stringify(write(parseCanonical(ev.fullDocument), 'compact'))
   const now = Date.now()
   const ct = { t: Math.floor(now / 1000), i: 0 }
-  out.push(record(o.topic, key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
+  out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
+}
+
+// -- heartbeat records (heartbeatTopic): written with the checkpoint a quiet stream advances ---
+
+/** A resume token `{_data}` as the Java driver's `toJson()` writes it. */
+function tokenJson(token) {
+  if (token && typeof token._data === 'string' && Object.keys(token).length === 1) return `{"_data": "${token._data}"}`
+  return require('./client').ejson().stringify(token, { relaxed: true })
 }
 
 /**
@@ -151,10 +160,20 @@ const FORMATS = {
     dialect: undefined,
     records: (o, ev, out) => out.push(toMessage(o, ev)),
     snapshot: (o, ev, reason, out) => out.push(snapshotMessage(o, ev, reason)),
+    // key the stream id, value where the stream is
+    heartbeat: (o, token, ct, out) => out.push(record(o.heartbeatTopic, o.id, `{"id":${JSON.stringify(o.id)},"resumeToken":${JSON.stringify(tokenJson(token))},"clusterTime":${ct ? `"${ct.t}.${ct.i}"` : 'null'},"ts_ms":${Date.now()}}`)),
   },
-  'mongo-kafka': { dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot },
+  // the connector's HeartbeatManager: key the resume token's JSON, no value
+  'mongo-kafka': { dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot, heartbeat: (o, token, _ct, out) => out.push(record(o.heartbeatTopic, tokenJson(token), null)) },
   // Debezium's default capture mode looks the document up after an update (`after` is it)
-  debezium: { dialect: 'canonical', fullDocument: 'updateLookup', records: debeziumRecords, snapshot: debeziumSnapshot },
+  // Debezium's heartbeat: key the logical name, value the time
+  debezium: {
+    dialect: 'canonical',
+    fullDocument: 'updateLookup',
+    records: debeziumRecords,
+    snapshot: debeziumSnapshot,
+    heartbeat: (o, _token, _ct, out) => out.push(record(o.heartbeatTopic, JSON.stringify({ serverName: o.topicPrefix || o.id }), `{"ts_ms":${Date.now()}}`)),
+  },
 }
 
 /** The format named `name` (default bson2json). */

@@ -44,6 +44,7 @@ const { Transaction } = require('./transaction')
 const { SnapshotCopy, resumedRanges } = require('./snapshot-copy')
 const { StreamCopy } = require('./stream-copy')
 const { formatOf } = require('./records')
+const { namespaceMatch, router } = require('./scope')
 
 /**
  * One run of a change stream into Kafka (`changeStreamToKafka`). The run is a loop of cycles
@@ -58,6 +59,13 @@ class KafkaSink {
     this.o = o
     // the transcoder's dialect: the record format's own, else the option's
     this.dialect = formatOf(o.format).dialect || o.dialect
+    // the records' topic per namespace (lib/kafka/scope.js)
+    o.topicOf = router(o)
+    // $changeStream, then the include/exclude namespaces' $match, then the user's stages
+    const match = namespaceMatch(o.include, o.exclude)
+    this.pipeline = match === null ? o.pipeline || [] : [match, ...(o.pipeline || [])]
+    // the topics known to exist (null: not created by this run, createTopics false)
+    this.knownTopics = null
     this.stats = {
       events: 0,
       batches: 0,
@@ -197,7 +205,7 @@ class KafkaSink {
     let said = false
     for (;;) {
       try {
-        await outage.bounded(() => ensureTopics(o, o.brokers, o.kafka || {}, (admin) => (this.current = admin === null ? null : { admin })))
+        this.knownTopics = await outage.bounded(() => ensureTopics(o, o.brokers, o.kafka || {}, (admin) => (this.current = admin === null ? null : { admin })))
         return
       } catch (e) {
         if (this.stopping) return
@@ -213,6 +221,24 @@ class KafkaSink {
         await sleep(Math.min(500, outage.left()), this.signal)
       }
     }
+  }
+
+  /**
+   * Creates the topics of `messages` not known to exist yet (a collection seen for the first
+   * time with a topic per collection), before they are sent.
+   */
+  async ensureTopicsOf(messages) {
+    const known = this.knownTopics
+    if (known === null) return
+    let missing = null
+    for (const m of messages) {
+      if (!known.has(m.topic)) (missing ??= new Set()).add(m.topic)
+    }
+    if (missing === null) return
+    const o = this.o
+    const current = this.current
+    const now = await ensureTopics(o, o.brokers, o.kafka || {}, (admin) => (current.admin = admin === null ? undefined : admin), [...missing])
+    for (const t of now) known.add(t)
   }
 
   /** The cycle's clients: the transactional producer (its id derived from the stream id) and the checkpoint reader. */
@@ -269,7 +295,7 @@ class KafkaSink {
       // then 4. the change stream.
       const wopts = await this.startPosition(tx, ck)
       if (wopts === null) return // stopped during the snapshot
-      const stream = watch(o.source, o.pipeline || [], wopts)
+      const stream = watch(o.source, this.pipeline, wopts)
       current.stream = stream
       if (this.stopping) stream.close().catch(() => {})
       await new StreamCopy(this, tx, stream, ck && typeof ck.events === 'number' ? ck.events : 0).run()
@@ -358,7 +384,7 @@ class KafkaSink {
   /** The change stream's position now (the postBatchResumeToken of an empty first batch). */
   async positionNow() {
     const o = this.o
-    const probe = watch(o.source, o.pipeline || [], { batchSize: 0, dialect: this.dialect })
+    const probe = watch(o.source, this.pipeline, { batchSize: 0, dialect: this.dialect })
     try {
       const r = await probe.batches()[Symbol.asyncIterator]().next()
       const token = r.done ? null : r.value.resumeToken

@@ -18,11 +18,13 @@ const { splitRanges } = require('../mongo/ranges')
 const { SourceError } = require('./errors')
 const { ejson, messageSize, sleep } = require('./client')
 const { formatOf } = require('./records')
+const { capturedCollections, collectionOf } = require('./scope')
 
 /**
- * @typedef {{ lo: string|null, hi: string|null, after: string|null, done: boolean }} Range
- * One `_id` range of a snapshot: `lo <= _id < hi` (null: open; canonical Extended JSON), the
- * last `_id` copied (null: none yet), and whether all of it is copied.
+ * @typedef {{ ns?: string, lo: string|null, hi: string|null, after: string|null, done: boolean }} Range
+ * One `_id` range of a snapshot: its collection (`db.coll`; none: the source, a Collection), `lo
+ * <= _id < hi` (null: open; canonical Extended JSON), the last `_id` copied (null: none yet), and
+ * whether all of it is copied.
  * @typedef {{ reason: string, ranges: Range[]|null, records: number, fresh: boolean, rangesNote?: string }} Snap
  * A snapshot: why it runs, its ranges (null until a fresh one is split), the records copied so
  * far, and whether this cycle starts it (else it resumes the checkpoint's).
@@ -30,15 +32,15 @@ const { formatOf } = require('./records')
 
 /** A snapshot's state as its checkpoint records it. */
 function snapshotState(snap) {
-  const ranges = snap.ranges.map((r) => ({ lo: r.lo, hi: r.hi, after: r.after, done: r.done }))
-  const one = ranges.length === 1 && ranges[0].lo === null && ranges[0].hi === null
+  const ranges = snap.ranges.map((r) => ({ ns: r.ns, lo: r.lo, hi: r.hi, after: r.after, done: r.done }))
+  const one = ranges.length === 1 && ranges[0].ns === undefined && ranges[0].lo === null && ranges[0].hi === null
   // one range also as `after`, the form before parallel ranges
   return { reason: snap.reason, records: snap.records, after: one ? ranges[0].after : undefined, ranges }
 }
 
 /** The ranges of a snapshot under way, from its checkpoint (one whole-collection range before parallel ranges). */
 function resumedRanges(state) {
-  if (Array.isArray(state.ranges)) return state.ranges.map((r) => ({ lo: r.lo, hi: r.hi, after: r.after, done: r.done === true }))
+  if (Array.isArray(state.ranges)) return state.ranges.map((r) => ({ ns: r.ns === null ? undefined : r.ns, lo: r.lo, hi: r.hi, after: r.after, done: r.done === true }))
   return [{ lo: null, hi: null, after: state.after === undefined ? null : state.after, done: false }]
 }
 
@@ -67,7 +69,7 @@ class RangeReader {
   open() {
     const o = this.copy.o
     const range = this.copy.snap.ranges[this.i]
-    this.cursor = snapshot(o.source, {
+    this.cursor = snapshot(collectionOf(o.source, range.ns), {
       dialect: this.copy.sink.dialect,
       projection: o.projection,
       redact: o.redact,
@@ -173,6 +175,7 @@ class SnapshotCopy {
         snap.ranges[r.i].after = ext(b.after)
         snap.records += b.events.length
       }
+      await sink.ensureTopicsOf(took.messages)
       await this.tx.send(took.messages)
       await this.commit(token, false)
       stats.snapshot.records = snap.records
@@ -226,23 +229,41 @@ class SnapshotCopy {
   }
 
   /**
-   * The `_id` ranges of a new snapshot (`snapshotParallel`): bounds as canonical Extended JSON,
-   * nothing copied yet. One range where splitting does not apply (few documents, `_id`s of
-   * different kinds, a slow server): lib/mongo/ranges.js, whose reason is `note`.
+   * The `_id` ranges of a new snapshot: per captured collection (lib/kafka/scope.js: the source
+   * Collection, or every collection of the Db or the deployment that `include` / `exclude` keep),
+   * `snapshotParallel` ranges, bounds as canonical Extended JSON, nothing copied yet. One range
+   * where splitting does not apply (few documents, `_id`s of different kinds, a slow server):
+   * lib/mongo/ranges.js, whose reason is `note`.
    * @returns {Promise<{ ranges: Range[], note?: string }>}
    */
   async ranges() {
     const o = this.o
     const n = o.snapshotParallel
-    if (n === 1) return { ranges: [{ lo: null, hi: null, after: null, done: false }] }
-    let split
+    const whole = typeof o.source.collectionName === 'string'
+    let colls
     try {
-      split = await splitRanges(o.source, {}, n)
+      colls = await capturedCollections(o.source, o.include, o.exclude)
     } catch (e) {
       throw new SourceError(e)
     }
-    const ranges = split.ranges.map((r) => ({ lo: ext(r.lo), hi: ext(r.hi), after: null, done: false }))
-    return { ranges, note: ranges.length < n ? split.note : undefined }
+    const ranges = []
+    let note
+    for (const c of colls) {
+      const ns = whole ? undefined : `${c.db}.${c.coll}`
+      if (n === 1) {
+        ranges.push({ ns, lo: null, hi: null, after: null, done: false })
+        continue
+      }
+      let split
+      try {
+        split = await splitRanges(collectionOf(o.source, ns), {}, n)
+      } catch (e) {
+        throw new SourceError(e)
+      }
+      if (split.ranges.length < n) note ??= split.note
+      for (const r of split.ranges) ranges.push({ ns, lo: ext(r.lo), hi: ext(r.hi), after: null, done: false })
+    }
+    return { ranges, note: whole ? note : undefined }
   }
 }
 

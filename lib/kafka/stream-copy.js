@@ -4,14 +4,18 @@
  * `StreamCopy`: the change stream into Kafka. The open transaction holds the server batches sent
  * into it since it began; it commits with one checkpoint (the last batch's token) once it is
  * `commitIntervalMS` old or holds `maxTransactionBytes`, when no next batch comes within that
- * interval, and at the end. Empty batches only move the token: into the open transaction's
- * checkpoint, or checkpointed at most every `idleCheckpointMS`, except the first of a run (a first
- * start then has a position to resume from).
+ * interval, and at the end. Empty batches only move the token (the server's postBatchResumeToken,
+ * which goes on advancing while the captured namespaces are quiet and others are written): into
+ * the open transaction's checkpoint, or checkpointed at most every `idleCheckpointMS` (`cdc
+ * --heartbeat-interval`), with a heartbeat record when `heartbeatTopic` is set, except the first
+ * of a run (a first start then has a position to resume from). So the stored position stays
+ * within the oplog's window however long the captured collections stay quiet.
  */
 
 const { SourceError } = require('./errors')
 const { timer } = require('./client')
 const { formatOf } = require('./records')
+const { tokenClusterTime } = require('./checkpoint')
 
 const TIMEOUT = Symbol('commit interval')
 
@@ -120,6 +124,10 @@ class StreamCopy {
         if (ev.clusterTime) open.clusterTime = ev.clusterTime
         format.records(o, ev, messages)
       }
+      // A quiet stream's checkpoint moves to the server's position: with heartbeatTopic, a
+      // heartbeat record in the same transaction says so.
+      if (batch.events.length === 0 && o.heartbeatTopic !== undefined) format.heartbeat(o, batch.resumeToken, tokenClusterTime(batch.resumeToken), messages)
+      await sink.ensureTopicsOf(messages)
       open.bytes += await this.tx.send(messages)
       open.events += batch.events.length
       open.batches++
