@@ -195,6 +195,7 @@ impl Reference<'_> {
                     self.field(&mut o, index, ev, f)?;
                 }
                 EventField::Ns { db, coll } => {
+                    self.field(&mut o, index, ev, f)?;
                     let s = |r: &Option<std::ops::Range<usize>>| {
                         r.clone()
                             .map(|r| String::from_utf8_lossy(&ev[r]).into_owned())

@@ -4,7 +4,7 @@
 //! a dozen Node-API calls per event; `lib/native/events.js`, generated from the layout, builds
 //! the event objects (or Kafka records) from them in JavaScript, where V8 allocates an object
 //! and its properties inline (through Node-API every property is a generic lookup in V8's
-//! runtime: `napi_set_property` was ~35 % of a 1 KB event's time).
+//! runtime, `napi_set_property`; ARCHITECTURE.md decision 19).
 //!
 //! This module is the Node-API side only: [`NapiSink`] makes the texts and extras the packer
 //! hands it, and the exports frame the reply, shape it (a projection or redaction, in the same

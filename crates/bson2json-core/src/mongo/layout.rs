@@ -204,9 +204,9 @@ event_formats! {
     /// Event objects: the routing fields, `documentKey` and `json`, the whole event as JSON
     /// text (`watch({ whole: true })`).
     Whole = 1,
-    /// Kafka records: `resumeToken`, `operationType`, `clusterTime`, then `key` (the
-    /// `documentKey`'s JSON), `value` (the whole event's JSON) and `headers` (`operationType`,
-    /// `ns`, `clusterTime`), as bytes.
+    /// Kafka records: `resumeToken`, `operationType`, `ns` (the topic's), `clusterTime`, then
+    /// `key` (the `documentKey`'s JSON), `value` (the whole event's JSON) and `headers`
+    /// (`operationType`, `ns`, `clusterTime`), as bytes.
     RecordEvent = 2,
     /// Kafka records as [`EventFormat::RecordEvent`], `value` the `fullDocument`'s JSON (none
     /// when it is not a document).

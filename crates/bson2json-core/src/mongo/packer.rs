@@ -424,8 +424,8 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
         Ok(())
     }
 
-    /// One event as a Kafka record: its resume token, `operationType`, `clusterTime` (and a
-    /// `splitEvent`) as an event object's fields, in the event's order, then its `key`, `value`
+    /// One event as a Kafka record: its resume token, `operationType`, `ns`, `clusterTime` (and
+    /// a `splitEvent`) as an event object's fields, in the event's order, then its `key`, `value`
     /// and headers as bytes: the key and value where the event holds them (JSON, in the
     /// call's options), the headers after them.
     fn record(
@@ -452,7 +452,10 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
                     headers.cluster_time = Some((*t, *i));
                     self.field(index, ev, field)?;
                 }
-                EventField::Ns { db, coll } => headers.ns = Some((db.clone(), coll.clone())),
+                EventField::Ns { db, coll } => {
+                    headers.ns = Some((db.clone(), coll.clone()));
+                    self.field(index, ev, field)?;
+                }
                 EventField::DocumentKey(r) => {
                     self.op(ChangeOp::Key);
                     match self.reused_document_key(ev, r) {
