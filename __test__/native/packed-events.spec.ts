@@ -333,7 +333,7 @@ describe('packed change events', () => {
     expect(records).toBeGreaterThan(1000)
   })
 
-  it('snapshot records: the value is what lib/kafka wrote from the snapshot event', () => {
+  it('snapshot records: the value is what lib/kafka wrote from the snapshot event (the event, or its fullDocument)', () => {
     const r = mulberry32(33).next
     for (let round = 0; round < 20; round++) {
       const evs = Array.from({ length: 1 + Math.floor(r() * 30) }, (_, i) => {
@@ -343,12 +343,17 @@ describe('packed change events', () => {
       const c = cursor(evs)
       for (const o of OPTIONS) {
         const objects = native.transcodeChangeBatch(c.doc, F.Parts, o).events
-        const recs = native.transcodeChangeBatch(c.doc, F.RecordSnapshot, o).events
-        objects.forEach((ev: any, i: number) => {
-          ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
-          expect(canon(recordOf(recs[i]))).toEqual(canon(toMessage('event', ev)))
-          expect(canon(recs[i].resumeToken)).toEqual(canon(ev.resumeToken))
-        })
+        for (const [value, format] of [
+          ['event', F.RecordSnapshot],
+          ['fullDocument', F.RecordFullDocument],
+        ] as const) {
+          const recs = native.transcodeChangeBatch(c.doc, format, o).events
+          objects.forEach((ev: any, i: number) => {
+            ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
+            expect(canon(recordOf(recs[i]))).toEqual(canon(toMessage(value, ev)))
+            expect(canon(routingOf(recs[i]))).toEqual(canon(routingOf(ev)))
+          })
+        }
       }
     }
   })

@@ -143,7 +143,7 @@ function tokenJson(token) {
 }
 
 /** The change stream and snapshot cursor of a format that reads event objects. */
-const openEvents = { watch: (_o, source, pipeline, wopts) => watch(source, pipeline, wopts), snapshotCursor: snapshot }
+const openEvents = { watch: (_o, source, pipeline, wopts) => watch(source, pipeline, wopts), snapshotCursor: (_o, collection, options) => snapshot(collection, options) }
 
 /**
  * The record formats: the dialect each needs from the transcoder (undefined: the run's
@@ -155,7 +155,7 @@ const FORMATS = {
     dialect: undefined,
     // events as records: their bytes made in the native pass
     watch: (o, source, pipeline, wopts) => watchRecords(source, pipeline, wopts, o.value),
-    snapshotCursor: snapshotRecords,
+    snapshotCursor: (o, collection, options) => snapshotRecords(collection, options, o.value),
     records: (o, ev, out) => out.push(toMessage(o, ev)),
     snapshot: (o, ev, reason, out) => out.push(snapshotMessage(o, ev, reason)),
     // key the stream id, value where the stream is

@@ -68,7 +68,7 @@ class RangeReader {
   open() {
     const o = this.copy.o
     const range = this.copy.snap.ranges[this.i]
-    this.cursor = this.copy.format.snapshotCursor(collectionOf(o.source, range.ns), {
+    this.cursor = this.copy.format.snapshotCursor(o, collectionOf(o.source, range.ns), {
       dialect: this.copy.sink.dialect,
       projection: o.projection,
       redact: o.redact,

@@ -158,10 +158,12 @@ function snapshot(collection, options = {}) {
 /**
  * {@link snapshot} whose documents are Kafka records (for lib/kafka): `key` the documentKey's
  * JSON, `value` the snapshot event's JSON without its `_id` (`{ operationType: 'snapshot', ns,
- * documentKey, fullDocument }`), and `headers`, as bytes made in the native pass, beside `ns`.
+ * documentKey, fullDocument }`), or with `value: 'fullDocument'` the document's, and
+ * `headers`, as bytes made in the native pass, beside `ns`.
+ * @param {'event' | 'fullDocument'} [value]
  */
-function snapshotRecords(collection, options = {}) {
-  return new SnapshotCursor(collection, options, native.EventFormat.RecordSnapshot)
+function snapshotRecords(collection, options = {}, value = 'event') {
+  return new SnapshotCursor(collection, options, value === 'fullDocument' ? native.EventFormat.RecordFullDocument : native.EventFormat.RecordSnapshot)
 }
 
 module.exports = { snapshot, snapshotRecords, SnapshotCursor, rangeMatch }
