@@ -340,7 +340,7 @@ async function perEventInstructions(uri, db, client, stop) {
       const n = argN || (quick ? n0 / 4 : n0)
       const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
       const per = {}
-      for (const way of ['perEvent', 'batches', 'driver', 'floor']) per[way] = { total: NaN, gc: NaN, jit: NaN, code: NaN, runs: [] }
+      for (const way of new Set(['perEvent', 'batches', 'driver', 'floor', ...WAYS])) per[way] = { total: NaN, gc: NaN, jit: NaN, code: NaN, runs: [] }
       // the ways alternate within each run, so that a drift of the server's state spreads over all
       for (let run = 0; run < RUNS; run++) {
         for (const way of run % 2 ? WAYS.slice().reverse() : WAYS) {
@@ -368,6 +368,14 @@ async function perEventInstructions(uri, db, client, stop) {
     console.log(r('total'))
     console.log(r('code'))
     console.log(`| ${label}: GC + compilers | ${n} | ${k(p.perEvent.gc + p.perEvent.jit)} | ${k(p.batches.gc + p.batches.jit)} | ${k(p.driver.gc + p.driver.jit)} | ${k(p.floor.gc + p.floor.jit)} | | | |`)
+  }
+  if (b2jB !== null) {
+    console.log(`\n### this build / CS_B (${process.env.CS_B}): instructions per event, medians\n`)
+    console.log('| events | | per event: this / B | batches(): this / B |')
+    console.log('| --- | --- | ---: | ---: |')
+    for (const { label, per: p } of rows) {
+      for (const f of ['total', 'code']) console.log(`| ${label} | ${f} | ${ratio(p.perEvent[f], p.perEventB?.[f])} | ${ratio(p.batches[f], p.batchesB?.[f])} |`)
+    }
   }
   console.log('\nEach run (total / code per event):\n')
   for (const { label, per: p } of rows) {
