@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { BSON, EJSON } from 'bson'
 import { Gen, bstr, doc as bdoc, el, i64 } from '../support/gen'
+import { MONGODB_URI, useMongo } from '../support/mongo'
 import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 
 const require = createRequire(import.meta.url)
 const { toNDJSON } = require('../../index.js')
-const { startTestServer } = require('../../tools/test-server')
 const fixtures = require('../support/fixtures/export-types.js')
 const native = require('../../lib/native')
 const twin = require('../support/csv-reference.js')
@@ -27,9 +27,10 @@ const { serverProjection } = require('../../lib/cli/fields.js')
 
 const BIN = resolve(__dirname, '../../bin/bson2json.js')
 const GOLDEN = resolve(__dirname, '../support/fixtures')
-const URI = process.env.MONGODB_URI
+const URI = MONGODB_URI
+const mongo = useMongo({ direct: true })
 const MONGOEXPORT = [process.env.MONGOEXPORT, resolve(__dirname, '../../tmp/mongo-tools/bin/mongoexport')].find((p) => p && existsSync(p))
-const DB = URI ? `b2j_export_${process.pid}` : 'shop'
+const DB = mongo.dbName('export')
 
 /** The addon's CSV rows of raw documents (through a cursor document, as `export` reads them). */
 const csvRows = (docs: Uint8Array[], fields: string[]): string => {
@@ -65,7 +66,6 @@ function run(cmd: string, args: string[]): Promise<Result> {
   })
 }
 
-let server: any
 let uri: string
 let client: MongoClient
 const cli = (args: string[]) => run(process.execPath, [BIN, 'export', '--uri', uri, '--db', DB, ...args])
@@ -75,11 +75,7 @@ const coll = (name: string): Collection => client.db(DB).collection(name)
 let dir: string
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bson2json-export-'))
-  if (URI) uri = URI
-  else {
-    server = await startTestServer({ port: 0 })
-    uri = server.directUri
-  }
+  uri = mongo.uri
   client = await MongoClient.connect(uri)
   await client.db(DB).dropDatabase()
   await coll('types').insertMany(fixtures.types())
@@ -90,9 +86,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  if (URI) await client.db(DB).dropDatabase().catch(() => {})
   await client?.close()
-  await server?.close()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -431,7 +425,7 @@ describe('bson2json export: failures', () => {
   })
 
   it.skipIf(!!URI)('a failure after some batches: those documents are flushed and counted', async () => {
-    server.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 2, ns: `${DB}.many` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 2, ns: `${DB}.many` })
     const r = await cli(['-c', 'many', '--batchSize', '50', '--dialect', 'compat'])
     expect(r.code).toBe(1)
     const lines = r.stdout.trimEnd().split('\n')
@@ -441,7 +435,7 @@ describe('bson2json export: failures', () => {
   })
 
   it.skipIf(!!URI)('the same for CSV: the rows of the batches before the failure, counted', async () => {
-    server.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 1, ns: `${DB}.many` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 1, ns: `${DB}.many` })
     const r = await cli(['-c', 'many', '--batchSize', '40', '--type', 'csv', '--fields', '_id,name'])
     expect(r.code).toBe(1)
     const lines = r.stdout.trimEnd().split('\n')

@@ -14,7 +14,6 @@
  * that does not exist. Signals: SIGINT mid-run.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { createRequire } from 'node:module'
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,13 +21,10 @@ import { dirname, join, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { BSON } from 'bson'
 import { MongoClient } from 'mongodb'
-
-const require = createRequire(import.meta.url)
-const { startTestServer } = require('../../tools/test-server')
+import { MONGODB_URI, useMongo } from '../support/mongo'
 
 const BIN = resolve(__dirname, '../../bin/bson2json.js')
-const URI = process.env.MONGODB_URI
-const DB = URI ? `b2j_faults_${process.pid}` : 'faults'
+const URI = MONGODB_URI
 const ROOT = typeof process.getuid === 'function' && process.getuid() === 0
 /** The EACCES cases run the CLI as `nobody`: root is needed, and `nobody` must reach the checkout. */
 const AS_NOBODY = ROOT && spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(BIN)})`], { uid: 65534, gid: 65534 }).status === 0
@@ -303,7 +299,8 @@ describe('dump: input faults', () => {
 })
 
 describe('export: output, server and signal faults', () => {
-  let server: any
+  const mongo = useMongo({ direct: true })
+  const DB = mongo.dbName('faults')
   let uri: string
   let client: MongoClient
   const N = 3000
@@ -311,11 +308,7 @@ describe('export: output, server and signal faults', () => {
   const EXPORT_COUNTS = /\(\d+ documents? written, [\d.]+ MB, [\d.]+ s\)\n$/
 
   beforeAll(async () => {
-    if (URI) uri = URI
-    else {
-      server = await startTestServer({ port: 0 })
-      uri = server.directUri
-    }
+    uri = mongo.uri
     client = await MongoClient.connect(uri)
     await client.db(DB).dropDatabase()
     const docs = []
@@ -324,9 +317,7 @@ describe('export: output, server and signal faults', () => {
   })
 
   afterAll(async () => {
-    if (URI) await client.db(DB).dropDatabase().catch(() => {})
     await client?.close()
-    await server?.close()
   })
 
   it('-o /dev/full and > /dev/full: exit 1, ENOSPC, 0 documents', async () => {
@@ -395,7 +386,7 @@ describe('export: output, server and signal faults', () => {
         data: { failCommands: ['getMore'], errorCode: 2, appName: 'bson2json export' },
       })
     } else {
-      server.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 2, ns: `${DB}.orders` })
+      mongo.server!.injectFault({ command: 'getMore', kind: 'error', count: 1, skip: 2, ns: `${DB}.orders` })
     }
     try {
       const r = await exp([])
@@ -412,14 +403,14 @@ describe('export: output, server and signal faults', () => {
   })
 
   it.skipIf(!!URI)('the server dying mid-export (connections dropped on every getMore): exit 1, one line, a complete prefix', async () => {
-    server.injectFault({ command: 'getMore', kind: 'closeSocket', count: Infinity, skip: 3, ns: `${DB}.orders` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'closeSocket', count: Infinity, skip: 3, ns: `${DB}.orders` })
     try {
       const r = await exp([])
       expect(r.code).toBe(1)
       oneLine(r.stderr, new RegExp(`^bson2json export: lost the connection to mongodb://127\\.0\\.0\\.1:\\d+/\\S* while reading ${DB}\\.orders: .*\\(400 documents written, `))
       completePrefix(r.stdout, 400)
     } finally {
-      server.clearFaults()
+      mongo.server!.clearFaults()
     }
   })
 
@@ -453,7 +444,7 @@ describe('export: output, server and signal faults', () => {
   })
 
   it.skipIf(!!URI)('--parallel on a server slow to find an _id: one cursor, as without --parallel, and it says so', async () => {
-    server.injectFault({ command: 'find', kind: 'delay', delayMs: 400, count: 1, ns: `${DB}.orders` })
+    mongo.server!.injectFault({ command: 'find', kind: 'delay', delayMs: 400, count: 1, ns: `${DB}.orders` })
     const t = Date.now()
     const r = await exp(['--parallel', '4'])
     expect(r.code).toBe(0)
@@ -510,7 +501,7 @@ describe('export: output, server and signal faults', () => {
   })
 
   it.skipIf(!!URI)('SIGINT mid-export: exit 130, the documents written so far complete and counted', async () => {
-    server.injectFault({ command: 'getMore', kind: 'delay', delayMs: 400, count: Infinity, ns: `${DB}.orders` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'delay', delayMs: 400, count: Infinity, ns: `${DB}.orders` })
     try {
       const r = await exp([], { onSpawn: (c) => c.stdout!.once('data', () => setTimeout(() => c.kill('SIGINT'), 100)) })
       expect(r.code).toBe(130)
@@ -520,7 +511,7 @@ describe('export: output, server and signal faults', () => {
       expect(n).toBeLessThan(N)
       completePrefix(r.stdout, n)
     } finally {
-      server.clearFaults()
+      mongo.server!.clearFaults()
     }
   })
 })

@@ -13,7 +13,7 @@ import net from 'node:net'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
-import type { TestServer } from '../../tools/test-server'
+import { MONGODB_URI, useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafka = require('../../lib/kafka/sink')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -23,7 +23,7 @@ const { parseArgs, tokenClusterTime } = require('../../lib/cli/cdc')
 const ROOT = path.join(__dirname, '..', '..')
 const BIN = path.join(ROOT, 'bin/bson2json.js')
 const BROKERS = process.env.KAFKA_BROKERS
-const URI = process.env.MONGODB_URI
+const URI = MONGODB_URI
 if (!BROKERS && process.env.B2J_REQUIRE_KAFKA === '1') throw new Error('B2J_REQUIRE_KAFKA=1 but KAFKA_BROKERS is not set')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -278,7 +278,7 @@ describe('options and arguments (no broker)', () => {
 })
 
 describe.skipIf(!BROKERS)('into a broker', () => {
-  let server: TestServer | undefined
+  const mongo = useMongo()
   let client: MongoClient
   let uri: string
   const tag = `${process.pid}_${Date.now() % 100000}`
@@ -324,16 +324,11 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }
 
   beforeAll(async () => {
-    if (URI) uri = URI
-    else {
-      server = await startTestServer({ port: 0 })
-      uri = server.uri
-    }
+    uri = mongo.uri
     client = await MongoClient.connect(uri)
   })
   afterAll(async () => {
     await client?.close()
-    await server?.close()
   })
 
   it('events: key = documentKey, value = the event JSON, headers; checkpoint per batch', async () => {
@@ -645,7 +640,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(await a.exit).toBe(0)
     await coll.insertOne({ i: 3 })
     await coll.insertOne({ i: 4 })
-    server!.truncateOplog()
+    mongo.server!.truncateOplog()
     const lost = start()
     expect(await lost.exit).toBe(6)
     const line = lost.err().trim().split('\n').at(-1)
@@ -686,7 +681,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     await coll.insertOne({ _id: 3, v: 0 })
     await coll.updateOne({ _id: 0 }, { $set: { v: 9 } })
     await coll.deleteOne({ _id: 1 })
-    server!.truncateOplog()
+    mongo.server!.truncateOplog()
     const b = start()
     await until(async () => b.err().includes('snapshot done'), 60_000)
     expect(b.err()).toMatch(/copying kdr.*\(snapshot: history-lost, 0 records copied before\)/)
@@ -902,11 +897,11 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       const N = 1500
       await coll.insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, s: 'z'.repeat(30) })))
       const ns = `${db}.c`
-      const before = server!.faults.history.length
+      const before = mongo.server!.faults.history.length
       // Every getMore of the copy fails (24 faults, more than the copy's 15 batches): each cursor
       // gets one batch (its aggregate's) before its fault; some of the reopening aggregates fail
       // too (the first aggregate is the snapshot's position).
-      server!.faults.push(
+      mongo.server!.faults.push(
         { command: 'getMore', ns, kind: 'closeSocket', count: 8 },
         { command: 'getMore', ns, kind: 'cursorNotFound', count: 8 },
         { command: 'getMore', ns, kind: 'resumableError', count: 8 },
@@ -928,11 +923,11 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       try {
         await until(async () => !!run.stats.snapshot && run.stats.snapshot.done, 120_000)
       } finally {
-        server!.faults.clear()
+        mongo.server!.faults.clear()
         await run.stop()
       }
       await run.done
-      const hits = server!.faults.history.slice(before).filter((h: any) => !h.random).length
+      const hits = mongo.server!.faults.history.slice(before).filter((h: any) => !h.random).length
       expect(retries.length).toBeGreaterThanOrEqual(14)
       expect(run.stats.mongoRetries).toBe(retries.length)
       if (par > 1) expect(retries.some((r) => /^snapshot range \d of 3: /.test(r))).toBe(true)
@@ -960,12 +955,12 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       await until(async () => run.stats.events >= 10)
       // Twice: the getMore fails, then the driver-level resume's aggregate fails as well.
       for (let round = 0; round < 2; round++) {
-        server!.faults.push({ command: 'getMore', ns, kind: round === 0 ? 'closeSocket' : 'cursorNotFound', changeStreamOnly: true }, { command: 'aggregate', ns, kind: 'closeSocket', changeStreamOnly: true, count: 2 })
+        mongo.server!.faults.push({ command: 'getMore', ns, kind: round === 0 ? 'closeSocket' : 'cursorNotFound', changeStreamOnly: true }, { command: 'aggregate', ns, kind: 'closeSocket', changeStreamOnly: true, count: 2 })
         for (let i = 0; i < 10; i++) await coll.insertOne({ _id: 10 + round * 10 + i })
-        await until(async () => server!.faults.queue.length === 0 && run.stats.events >= 20 + round * 10, 60_000)
+        await until(async () => mongo.server!.faults.queue.length === 0 && run.stats.events >= 20 + round * 10, 60_000)
       }
     } finally {
-      server!.faults.clear()
+      mongo.server!.faults.clear()
       await run.stop()
     }
     await run.done
@@ -1039,7 +1034,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     await coll.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i })))
     const ns = `${db}.c`
     // The snapshot's position is taken (the first aggregate); then every aggregate of the copy fails.
-    server!.faults.push({ command: 'aggregate', ns, kind: 'resumableError', skip: 1, count: Infinity })
+    mongo.server!.faults.push({ command: 'aggregate', ns, kind: 'resumableError', skip: 1, count: Infinity })
     try {
       const args = [BIN, 'cdc', '--uri', uri, '--db', db, '--collection', 'c', '--kafka', BROKERS!, '--topic', t.topic, '--checkpoint-topic', t.checkpointTopic, '--id', t.id, '--snapshot', '--mongo-retry-timeout', '2']
       const a = cdcProcess(args)
@@ -1052,7 +1047,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       expect(retried.length).toBeGreaterThanOrEqual(3)
       expect(retried[0]).toMatch(/^bson2json cdc: MongoDB at mongodb:\/\/\S+ failed: injected resumable error \(HostUnreachable 6\); reopening the snapshot after its last committed _id \(retry 1, giving up in 2 s\)$/)
     } finally {
-      server!.faults.clear()
+      mongo.server!.faults.clear()
     }
   }, 90_000)
 

@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, MongoClient, ObjectId, Timestamp, UUID } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { startTestServer } from '../../tools/test-server'
-import type { TestServer } from '../../tools/test-server'
+import { MONGODB_URI, useMongo } from '../support/mongo'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -17,12 +16,12 @@ const { isResumableError, ChangeStreamInvalidatedError } = require('../../lib/mo
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
 
-const URI = process.env.MONGODB_URI
-let server: TestServer | undefined
+const URI = MONGODB_URI
+const mongo = useMongo()
 let client: MongoClient
 let db: Db
 let counter = 0
-const dbName = `b2j_cs_${process.pid}_${Date.now() % 100000}`
+const dbName = mongo.dbName('cs')
 
 function fresh(): Collection {
   counter += 1
@@ -68,16 +67,13 @@ function killedIds(mon: ReturnType<typeof monitor>): string[] {
 }
 
 beforeAll(async () => {
-  if (!URI) server = await startTestServer({ port: 0 })
-  client = new MongoClient(URI ?? server!.uri, { monitorCommands: true })
+  client = new MongoClient(mongo.uri, { monitorCommands: true })
   await client.connect()
   db = client.db(dbName)
 })
 
 afterAll(async () => {
-  if (URI) await db.dropDatabase().catch(() => {})
   await client?.close()
-  await server?.close()
 })
 
 function variedDocs(n: number, offset = 0) {
@@ -203,7 +199,7 @@ describe('watch(): resume', () => {
         if (k % 2500 === 0) await sleep(5)
       }
     })()
-    server!.setFaultRate(0.3, 20260422)
+    mongo.server!.setFaultRate(0.3, 20260422)
     const cs = b2j.watch(coll, [], { startAtOperationTime: T0, batchSize: 97, maxAwaitTimeMS: 20, prefetch: 3 })
     const seen: number[] = []
     try {
@@ -212,16 +208,16 @@ describe('watch(): resume', () => {
         if (seen.length === total) break
       }
     } finally {
-      server!.setFaultRate(0)
+      mongo.server!.setFaultRate(0)
       await writer
     }
     expect(seen.length).toBe(total)
     for (let k = 0; k < total; k++) if (seen[k] !== k) throw new Error(`event ${k} is i=${seen[k]}`)
-    const kinds = new Set(server!.faults.history.filter((h) => h.random).map((h) => h.kind))
+    const kinds = new Set(mongo.server!.faults.history.filter((h) => h.random).map((h) => h.kind))
     for (const kind of ['closeSocket', 'resumableError', 'cursorNotFound', 'emptyBatch', 'delay']) expect(kinds.has(kind as any)).toBe(true)
     expect(cs.resumeCount).toBeGreaterThan(5)
     await sleep(20)
-    expect(server!.openCursors().filter((c) => c.ns === `${dbName}.${coll.collectionName}`)).toEqual([])
+    expect(mongo.server!.openCursors().filter((c) => c.ns === `${dbName}.${coll.collectionName}`)).toEqual([])
   })
 
   it.skipIf(!!URI)('whole mode under faults equals the fault-free driver stream', async () => {
@@ -229,9 +225,9 @@ describe('watch(): resume', () => {
     const T0 = await now()
     const n = await writeMix(coll)
     const theirs = await driverEvents(coll, n, [], { startAtOperationTime: T0 })
-    server!.setFaultRate(0.5, 99)
+    mongo.server!.setFaultRate(0.5, 99)
     const cs = b2j.watch(coll, [], { whole: true, startAtOperationTime: T0, batchSize: 2, maxAwaitTimeMS: 20 })
-    const ours = await take(cs, n).finally(() => server!.setFaultRate(0))
+    const ours = await take(cs, n).finally(() => mongo.server!.setFaultRate(0))
     await cs.close()
     expect(ours.map((e) => e.json)).toEqual(theirs.map((e) => JSON.stringify(e)))
   })
@@ -298,14 +294,14 @@ describe('watch(): resume', () => {
     const coll = fresh()
     const cs = b2j.watch(coll, [], { maxAwaitTimeMS: 30 })
     // The first getMore fails; the initial aggregate's PBRT is cached, so the resume uses resumeAfter.
-    server!.injectFault({ command: 'getMore', kind: 'resumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'resumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
     const p = take(cs, 1)
     await sleep(50)
     await coll.insertOne({ i: 1 })
     const [ev] = await p
     await cs.close()
     expect(JSON.parse(ev.fullDocument).i).toBe(1)
-    const aggs = server!.commandLog.filter((e) => e.name === 'aggregate' && e.command.aggregate === coll.collectionName)
+    const aggs = mongo.server!.commandLog.filter((e) => e.name === 'aggregate' && e.command.aggregate === coll.collectionName)
     expect(aggs.length).toBe(2)
     expect(aggs[1].command.pipeline[0].$changeStream.resumeAfter).toBeTruthy()
     expect(aggs[1].command.pipeline[0].$changeStream.startAtOperationTime).toBeUndefined()
@@ -322,7 +318,7 @@ describe('watch(): resume', () => {
       return []
     })()
     const token = b.resumeToken
-    server!.injectFault({ command: 'getMore', kind: 'closeSocket', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'closeSocket', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
     const cs = b2j.watch(coll, [], { startAfter: token, maxAwaitTimeMS: 30 })
     const p = take(cs, 1)
     await sleep(80)
@@ -330,7 +326,7 @@ describe('watch(): resume', () => {
     const [ev] = await p
     await cs.close()
     expect(JSON.parse(ev.fullDocument).i).toBe(1)
-    const aggs = server!.commandLog.filter((e) => e.name === 'aggregate' && e.command.aggregate === coll.collectionName).slice(-2)
+    const aggs = mongo.server!.commandLog.filter((e) => e.name === 'aggregate' && e.command.aggregate === coll.collectionName).slice(-2)
     expect(aggs[1].command.pipeline[0].$changeStream.startAfter).toBeTruthy()
     expect(aggs[1].command.pipeline[0].$changeStream.resumeAfter).toBeUndefined()
   })
@@ -341,16 +337,16 @@ describe('watch(): errors and invalidation', () => {
     const coll = fresh()
     const T0 = await now()
     await coll.insertMany([{ i: 0 }, { i: 1 }])
-    server!.injectFault({ command: 'getMore', kind: 'nonResumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'nonResumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
     const cs = b2j.watch(coll, [], { startAtOperationTime: T0, batchSize: 0, maxAwaitTimeMS: 30 })
     await expect(take(cs, 2)).rejects.toMatchObject({ code: 280 })
     expect(cs.closed).toBe(true)
-    expect(server!.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
+    expect(mongo.server!.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
   })
 
   it.skipIf(!!URI)('an aggregate error is not resumed', async () => {
     const coll = fresh()
-    server!.injectFault({ command: 'aggregate', kind: 'resumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
+    mongo.server!.injectFault({ command: 'aggregate', kind: 'resumableError', changeStreamOnly: true, ns: `${dbName}.${coll.collectionName}` })
     const cs = b2j.watch(coll, [], { maxAwaitTimeMS: 30 })
     await expect(cs.next()).rejects.toMatchObject({ code: 6 })
   })
@@ -424,7 +420,7 @@ describe('watch(): next() and its plain twin', () => {
     for (const twin of [false, true]) {
       // aggregate 5, getMores 5, 5, 5, 3 and an empty one, then a non-resumable error; the batch
       // of 3 also reads past the update and the delete: its token is not its last event's
-      server!.injectFault({ command: 'getMore', kind: 'nonResumableError', changeStreamOnly: true, ns, skip: 5 })
+      mongo.server!.injectFault({ command: 'getMore', kind: 'nonResumableError', changeStreamOnly: true, ns, skip: 5 })
       const cs = b2j.watch(coll, [{ $match: { operationType: 'insert' } }], { startAtOperationTime: T0, batchSize: 5, maxAwaitTimeMS: 20 })
       logs.push(await drive(cs, twin ? () => cs._nextPlain() : () => cs.next()))
     }
@@ -461,8 +457,8 @@ describe('watch(): next() and its plain twin', () => {
 describe('watch(): split events', () => {
   it.skipIf(!!URI)('reassembles $changeStreamSplitLargeEvent fragments (also across batches and resumes)', async () => {
     const coll = fresh()
-    const before = server!.splitThresholdBytes
-    server!.splitThresholdBytes = 3000
+    const before = mongo.server!.splitThresholdBytes
+    mongo.server!.splitThresholdBytes = 3000
     try {
       const T0 = await now()
       const big = (c: string) => c.repeat(1000)
@@ -490,9 +486,9 @@ describe('watch(): split events', () => {
       }
       expect(expected.length).toBe(3)
       for (const [batchSize, faultRate] of [[100, 0], [1, 0.4]]) {
-        server!.setFaultRate(faultRate, 5)
+        mongo.server!.setFaultRate(faultRate, 5)
         const cs = b2j.watch(coll, [], { ...opts, whole: true, splitLargeEvents: true, batchSize, maxAwaitTimeMS: 20 })
-        const ours = await take(cs, 3).finally(() => server!.setFaultRate(0))
+        const ours = await take(cs, 3).finally(() => mongo.server!.setFaultRate(0))
         await cs.close()
         expect(ours.map((e) => e.json)).toEqual(expected.map((e) => JSON.stringify(e)))
         expect(ours.map((e) => e.resumeToken)).toEqual(expected.map((e) => e._id))
@@ -508,7 +504,7 @@ describe('watch(): split events', () => {
       expect(JSON.parse(ev[1].fullDocumentBeforeChange).a).toBe(big('a'))
       expect(ev[1].resumeToken).toEqual(expected[1]._id)
     } finally {
-      server!.splitThresholdBytes = before
+      mongo.server!.splitThresholdBytes = before
     }
   })
 })
@@ -550,7 +546,7 @@ describe('watch(): prefetch, close, abort', () => {
     const id = String((cs as any)._cursorId)
     await cs.close()
     expect(killedIds(mon)).toContain(id)
-    if (server) expect(server.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
+    if (mongo.server) expect(mongo.server.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
     expect((await cs.next()).done).toBe(true)
     client.removeAllListeners('commandStarted')
     client.removeAllListeners('commandSucceeded')
@@ -570,7 +566,7 @@ describe('watch(): prefetch, close, abort', () => {
     expect(Date.now() - t).toBeLessThan(2000)
     const id = String((cs as any)._cursorId)
     expect(killedIds(mon).includes(id) || id === 'null').toBe(true)
-    if (server) expect(server.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
+    if (mongo.server) expect(mongo.server.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
     client.removeAllListeners('commandStarted')
     client.removeAllListeners('commandSucceeded')
   })
@@ -589,6 +585,6 @@ describe('watch(): prefetch, close, abort', () => {
     expect(got).toEqual(Array.from({ length: 100 }, (_, i) => i))
     expect(cs.closed).toBe(true)
     await cs.close() // the close started by destroy(): it lets the in-flight getMore finish first
-    if (server) expect(server.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
+    if (mongo.server) expect(mongo.server.openCursors().filter((c) => c.ns.endsWith(coll.collectionName))).toEqual([])
   })
 })

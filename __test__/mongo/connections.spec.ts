@@ -10,31 +10,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
+import { MONGODB_URI, useMongo } from '../support/mongo'
 import type { TestServer } from '../../tools/test-server'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 
-const URI = process.env.MONGODB_URI
-const dbName = `b2j_conn_${process.pid}_${Date.now() % 100000}`
+const URI = MONGODB_URI
+const mongo = useMongo()
+const dbName = mongo.dbName('conn')
 const BREAKS = 20
 const CLOSES = 10
 const APP = `b2j-conn-${process.pid}`
 const SLOW_GETMORE_MS = 100
-let server: TestServer | undefined
 let admin: MongoClient | undefined
 let uri: string
 
 beforeAll(async () => {
-  if (!URI) server = await startTestServer({ port: 0 })
-  uri = URI ?? server!.uri
+  uri = mongo.uri
   admin = new MongoClient(uri)
   await admin.db(dbName).collection('docs').insertMany(Array.from({ length: 200 }, (_, i) => ({ _id: i, s: `doc ${i}` })))
 })
 
 afterAll(async () => {
-  if (URI) await admin?.db(dbName).dropDatabase().catch(() => {})
   await admin?.close()
-  await server?.close()
 })
 
 /**
@@ -43,7 +41,7 @@ afterAll(async () => {
  * server's own failCommand `blockConnection` on MONGODB_URI).
  */
 async function slowGetMores<T>(body: () => Promise<T>, ms = SLOW_GETMORE_MS): Promise<T> {
-  if (server) server.injectFault({ command: 'getMore', kind: 'delay', delayMs: ms, count: Infinity, ns: `${dbName}.docs` })
+  if (mongo.server) mongo.server.injectFault({ command: 'getMore', kind: 'delay', delayMs: ms, count: Infinity, ns: `${dbName}.docs` })
   else {
     await admin!.db('admin').command({
       configureFailPoint: 'failCommand',
@@ -54,7 +52,7 @@ async function slowGetMores<T>(body: () => Promise<T>, ms = SLOW_GETMORE_MS): Pr
   try {
     return await body()
   } finally {
-    if (server) server.clearFaults()
+    if (mongo.server) mongo.server.clearFaults()
     else await admin!.db('admin').command({ configureFailPoint: 'failCommand', mode: 'off' })
   }
 }

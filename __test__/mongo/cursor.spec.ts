@@ -8,17 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Binary, Decimal128, Double, Int32, Long, MongoClient, ObjectId, Timestamp } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
-import type { TestServer } from '../../tools/test-server'
+import { MONGODB_URI, useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 
-const URI = process.env.MONGODB_URI
-let server: TestServer | undefined
+const URI = MONGODB_URI
+const mongo = useMongo()
 let client: MongoClient
 let db: Db
 let coll: Collection
 const N = 1000
-const dbName = `b2j_cur_${process.pid}_${Date.now() % 100000}`
+const dbName = mongo.dbName('cur')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function monitor() {
@@ -39,11 +39,10 @@ function monitor() {
   }
 }
 
-const openFor = (name: string) => (server ? server.openCursors().filter((c) => c.ns === `${dbName}.${name}`) : [])
+const openFor = (name: string) => (mongo.server ? mongo.server.openCursors().filter((c) => c.ns === `${dbName}.${name}`) : [])
 
 beforeAll(async () => {
-  if (!URI) server = await startTestServer({ port: 0 })
-  client = new MongoClient(URI ?? server!.uri, { monitorCommands: true })
+  client = new MongoClient(mongo.uri, { monitorCommands: true })
   await client.connect()
   db = client.db(dbName)
   coll = db.collection('docs')
@@ -68,9 +67,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  if (URI) await db.dropDatabase().catch(() => {})
   await client?.close()
-  await server?.close()
 })
 
 describe('find() / aggregate()', () => {
@@ -143,7 +140,7 @@ describe('find() / aggregate()', () => {
   })
 
   it.skipIf(!!URI)('a failing getMore rejects the iteration', async () => {
-    server!.injectFault({ command: 'getMore', kind: 'error', code: 96, errmsg: 'boom', ns: `${dbName}.docs` })
+    mongo.server!.injectFault({ command: 'getMore', kind: 'error', code: 96, errmsg: 'boom', ns: `${dbName}.docs` })
     const it2 = b2j.find(coll, {}, { batchSize: 100 })
     await expect(it2.toArray()).rejects.toMatchObject({ code: 96 })
   })

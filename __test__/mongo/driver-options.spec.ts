@@ -8,16 +8,14 @@
 import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as M7 from 'mongodb'
-import { startTestServer } from '../../tools/test-server'
-import type { TestServer } from '../../tools/test-server'
+import { useMongo } from '../support/mongo'
 
 const require = createRequire(import.meta.url)
 const M6 = require('mongodb6') as typeof M7
 const b2j = require('../..')
 
-const URI = process.env.MONGODB_URI
-let server: TestServer | undefined
-const dbName = `b2j_drv_${process.pid}_${Date.now() % 100000}`
+const mongo = useMongo()
+const dbName = mongo.dbName('drv')
 const DRIVERS = [
   ['mongodb 6', M6],
   ['mongodb 7', M7],
@@ -49,25 +47,18 @@ function docs(M: typeof M7, n: number, offset = 0) {
 }
 
 beforeAll(async () => {
-  if (!URI) server = await startTestServer({ port: 0 })
-  const c = new M7.MongoClient(URI ?? server!.uri)
+  const c = new M7.MongoClient(mongo.uri)
   await c.connect()
   await c.db(dbName).collection('d').insertMany(docs(M7, 40))
   await c.close()
 })
 
 afterAll(async () => {
-  if (URI) {
-    const c = new M7.MongoClient(URI)
-    await c.db(dbName).dropDatabase().catch(() => {})
-    await c.close()
-  }
   for (const c of clients) await c.close().catch(() => {})
-  await server?.close()
 })
 
 async function connect(M: typeof M7, options: object = {}): Promise<M7.MongoClient> {
-  const c = new M.MongoClient(URI ?? server!.uri, options)
+  const c = new M.MongoClient(mongo.uri, options)
   await c.connect()
   clients.push(c)
   return c

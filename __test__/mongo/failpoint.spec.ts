@@ -9,12 +9,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
 import type { Collection, Db, Timestamp } from 'mongodb'
+import { MONGODB_URI } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ChangeStreamInvalidatedError } = require('../../lib/mongo/change-stream')
 
-const URI = process.env.MONGODB_URI
+const URI = MONGODB_URI
 const REQUIRED = process.env.B2J_REQUIRE_FAILCOMMAND === '1'
 const APP = `b2j-failpoint-${process.pid}`
 const dbName = `b2j_fp_${process.pid}_${Date.now() % 100000}`

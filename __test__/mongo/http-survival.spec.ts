@@ -12,6 +12,7 @@ import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
 import type { TestServer } from '../../tools/test-server'
+import { MONGODB_URI } from '../support/mongo'
 import { startSource } from '../support/source'
 import type { Source } from '../support/source'
 import { runExample, seedOrders } from '../support/readme-examples'
@@ -127,7 +128,7 @@ describe("the README's HTTP server survives", () => {
     await noOpenCursors()
   })
 
-  it.skipIf(!!process.env.MONGODB_URI)('the MongoDB server stopped mid-response, then started again on its port', async () => {
+  it.skipIf(!!MONGODB_URI)('the MongoDB server stopped mid-response, then started again on its port', async () => {
     const old = src.server!
     const port = old.port
     let stopped = false

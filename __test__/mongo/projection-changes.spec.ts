@@ -9,17 +9,15 @@ import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BSON, MongoClient, Timestamp } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { startTestServer } from '../../tools/test-server'
-import type { TestServer } from '../../tools/test-server'
+import { useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 
-const URI = process.env.MONGODB_URI
-let server: TestServer | undefined
+const mongo = useMongo()
 let client: MongoClient
 let db: Db
 let counter = 0
-const dbName = `b2j_proj_${process.pid}_${Date.now() % 100000}`
+const dbName = mongo.dbName('proj')
 const KEY = Buffer.from('cdc pseudonym key')
 const CARD = '4111111111111111'
 const CARD2 = '5500000000000004'
@@ -52,16 +50,13 @@ async function take(cs: any, n: number): Promise<any[]> {
 }
 
 beforeAll(async () => {
-  if (!URI) server = await startTestServer({ port: 0 })
-  client = new MongoClient(URI ?? server!.uri)
+  client = new MongoClient(mongo.uri)
   await client.connect()
   db = client.db(dbName)
 })
 
 afterAll(async () => {
-  if (URI) await db.dropDatabase().catch(() => {})
   await client?.close()
-  await server?.close()
 })
 
 async function writeCardEvents(coll: Collection): Promise<number> {

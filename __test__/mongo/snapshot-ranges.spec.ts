@@ -7,31 +7,27 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
-import { startTestServer } from '../../tools/test-server'
-import type { TestServer } from '../../tools/test-server'
+import { useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { snapshot } = require('../../lib/mongo/snapshot')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { splitRanges } = require('../../lib/mongo/ranges')
 
-const URI = process.env.MONGODB_URI
-let server: TestServer | undefined
+const mongo = useMongo()
+const dbName = mongo.dbName('snapranges')
 let client: MongoClient
 let coll: Collection<any>
 const N = 1000
 
 beforeAll(async () => {
-  if (!URI) server = await startTestServer({ port: 0 })
-  client = new MongoClient(URI ?? server!.uri)
+  client = new MongoClient(mongo.uri)
   await client.connect()
-  coll = client.db(`b2j_snapranges_${process.pid}`).collection('c')
+  coll = client.db(dbName).collection('c')
   await coll.insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, v: i })))
 })
 
 afterAll(async () => {
-  await coll.db.dropDatabase().catch(() => {})
   await client.close()
-  await server?.close()
 })
 
 async function ids(options: object): Promise<number[]> {
@@ -58,7 +54,7 @@ it('4 ranges read apart give every document once, in _id order within each; a ra
 })
 
 it('_ids of different kinds: one range', async () => {
-  const mixed = client.db(`b2j_snapranges_${process.pid}`).collection<any>('m')
+  const mixed = client.db(dbName).collection<any>('m')
   await mixed.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 'three' }, ...Array.from({ length: 20 }, (_, i) => ({ _id: 10 + i }))])
   const split = await splitRanges(mixed, {}, 4, { budgetMs: 60_000 })
   expect(split.ranges).toEqual([{}])

@@ -1,11 +1,12 @@
 /**
- * The MongoDB source the stream suites share: the in-repo test server (faults injected by the
- * server object), or the server MONGODB_URI names (faults through the `failCommand` fail point,
- * which SecantusDB and mongod with test commands have; matched by the client's appName).
+ * The MongoDB source the stream suites share: the server fixture (./mongo.ts) with one way to
+ * inject faults on either server: the in-repo test server's own faults, or the `failCommand` fail
+ * point on the server MONGODB_URI names (SecantusDB and mongod with test commands have it; matched
+ * by the client's appName).
  */
 import { MongoClient } from 'mongodb'
-import { startTestServer } from '../../tools/test-server'
 import type { TestServer } from '../../tools/test-server'
+import { startMongo } from './mongo'
 
 export interface Source {
   uri: string
@@ -26,16 +27,17 @@ export interface Source {
 }
 
 export async function startSource(tag: string): Promise<Source> {
-  const URI = process.env.MONGODB_URI
+  const mongo = await startMongo()
+  const URI = mongo.uri
   const appName = `b2j-${tag}-${process.pid}`
-  if (!URI) {
-    const server = await startTestServer({ port: 0 })
-    const withApp = (u: string) => `${u}${u.includes('?') ? '&' : '?'}appName=${appName}`
+  const clientUri = `${URI}${URI.includes('?') ? '&' : '?'}appName=${appName}`
+  const server = mongo.server
+  if (server) {
     return {
-      uri: server.uri,
+      uri: URI,
       server,
       appName,
-      clientUri: withApp(server.uri),
+      clientUri,
       async failGetMore({ code = 96, closeConnection = false, times = 1, ns }) {
         server.injectFault(closeConnection ? { command: 'getMore', kind: 'closeSocket', count: times, ns } : { command: 'getMore', kind: 'error', code, count: times, ns })
       },
@@ -48,7 +50,7 @@ export async function startSource(tag: string): Promise<Source> {
       async openCursors(ns: string) {
         return server.openCursors().filter((c) => c.ns === ns).length
       },
-      close: () => server.close(),
+      close: () => mongo.close(),
     }
   }
   const admin = new MongoClient(URI)
@@ -60,7 +62,7 @@ export async function startSource(tag: string): Promise<Source> {
     uri: URI,
     server: undefined,
     appName,
-    clientUri: `${URI}${URI.includes('?') ? '&' : '?'}appName=${appName}`,
+    clientUri,
     async failGetMore({ code = 96, closeConnection = false, times = 1 }) {
       await fp({ times }, data(code, closeConnection))
     },
@@ -78,6 +80,7 @@ export async function startSource(tag: string): Promise<Source> {
     async close() {
       await admin.db('admin').command({ configureFailPoint: 'failCommand', mode: 'off' }).catch(() => {})
       await admin.close()
+      await mongo.close()
     },
   }
 }
