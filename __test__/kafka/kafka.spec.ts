@@ -487,7 +487,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
 
   it('database-wide: one stream, one checkpoint, a topic per collection (P.db.coll, a mapped one), an excluded collection left out by the server, the snapshot over every captured collection, a new collection picked up, a drop routed to its topic', async () => {
     const t = names()
-    const dbName = `kdw${tag}`
+    const dbName = `kdww${tag}`
     const db = client.db(dbName)
     await db.collection('a').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
     await db.collection('b').insertMany([{ _id: 1 }, { _id: 2 }])
