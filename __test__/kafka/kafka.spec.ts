@@ -441,6 +441,35 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect([first.source.db, first.source.collection, first.source.name]).toEqual([`kfm${tag}`, 'c', runs[1].t.id])
   })
 
+  it('--format with --snapshot: copy_existing\'s records (mongo-kafka), op "r" (debezium), then the stream', async () => {
+    const coll = client.db(`kfs${tag}`).collection('c')
+    await coll.insertMany([{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }])
+    const runs = ['mongo-kafka', 'debezium'].map((format) => {
+      const t = names()
+      return { t, run: kafka.changeStreamToKafka({ source: coll, brokers, ...t, format, snapshot: true, maxAwaitTimeMS: 100 }) }
+    })
+    try {
+      await until(async () => runs.every((r) => !!r.run.stats.snapshot && r.run.stats.snapshot.done))
+      await coll.insertOne({ _id: 3, a: 'z' })
+      await until(async () => runs.every((r) => r.run.stats.events >= 1))
+    } finally {
+      for (const r of runs) await r.run.stop()
+    }
+    const ns = `{"db": "kfs${tag}", "coll": "c"}`
+    const mk = await readAll(runs[0].t.topic)
+    expect(mk.slice(0, 2).map((m) => [m.key, m.value])).toEqual([
+      ['{"_id": 1}', `{"_id": {"_id": 1, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 1}, "fullDocument": {"_id": 1, "a": "x"}, "ns": ${ns}}`],
+      ['{"_id": 2}', `{"_id": {"_id": 2, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 2}, "fullDocument": {"_id": 2, "a": "y"}, "ns": ${ns}}`],
+    ])
+    expect(JSON.parse(mk[2].value).operationType).toBe('insert')
+    const dz = (await readAll(runs[1].t.topic)).map((m) => ({ key: m.key, ...JSON.parse(m.value) }))
+    expect(dz.map((v) => [v.key, v.op, v.source.snapshot, v.after])).toEqual([
+      ['{"id":"1"}', 'r', 'true', '{"_id": 1,"a": "x"}'],
+      ['{"id":"2"}', 'r', 'true', '{"_id": 2,"a": "y"}'],
+      ['{"id":"3"}', 'c', 'false', '{"_id": 3,"a": "z"}'],
+    ])
+  })
+
   it('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {
     const t = names()
     const coll = client.db(`kdb${tag}`).collection('pii')
