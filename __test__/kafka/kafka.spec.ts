@@ -166,8 +166,9 @@ describe('options and arguments (no broker)', () => {
     await mongo.close()
     expect(r.status).toBe(3)
     expect(firstAttempt).toBeGreaterThan(0)
-    // 2 s of attempts, then the clients closed and the exit
-    expect(exited - firstAttempt).toBeLessThan(5000)
+    // 2 s of attempts, then the clients closed and the exit: under 8 s tells the 2 s limit from
+    // the default 10 s whatever the load does to the closing
+    expect(exited - firstAttempt).toBeLessThan(8000)
     const lines = r.stderr.trim().split('\n')
     expect(lines.at(-1)).toBe(`bson2json cdc: cannot reach Kafka at 127.0.0.1:${sport} within 2 s (no answer within 2 s); nothing was written`)
     expect(r.stderr).not.toMatch(/events \(/)
