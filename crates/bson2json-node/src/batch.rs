@@ -23,7 +23,8 @@ use napi_derive::napi;
 use crate::errors::{type_error, Failure};
 use crate::node_api::{self, bytes_of, Value};
 use crate::shape::Shaper;
-use crate::{options, regex, strings, with_wide, STATE};
+use crate::state::{with_wide, KEEP_CAPACITY, STATE};
+use crate::{options, regex, strings};
 
 /// The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
 /// generated `binding.d.ts` types the argument and `index.js` takes the numbers from here.
@@ -124,14 +125,14 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
         units.clear();
         let value = if last == first + 1 {
             // One document (perhaps larger than a text): a rope if it is long.
-            let (value, n) = crate::strings::from_utf8(env, text, wide)?;
+            let (value, n) = strings::from_utf8(env, text, wide)?;
             units.extend([0, n as u32]);
             value
         } else if bson2json_core::is_ascii(text) {
             units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
-            crate::strings::latin1(env, text)?
+            strings::latin1(env, text)?
         } else {
-            let dst = crate::strings::utf16_scratch(wide, text.len());
+            let dst = strings::utf16_scratch(wide, text.len());
             let mut pos = 0usize;
             units.push(0);
             for i in first..last {
@@ -141,7 +142,7 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
                 pos += bson2json_core::to_utf16(seg, &mut dst[pos..]);
                 units.push(pos as u32);
             }
-            crate::strings::utf16(env, &wide[..pos])?
+            strings::utf16(env, &wide[..pos])?
         };
         let offsets = node_api::uint32_array(env, &units)?;
         node_api::set_element(env, result, slot, value)?;
@@ -447,7 +448,7 @@ pub(crate) fn take_output(input_bytes: usize) -> BatchOutput {
 
 /// Gives a batch output back for the next call, unless it grew past the kept size.
 pub(crate) fn keep_output(r: BatchOutput) {
-    if r.out.capacity() <= crate::KEEP_CAPACITY {
+    if r.out.capacity() <= KEEP_CAPACITY {
         STATE.with(|s| s.borrow_mut().batch = r);
     }
 }

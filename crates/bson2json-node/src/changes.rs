@@ -14,7 +14,8 @@ use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
 use crate::node_api::{self, bytes_of, Value};
-use crate::{options, regex, strings, with_state, State};
+use crate::state::{with_state, State};
+use crate::{options, regex, strings};
 
 /// Property names made once per call: `napi_set_named_property` makes the name's V8 string and
 /// looks it up in V8's string table on every call, ten times per event; a name made once is

@@ -10,9 +10,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
-use crate::fast::{finish_out, transcode_out};
 use crate::node_api;
-use crate::KEEP_CAPACITY;
+use crate::output::{finish_out, transcode_out};
+use crate::state::KEEP_CAPACITY;
 
 /// `Shaper.shape` results above this size become external buffers (no copy).
 const EXTERNAL_ABOVE: usize = 64 * 1024;
@@ -50,7 +50,7 @@ impl Shaper {
     }
 
     /// Shapes the one document `bson` into the thread's scratch, then transcodes it as
-    /// [`with_output`] does. An error's offset is where the fault is in `bson` (the shaped
+    /// [`with_output`](crate::output::with_output) does. An error's offset is where the fault is in `bson` (the shaped
     /// document's offset mapped back), found before `bson` is dropped, which is before
     /// anything here can run JavaScript (the regex check, `finish`). The scratch is taken out
     /// of the thread state meanwhile (JavaScript that re-enters finds empty buffers of its
