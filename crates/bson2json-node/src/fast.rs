@@ -6,8 +6,8 @@
 
 use napi::bindgen_prelude::*;
 
-use crate::node_api::{self, bytes_of, Args, Value};
-use crate::output::with_output;
+use crate::node_api::{self, Args, Value};
+use crate::output::{finish_out, transcode_out};
 use crate::shape::Shaper;
 use crate::{options, strings};
 
@@ -77,13 +77,15 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
         Some(v) => Some(node_api::class_instance::<Shaper>(env, v, "shaper")?),
         None => None,
     };
-    // Taken after the options (reading numbers runs no JavaScript either, but the input
-    // pointer is always the last thing read).
-    #[allow(unsafe_code)]
-    // SAFETY: nothing runs JavaScript between this line and the read of `bytes` by the
-    // transcoder in `with_output` (or by the shaping pass in `Shaper::transcode_one`), which drop them
-    // before their first step that can (the regex check, creating the result).
-    let bytes = unsafe { bytes_of(env, args.argv[0], &"bson")? };
+    // The input is read last (reading numbers runs no JavaScript either, but the input
+    // pointer is always the last thing taken), and only while it is transcoded.
+    let (outcome, held) = match &shaper {
+        None => node_api::with_bytes(env, args.argv[0], &"bson", |b| transcode_out(b, &opts))?,
+        Some(s) => {
+            let s: &Shaper = s;
+            node_api::with_bytes(env, args.argv[0], &"bson", |b| s.shape_out(b, &opts))?
+        }
+    };
     let finish = |out: &[u8], wide: &mut Vec<u16>| {
         if output == BUFFER {
             node_api::buffer_copy(env, out)
@@ -99,11 +101,7 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
             strings::json(env, out, wide)
         }
     };
-    match shaper {
-        None => with_output(env, bytes, &opts, finish),
-        Some(s) => s.transcode_one(env, bytes, &opts, finish),
-    }
-    .map_err(|f| f.throw(env))
+    finish_out(env, outcome, held, finish).map_err(|f| f.throw(env))
 }
 
 /// Adds the hot-path functions to the module's exports (called by the crate's one

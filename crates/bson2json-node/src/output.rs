@@ -1,9 +1,10 @@
 //! The output protocol of the single-document calls ([`fast`](crate::fast), and each document
-//! a [`Shaper`](crate::shape::Shaper) shapes first): transcode into the thread's output buffer
-//! with the input borrowed, drop the input, then check the regexes and make the result (both
-//! may run JavaScript), and put the buffers back.
-
-use std::borrow::Cow;
+//! a [`Shaper`](crate::shape::Shaper) shapes first), in two halves: [`transcode_out`]
+//! transcodes into the thread's output buffer while the input is borrowed (inside
+//! `node_api::with_bytes`, where no JavaScript can run), and once the input is dropped,
+//! [`finish_out`] checks the regexes and makes the result (both may run JavaScript) and puts the
+//! buffers back. The buffers are out of the thread state in between, so JavaScript that
+//! re-enters the addon meanwhile finds a state of its own and nothing borrowed.
 
 use napi::bindgen_prelude::*;
 
@@ -12,24 +13,6 @@ use bson2json_core::{Options, RegexRecord};
 use crate::errors::Failure;
 use crate::regex;
 use crate::state::{keeps_wide, State, KEEP_CAPACITY, STATE};
-
-/// Transcodes into the thread's output buffer and hands the bytes to `finish`.
-///
-/// `bson` (which may borrow JavaScript memory) is read only by the transcoder and dropped
-/// right after it, before anything here can run JavaScript: the regex check (which calls the
-/// global `RegExp`) and `finish` (which creates JS values) come after. The output buffers are
-/// taken out of the thread state for that time, so JavaScript that re-enters the addon
-/// meanwhile finds a state of its own and nothing borrowed.
-pub(crate) fn with_output<R>(
-    env: &Env,
-    bson: Cow<'_, [u8]>,
-    opts: &Options,
-    finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
-) -> std::result::Result<R, Failure> {
-    let (outcome, held) = transcode_out(&bson, opts);
-    drop(bson);
-    finish_out(env, outcome, held, finish)
-}
 
 /// What the transcoder made of a document: the regexes to check, or its error.
 pub(crate) type Outcome = std::result::Result<Vec<RegexRecord>, bson2json_core::Error>;
@@ -43,8 +26,22 @@ pub(crate) struct Held {
     wide: Vec<u16>,
 }
 
-/// The first half of [`with_output`]: transcodes `bson` into the thread's output buffer, taken
-/// out of the thread state (with the UTF-16 scratch) until [`finish_out`]. Runs no JavaScript.
+impl Held {
+    /// The buffers, taken out of the thread state, for an outcome that needed no transcoding
+    /// (a document the shaping pass refused).
+    pub(crate) fn take() -> Held {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            Held {
+                out: std::mem::take(&mut s.out),
+                wide: std::mem::take(&mut s.wide),
+            }
+        })
+    }
+}
+
+/// The first half: transcodes `bson` into the thread's output buffer, taken out of the thread
+/// state (with the UTF-16 scratch) until [`finish_out`]. Runs no JavaScript.
 pub(crate) fn transcode_out(bson: &[u8], opts: &Options) -> (Outcome, Held) {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
@@ -70,9 +67,9 @@ pub(crate) fn transcode_out(bson: &[u8], opts: &Options) -> (Outcome, Held) {
     })
 }
 
-/// The second half of [`with_output`], once the input is dropped: the regex check, `finish`
-/// (both may run JavaScript), and the buffers back into the thread state (each unless it grew
-/// past [`KEEP_CAPACITY`]).
+/// The second half, once the input is dropped: the regex check, `finish` (both may run
+/// JavaScript), and the buffers back into the thread state (each unless it grew past
+/// [`KEEP_CAPACITY`]).
 pub(crate) fn finish_out<R>(
     env: &Env,
     outcome: Outcome,
