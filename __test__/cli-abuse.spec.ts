@@ -79,3 +79,32 @@ describe('nothing lost: an output that is one of the files a flag reads is refus
     expect(readFileSync(query, 'utf8')).toBe('{}')
   })
 })
+
+describe('the smaller items', () => {
+  it('a directory on stdin is a usage error (it exited 0)', async () => {
+    const r = await run([], { stdin: dir })
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/^bson2json: stdin is a directory/)
+  })
+
+  it('a file name with a newline or a terminal escape is printed quoted and escaped, on one line', async () => {
+    const evil = join(dir, 'a\nb\x1b[31mred\u202e.bson')
+    writeFileSync(evil, Buffer.from('not bson at all'))
+    const outEvil = join(dir, 'o\x1b]0;title\x07.json')
+    for (const [args, code] of [
+      [[evil], 1],
+      [[join(dir, 'no\nsuch')], 2],
+      [[input, '-o', join(dir, 'none', 'x\ny')], 1],
+      [[evil, '-o', outEvil], 1],
+    ] as [string[], number][]) {
+      writeFileSync(input, bytes)
+      const r = await run(args)
+      expect(r.code, r.stderr).toBe(code)
+      const first = r.stderr.split('\n')[0]
+      expect(first, r.stderr).toMatch(/^bson2json: /)
+      expect(r.stderr, 'no raw escape or bidi character').not.toMatch(/[\x1b\x07\u202e]/)
+      expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('Try ')), r.stderr).toHaveLength(1)
+      expect(r.stderr).toMatch(/\\n|\\u001b/)
+    }
+  })
+})
