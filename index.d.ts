@@ -57,7 +57,7 @@ export interface TranscodeOptions {
   /**
    * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
-   * through embedded documents and arrays of documents (README: Projection and redaction).
+   * through embedded documents and arrays of documents (docs/projection.md).
    * Operators, expressions, mixed inclusion/exclusion and colliding paths are a TypeError.
    * In `find`, this name is the server's projection: use `clientProjection`.
    */
@@ -97,6 +97,7 @@ export type TranscodeErrorCode =
   | 'BSON_OUTPUT_TOO_LARGE'
   | 'BSON_INVALID_REGEX'
   | 'BSON_NOT_A_CURSOR'
+  | 'BSON_DATE_OUT_OF_RANGE'
 
 /** The error thrown for malformed or over-limit input. `name` is `'TranscodeError'`. */
 export interface TranscodeError extends Error {

@@ -369,7 +369,7 @@ async function dumpNative(opts, input, output, threads, stdin) {
 
 /**
  * The largest document the native pipeline accepts: the transcode stream's default
- * (lib/transcode/stream.js `DEFAULT_MAX_DOCUMENT_BYTES`, which __test__/cli-startup.spec.ts checks
+ * (lib/transcode/stream.js `DEFAULT_MAX_DOCUMENT_BYTES`, which __test__/cli/cli-startup.spec.ts checks
  * this equals), written here so that the native path does not load the stream module.
  */
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
