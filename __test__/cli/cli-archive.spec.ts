@@ -241,6 +241,7 @@ describe('bounded memory and time: large documents stream', () => {
     writeBigArchive(one, 32, MiB, true)
     writeBigArchive(two, 2, 16 * MiB, true)
     const time = async (f: string) => {
+      const t = Date.now()
       const r = await run(['-q', '--nsInclude', '*', f, '-o', '/dev/null'], { killAfter: 120_000 })
       expect(r.code, r.stderr).toBe(0)
       return Date.now() - t
