@@ -4,7 +4,7 @@
  * The one owner of the binding (the native addon, or its WASI build wrapped by `wasi.js`): every
  * call into it in the package goes through the named functions here, which take the resolved
  * options of lib/options.js (`{ flags, packed, maxDepth, maxOutputBytes, shaper }`) and pass the
- * binding its positional arguments. __test__/module-graph.spec.ts keeps it the only module
+ * binding its positional arguments. __test__/repo/module-graph.spec.ts keeps it the only module
  * that requires `load.js` or the generated loader.
  *
  * The binding is loaded when this module is first required; a platform with neither a native
@@ -304,7 +304,7 @@ class PackedStrings {
  * crates/bson2json-node/src/packed.rs): built here, where V8 allocates each object and its
  * properties inline, rather than property by property through Node-API. Each event's fields
  * come in the event's own order; the numbers in the `switch` are the binding's `ChangeOp`
- * (held equal by __test__/packed-events.spec.ts).
+ * (held equal by __test__/native/packed-events.spec.ts).
  * @param {[Uint8Array, any[] | null, ...string[]]} packed
  * @returns {any[]}
  */
