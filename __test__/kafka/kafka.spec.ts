@@ -4,16 +4,17 @@
  * broker tests are skipped, unless B2J_REQUIRE_KAFKA=1 (CI), which makes them fail instead.
  * Source: the in-repo test server, or MONGODB_URI (e.g. SecantusDB).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import net from 'node:net'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
 import { MONGODB_URI, useMongo } from '../support/mongo'
+import { DATE_POOL, DOUBLE_POOL, INT64_POOL, mulberry32 } from '../support/gen'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafka = require('../../lib/kafka/sink')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -26,6 +27,27 @@ const BROKERS = process.env.KAFKA_BROKERS
 const URI = MONGODB_URI
 if (!BROKERS && process.env.B2J_REQUIRE_KAFKA === '1') throw new Error('B2J_REQUIRE_KAFKA=1 but KAFKA_BROKERS is not set')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+// The logs of what a test ran (each cdc process's stderr, each chaos run's report and stderr):
+// printed when the test fails, with its name, so a failing CI step says which test failed and why.
+let logs: { what: string; text: () => string }[] = []
+const keepLog = (what: string, text: () => string) => logs.push({ what, text })
+beforeEach((ctx) => {
+  logs = []
+  ctx.onTestFailed(() => {
+    for (const l of logs) {
+      const lines = l.text().trimEnd().split('\n')
+      const shown = lines.length > 300 ? ['...', ...lines.slice(-300)] : lines
+      process.stderr.write(`\n--- ${ctx.task.name}: ${l.what} (${lines.length} lines) ---\n${shown.join('\n')}\n`)
+    }
+  })
+})
+/** A child process run to its end (the chaos script): its log kept for a failure report. */
+function runLogged(what: string, args: string[], timeout: number) {
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', timeout, env: { ...process.env, KAFKA_CHAOS_DEBUG: '1' }, maxBuffer: 256 << 20 })
+  keepLog(what, () => `exit ${r.status}${r.signal ? ` (${r.signal}${r.error ? `: ${r.error.message}` : ''})` : ''}\n${r.stderr}\n${r.stdout}`)
+  return r
+}
 
 describe('options and arguments (no broker)', () => {
   it('rejects unknown and malformed options with TypeError/RangeError naming them', () => {
@@ -109,6 +131,9 @@ describe('options and arguments (no broker)', () => {
       })
     })
     const client = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500')
+    // The limit counts from the first attempt, not from loading the client (seconds under load).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('@platformatic/kafka')
     const t0 = Date.now()
     const run = kafka.changeStreamToKafka({ source: client.db('d').collection('c'), brokers: [`127.0.0.1:${port}`], topic: 't', checkpointTopic: 'c', id: 'i', connectTimeoutMS: 1500 })
     const err = await run.done.then(
@@ -122,21 +147,27 @@ describe('options and arguments (no broker)', () => {
     expect(err.message).toBe(`bson2json/kafka: cannot reach Kafka at 127.0.0.1:${port} within 2 s: connect ECONNREFUSED 127.0.0.1:${port}`)
     await client.close()
 
-    // A broker that accepts connections and never answers.
-    const silent = net.createServer(() => {}).listen(0, '127.0.0.1')
+    // A broker that accepts connections and never answers. The limit counts from cdc's first
+    // attempt to reach it (the first connection), not from the process start: starting node and
+    // loading the clients took 6 s on the loaded 2-core machine, which made a bound taken from the
+    // spawn fail there.
+    let firstAttempt = 0
+    const silent = net.createServer(() => (firstAttempt ||= Date.now())).listen(0, '127.0.0.1')
     await new Promise((r) => silent.once('listening', r))
     const sport = (silent.address() as any).port
     const mongo = await startTestServer({ port: 0 })
-    const t1 = Date.now()
     const cdc = spawn(process.execPath, [BIN, 'cdc', '--uri', mongo.uri, '--kafka', `127.0.0.1:${sport}`, '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--kafka-timeout', '2'], { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     cdc.stderr.on('data', (d) => (stderr += d))
     const status = await new Promise<number | null>((res) => cdc.on('exit', (code) => res(code)))
+    const exited = Date.now()
     const r = { status, stderr }
     silent.close()
     await mongo.close()
     expect(r.status).toBe(3)
-    expect(Date.now() - t1).toBeLessThan(8000)
+    expect(firstAttempt).toBeGreaterThan(0)
+    // 2 s of attempts, then the clients closed and the exit
+    expect(exited - firstAttempt).toBeLessThan(5000)
     const lines = r.stderr.trim().split('\n')
     expect(lines.at(-1)).toBe(`bson2json cdc: cannot reach Kafka at 127.0.0.1:${sport} within 2 s (no answer within 2 s); nothing was written`)
     expect(r.stderr).not.toMatch(/events \(/)
@@ -180,6 +211,85 @@ describe('options and arguments (no broker)', () => {
     ]) {
       expect(isTransientSourceError(e), String(e && (e as any).name)).toBe(false)
     }
+  })
+
+  it('record formats: the Java writer\'s doubles, strings and dates; --format checks', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { javaDouble, javaString, javaIsoDate } = require('../../lib/kafka/java-json')
+    expect([1, 1.5, 1e7, 1e-3, 9.99e-4, 123456.789, 1e21, -0, 0, -2.5e-8, NaN, -Infinity].map(javaDouble)).toEqual(['1.0', '1.5', '1.0E7', '0.001', '9.99E-4', '123456.789', '1.0E21', '-0.0', '0.0', '-2.5E-8', 'NaN', '-Infinity'])
+    expect(javaString('a"\\\t\u0001\u00e9\u0301\u{1F600}\u2028\u00a0\u200b')).toBe('"a\\"\\\\\\t\\u0001\u00e9\\u0301\\ud83d\\ude00\\u2028\u00a0\\u200b"')
+    expect([javaIsoDate(1700000000000), javaIsoDate(1700000000120), javaIsoDate(1700000000001)]).toEqual(['2023-11-14T22:13:20Z', '2023-11-14T22:13:20.12Z', '2023-11-14T22:13:20.001Z'])
+    const base = { source: {}, brokers: 'h:1', topic: 't', checkpointTopic: 'c', id: 'i' }
+    expect(() => kafka.changeStreamToKafka({ ...base, format: 'avro' })).toThrow(/options.format must be one of bson2json, mongo-kafka, debezium/)
+    expect(() => kafka.changeStreamToKafka({ ...base, format: 'debezium', dialect: 'relaxed' })).toThrow(/excludes options.dialect/)
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', ...a], { encoding: 'utf8' })
+    expect(run('--format', 'avro').stderr).toMatch(/^bson2json cdc: --format must be bson2json, mongo-kafka, debezium\n/)
+    expect(run('--format', 'mongo-kafka', '--value', 'fullDocument').status).toBe(2)
+    expect(parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--format', 'debezium']).format).toBe('debezium')
+  })
+
+  it('record formats: the one-pass Java writer equals its plain twin (the tree written) on random documents of every type, in the three modes', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { javaJson, write, parseCanonical } = require('../../lib/kafka/java-json')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EJSON, Long, Double, Int32, Decimal128, ObjectId, Binary, Timestamp, BSONRegExp, MinKey, MaxKey, BSONSymbol, Code, DBRef } = require('bson')
+    const r = mulberry32(49).next
+    const pick = <T,>(a: T[]): T => a[Math.floor(r() * a.length)]
+    const strings = ['', 'plain', 'é', 'a"b\\c', 'tab\there', '\u0000\u001f\u007f', '\u{1F600}', '\u2028\u00a0\u200b', 'x'.repeat(300), '\u0301']
+    const leaf = (): any =>
+      pick([
+        () => new Double(pick(DOUBLE_POOL)),
+        () => new Int32(Math.floor(r() * 2 ** 31) * (r() < 0.5 ? -1 : 1)),
+        () => Long.fromBigInt(pick(INT64_POOL)),
+        () => new Date(Number(pick(DATE_POOL.filter((d) => d >= -8640000000000000n && d <= 8640000000000000n)))),
+        () => pick(strings),
+        () => Decimal128.fromString(pick(['1.10', '-0', '1E+10', 'NaN', '-Infinity', '1234567890123456789012345678901234'])),
+        () => new ObjectId(),
+        () => new Binary(Buffer.from([1, 2, 3, 250]), pick([0, 4, 5, 0x80])),
+        () => new Timestamp({ t: Math.floor(r() * 2 ** 32), i: Math.floor(r() * 100) }),
+        () => new BSONRegExp(pick(['^a', 'x"y']), pick(['', 'i', 'imsx'])),
+        () => pick([true, false, null]),
+        () => new MinKey(),
+        () => new MaxKey(),
+        () => new BSONSymbol('sym'),
+        () => new Code('f()'),
+        () => new Code('g()', { s: 1 }),
+      ])()
+    const node = (depth: number): any => {
+      if (depth > 3 || r() < 0.5) return leaf()
+      if (r() < 0.3) return Array.from({ length: Math.floor(r() * 4) }, () => node(depth + 1))
+      const d: Record<string, any> = {}
+      for (let k = Math.floor(r() * 5); k > 0; k--) d[pick(['a', 'b c', '0', '12', 'é', '$x', 'ns', '_id'])] = node(depth + 1)
+      return d
+    }
+    let checked = 0
+    for (let i = 0; i < 400; i++) {
+      const doc = { _id: leaf(), v: node(0), w: [node(1), node(1)], ref: r() < 0.1 ? new DBRef('c', new ObjectId()) : 1 }
+      const text = EJSON.stringify(doc, { relaxed: false })
+      for (const mode of ['strict', 'relaxed', 'compact']) {
+        expect(javaJson(text, mode), `${mode}: ${text}`).toBe(write(parseCanonical(text), mode))
+        checked++
+      }
+    }
+    expect(checked).toBe(1200)
+  })
+
+  it('scope: --topic-prefix, --topic-map, --include/--exclude parsed and checked; the $match they push', () => {
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', ...a], { encoding: 'utf8' })
+    expect(run().stderr).toMatch(/^bson2json cdc: --topic or --topic-prefix is required\n/)
+    expect(run('--topic-prefix', 'p', '--include', 'a b').stderr).toMatch(/^bson2json cdc: --include: "a b" is not a namespace pattern/)
+    expect(run('--topic-prefix', 'p', '--topic-map', 'shop.orders').status).toBe(2)
+    const o = parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', '--topic-prefix', 'p', '--topic-map', 'shop.orders=o,logs=l', '--include', 'shop.*,logs', '--exclude', 'shop.tmp_*'])
+    expect([o.topicPrefix, o.topics, o.include, o.exclude]).toEqual(['p', { 'shop.orders': 'o', logs: 'l' }, ['shop.*', 'logs'], ['shop.tmp_*']])
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { namespaceMatch, router } = require('../../lib/kafka/scope')
+    expect(namespaceMatch(o.include, o.exclude)).toEqual({ $match: { $or: [{ 'ns.db': 'shop' }, { 'ns.db': 'logs' }], $nor: [{ 'ns.db': 'shop', 'ns.coll': { $regex: '^tmp_.*$' } }] } })
+    const topicOf = router(o)
+    expect([topicOf({ db: 'shop', coll: 'orders' }), topicOf({ db: 'shop', coll: 'carts' }), topicOf({ db: 'logs', coll: 'x' }), topicOf({ db: 'shop' })]).toEqual(['o', 'p.shop.carts', 'l', 'p.shop'])
+    const base = { source: {}, brokers: 'h:1', checkpointTopic: 'c', id: 'i' }
+    expect(() => kafka.changeStreamToKafka({ ...base })).toThrow(/options.topic must be a non-empty string/)
+    expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', include: ['a b'] })).toThrow(/options.include/)
+    expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', topics: { a: 'c' } })).toThrow(/must not name options.checkpointTopic/)
   })
 
   it('reads the cluster time out of a resume token', () => {
@@ -231,6 +341,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env })
     let err = ''
     p.stderr.on('data', (d) => (err += d))
+    keepLog(`cdc ${args.slice(args.indexOf('--id'), args.indexOf('--id') + 2).join(' ')} (pid ${p.pid}) stderr`, () => err)
     const exit = new Promise<number | null>((r) => p.on('exit', (code) => r(code)))
     return { p, exit, err: () => err }
   }
@@ -289,6 +400,45 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const ck = await kafka.readCheckpoint({ brokers, checkpointTopic: t.checkpointTopic, id: t.id })
     expect(ck.events).toBe(3)
     expect(ck.resumeToken).toEqual(run.stats.resumeToken)
+  })
+
+  it('--format mongo-kafka and debezium: the connectors\' own records for the same writes, key and value byte for byte (their records kept from benchmark/kafka-connectors.sh formats)', async () => {
+    const fixture = JSON.parse(readFileSync(join(ROOT, '__test__/support/fixtures/kafka-connectors.json'), 'utf8'))
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EJSON } = require('bson')
+    const writes = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false })
+    const coll = client.db(`kfm${tag}`).collection('c')
+    const runs = ['mongo-kafka', 'debezium'].map((format) => {
+      const t = names()
+      return { t, run: kafka.changeStreamToKafka({ source: coll, brokers, ...t, format, maxAwaitTimeMS: 100 }) }
+    })
+    try {
+      await until(async () => runs.every((r) => r.run.stats.transactions > 0))
+      for (const w of writes) {
+        if (w.insert) await coll.insertOne(w.insert)
+        else if (w.update) await coll.updateOne(w.update, w.with)
+        else if (w.replace) await coll.replaceOne(w.replace, w.with)
+        else await coll.deleteOne(w.delete)
+      }
+      await until(async () => runs.every((r) => r.run.stats.events >= writes.length))
+    } finally {
+      for (const r of runs) await r.run.stop()
+    }
+    const mk = await readAll(runs[0].t.topic)
+    expect(mk.map((m) => m.key)).toEqual(fixture.mongoKafka.keys)
+    // the event as the server sent it, in the Java driver's STRICT JSON: the document, the update
+    expect(mk[0].value.startsWith('{"_id": {"_data": ')).toBe(true)
+    expect(mk[0].value).toContain(`"fullDocument": ${fixture.mongoKafka.insertFullDocument}, "ns": {"db": "kfm${tag}", "coll": "c"}`)
+    expect(mk[3].value).toContain(fixture.mongoKafka.updateDescription)
+    expect(mk.map((m) => Object.keys(m.headers).length)).toEqual(mk.map(() => 0))
+    const dz = await readAll(runs[1].t.topic)
+    expect(dz.map((m) => m.key)).toEqual(fixture.debezium.keys)
+    const envelope = (v: any) => ({ after: v.after, updateDescription: v.updateDescription, op: v.op, snapshot: v.source.snapshot })
+    expect(dz.map((m) => (m.value === null ? null : envelope(JSON.parse(m.value))))).toEqual(fixture.debezium.values)
+    const first = JSON.parse(dz[0].value)
+    expect(Object.keys(first)).toEqual(['before', 'after', 'updateDescription', 'source', 'op', 'ts_ms', 'transaction'])
+    expect(Object.keys(first.source)).toEqual(['version', 'connector', 'name', 'ts_ms', 'snapshot', 'db', 'sequence', 'ts_us', 'ts_ns', 'collection', 'ord', 'lsid', 'txnNumber', 'wallTime'])
+    expect([first.source.db, first.source.collection, first.source.name]).toEqual([`kfm${tag}`, 'c', runs[1].t.id])
   })
 
   it('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {
@@ -381,6 +531,91 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       expect(msgs.map((m) => m.headers.ns).slice(0, 2)).toEqual([`kdbx${tag}.p`, `kdbx${tag}.q`])
     }
   })
+
+  it('database-wide: one stream, one checkpoint, a topic per collection (P.db.coll, a mapped one), an excluded collection left out by the server, the snapshot over every captured collection, a new collection picked up, a drop routed to its topic', async () => {
+    const t = names()
+    const dbName = `kdww${tag}`
+    const db = client.db(dbName)
+    await db.collection('a').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
+    await db.collection('b').insertMany([{ _id: 1 }, { _id: 2 }])
+    await db.collection('m').insertOne({ _id: 1 })
+    await db.collection('skip').insertOne({ _id: 1 })
+    const prefix = `${t.topic}p`
+    const mapped = `${t.topic}-mapped`
+    const run = kafka.changeStreamToKafka({ source: db, brokers, checkpointTopic: t.checkpointTopic, id: t.id, topicPrefix: prefix, topics: { [`${dbName}.m`]: mapped }, exclude: [`${dbName}.skip`], snapshot: true, maxAwaitTimeMS: 100 })
+    try {
+      await until(async () => !!run.stats.snapshot && run.stats.snapshot.done)
+      await db.collection('a').insertOne({ _id: 4 })
+      await db.collection('skip').insertOne({ _id: 2 })
+      await db.collection('c').insertOne({ _id: 1 }) // a collection that did not exist
+      await db.collection('m').insertOne({ _id: 2 })
+      await db.collection('b').drop()
+      await until(async () => run.stats.events >= 4)
+      await sleep(300)
+    } finally {
+      await run.stop()
+    }
+    const ids = async (topic: string) => (await readAll(topic)).map((m) => `${m.headers.operationType}:${m.key === null ? '' : JSON.parse(m.key)._id}`)
+    expect(await ids(`${prefix}.${dbName}.a`)).toEqual(['snapshot:1', 'snapshot:2', 'snapshot:3', 'insert:4'])
+    expect(await ids(`${prefix}.${dbName}.b`)).toEqual(['snapshot:1', 'snapshot:2', 'drop:'])
+    expect(await ids(`${prefix}.${dbName}.c`)).toEqual(['insert:1'])
+    expect(await ids(mapped)).toEqual(['snapshot:1', 'insert:2'])
+    // the excluded collection: no topic, no event delivered (the server's $match dropped them)
+    await expect(readAll(`${prefix}.${dbName}.skip`)).rejects.toThrow(/not found|Unknown topic/i)
+    expect(run.stats.events).toBe(4)
+    // one checkpoint record per transaction, all of one stream id
+    const ck = await readAll(t.checkpointTopic)
+    expect(new Set(ck.map((m) => m.key))).toEqual(new Set([t.id]))
+    expect(JSON.parse(ck.find((m) => JSON.parse(m.value).snapshot)!.value).snapshot.ranges.map((r: any) => r.ns)).toEqual([`${dbName}.a`, `${dbName}.b`, `${dbName}.m`])
+  })
+
+  it.skipIf(!!URI)('heartbeats: a quiet captured collection beside a busy one, the oplog (bounded to 40 entries) rolling past its last event: with a heartbeat interval the checkpoint follows the server and the stream resumes; without, its history is lost', async () => {
+    const small = await startTestServer({ port: 0, maxOplogEvents: 40 })
+    const c2 = await MongoClient.connect(small.uri)
+    try {
+      const db = c2.db(`khb${tag}`)
+      const quiet = db.collection('quiet')
+      const busy = db.collection('busy')
+      const outcome = async (heartbeatMS: number) => {
+        const t = names()
+        const opts = { source: quiet, brokers, ...t, maxAwaitTimeMS: 50, idleCheckpointMS: heartbeatMS, heartbeatTopic: `${t.topic}-hb` }
+        let run = kafka.changeStreamToKafka(opts)
+        await until(async () => run.stats.transactions > 0)
+        await quiet.insertOne({ n: 1 })
+        await until(async () => run.stats.events >= 1)
+        // 120 writes elsewhere, three times the oplog's 40 entries, while the collection is quiet
+        for (let i = 0; i < 120; i++) await busy.insertOne({ i })
+        await sleep(Math.min(heartbeatMS, 1000) * 3 + 300)
+        await run.stop()
+        await run.done
+        run = kafka.changeStreamToKafka(opts)
+        const result = await Promise.race([
+          run.done.then(
+            () => 'stopped',
+            (e: any) => e.name,
+          ),
+          (async () => {
+            await until(async () => run.stats.transactions > 0 || run.stats.events > 0, 20_000).catch(() => {})
+            await quiet.insertOne({ n: 2 })
+            await until(async () => run.stats.events >= 1, 20_000)
+            return 'resumed'
+          })().catch(() => 'timed out'),
+        ])
+        await run.stop()
+        const heartbeats = await readAll(`${t.topic}-hb`).catch(() => [])
+        return { result, events: (await readAll(t.topic)).length, heartbeats: heartbeats.length }
+      }
+      const withHeartbeats = await outcome(100)
+      expect(withHeartbeats.result).toBe('resumed')
+      expect(withHeartbeats.events).toBe(2)
+      expect(withHeartbeats.heartbeats).toBeGreaterThan(0)
+      const without = await outcome(600_000)
+      expect(without.result).toBe('ChangeStreamHistoryLostError')
+    } finally {
+      await c2.close()
+      await small.close()
+    }
+  }, 120_000)
 
   it('cdc: SIGTERM exits 0 after the open transaction; a second process with the same --id fences the first (exit 4)', async () => {
     const t = names()
@@ -547,7 +782,11 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       a.p.kill('SIGKILL')
       await a.exit
       const split = killedAt.ck!.ranges.length
-      if (!URI || split > 1) expect(split).toBe(par)
+      // One range only with the line saying why (checked below): the split's time budget is
+      // wall-clock time, and on a loaded machine one _id lookup of the test server took 0.27 s,
+      // over it (seen in the suite run under load). The 4 ranges themselves are checked by the
+      // 2,000-document test above, whose lookups stay fast.
+      if (split > 1) expect(split).toBe(par)
       const ranges = par === 1 ? '' : split > 1 ? ` in ${par} _id ranges` : ' in one _id range \\(one _id lookup took [\\d.]+ s on this server: .*\\)'
       expect(a.err()).toMatch(new RegExp(`copying kds.*\\.c into \\S+ as \\S+${ranges} \\(snapshot: initial, 0 records copied before\\), then streaming`))
       const b = start()
@@ -633,10 +872,12 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     const pwFile = path.join(ROOT, `tmp/kafka-pw-${tag}`)
     fs.writeFileSync(pwFile, 'not-the-password\n')
     try {
+      // Not retried: with --kafka-timeout 60 a retried failure would take a minute; this ends
+      // in the time the process takes to start and connect (seconds, more under load).
       const t0 = Date.now()
-      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile], process.env)
+      const bad = await run([...base, '--kafka-ca', ca, '--kafka-sasl', 'SCRAM-SHA-512', '--kafka-user', 'alice', '--kafka-password-file', pwFile, '--kafka-timeout', '60'], process.env)
       expect(bad.status).toBe(3)
-      expect(Date.now() - t0).toBeLessThan(9000)
+      expect(Date.now() - t0).toBeLessThan(30_000)
       expect(bad.stderr.trim().split('\n').at(-1)).toBe(`bson2json cdc: Kafka at ${sasl} refused the connection: SASL_AUTHENTICATION_FAILED (SASL authentication failed.) (SCRAM-SHA-512 as alice); nothing was written`)
     } finally {
       fs.rmSync(pwFile, { force: true })
@@ -858,7 +1099,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }, 90_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], { encoding: 'utf8', timeout: 170_000 })
+    const r = runLogged('scripts/kafka-chaos.js', [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], 170_000)
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
     expect(report.failures).toEqual([])
     expect(report.kills).toBe(6)
@@ -866,10 +1107,10 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }, 180_000)
 
   it.skipIf(!!URI)('chaos: --snapshot under fire, connections cut by the proxy, broker paused; snapshot records and events once, final state per key', () => {
-    const r = spawnSync(
-      process.execPath,
+    const r = runLogged(
+      'scripts/kafka-chaos.js --snapshot-docs',
       [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--snapshot-docs', '1000', '--snapshot-batch-size', '100', '--ops', '600', '--kills', '3', '--rate', '100', '--cut-ms', '500', '--snapshot-cut-ms', '2000', '--blackhole-every', '5', '--kafka-pause-every', '2', '--json'],
-      { encoding: 'utf8', timeout: 170_000 },
+      170_000,
     )
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
     expect(report.failures).toEqual([])

@@ -188,7 +188,7 @@ describe('projection and redact in find/aggregate, the stream and the async call
 describe('projection and redact in the snapshot (the copy cdc --snapshot makes)', () => {
   it('each record gets what a change event gets: fullDocument shaped, documentKey keeps _id', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { snapshot } = require('../../lib/mongo/change-stream')
+    const { snapshot } = require('../../lib/mongo/snapshot')
     const coll = db.collection(`c${++counter}`)
     await coll.insertMany([
       { _id: 1 as any, email: EMAIL, ssn: '1', card: { number: CARD, exp: '1' } },

@@ -9,7 +9,7 @@ import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
 import { useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { snapshot } = require('../../lib/mongo/change-stream')
+const { snapshot } = require('../../lib/mongo/snapshot')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { splitRanges } = require('../../lib/mongo/ranges')
 

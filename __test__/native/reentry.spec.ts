@@ -3,7 +3,7 @@
  * `valueOf`, a replaced global `RegExp`, a setter on `Object.prototype`/`Array.prototype`)
  * and takes the input's memory away (detach by transfer, `resize()` to 0, GC), plus views on
  * a `SharedArrayBuffer` another thread writes. Every export × every route, many rounds each
- * with GC pressure. What users get is documented in the README ("Inputs that change during a
+ * with GC pressure. What users get is documented in docs/api.md ("Inputs that change during a
  * call"): either the correct output, or the output for the input as it stood after the last
  * JavaScript ran (a detached or shrunk buffer reads as empty: `BSON_TRUNCATED` at offset 0),
  * or a TypeError naming the argument. Never a crash, never output built from freed memory.

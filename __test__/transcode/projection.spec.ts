@@ -18,7 +18,7 @@
  *   walker here.
  *
  * Generated documents have unique keys (with duplicate keys the projection applies to each
- * element before js-bson keeps the last one; see the README) and every BSON type as leaves.
+ * element before js-bson keeps the last one; see docs/projection.md) and every BSON type as leaves.
  * BSON2JSON_SEED=<n> varies the seed; BSON2JSON_PROJECTION_DOCS=<n> the count (default 100,000).
  */
 import { createHmac } from 'node:crypto'

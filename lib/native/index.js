@@ -149,8 +149,8 @@ function transcodeBatch(docs, layout, o, threads) {
  * byte offset and byte length, read here through the intrinsic `%TypedArray%.prototype`
  * getters (which no own property or subclass can change), and the distinct buffers; the
  * binding's `transcodeBatchViews` then looks up each distinct buffer once, instead of reading
- * every element and its memory through Node-API (~90 ns a document, the most of a small
- * document's batch budget). The binding checks every range against its buffer as it stands
+ * every element and its memory through Node-API (calls that cost more than a small document's
+ * transcoding; ARCHITECTURE.md decision 17). The binding checks every range against its buffer as it stands
  * at the call; when anything is not as the table says (an element that is not a Uint8Array,
  * a view that ends past 4 GiB, a view on a `SharedArrayBuffer`, a buffer detached or shrunk by
  * a getter of a later element) it returns `undefined` and `transcodeBatch` gets the elements as read here (each element is
@@ -216,7 +216,7 @@ function transcodeViews(docs, layout, o, threads) {
     // An element read of a typed array runs no JavaScript (no prototype, no accessor, not even
     // on a detached buffer); its feedback gives TurboFan the element's map, without which it
     // calls the `byteOffset` and `byteLength` getters as builtins instead of inlining them
-    // (~70 instructions a document on Node 20, benchmark/call-instructions.sh). Nothing
+    // (benchmark/call-instructions.sh counts the difference; ARCHITECTURE.md decision 17). Nothing
     // between it and them may call out (the map would no longer be known there).
     void d[0]
     const offset = offsetOf(d)
