@@ -14,6 +14,7 @@
 const { types } = require('node:util')
 const { loadBackend } = require('./load')
 const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./protocol')
+const { rowDecoder } = require('./rows')
 
 const DEFAULT_PACKED = DEFAULT_MAX_DEPTH * 2 ** FLAG_BITS
 
@@ -473,6 +474,43 @@ function shape(shaper, kind, input) {
   return shaper.shape(kind, input)
 }
 
+/** The tags of packed rows (the binding's `RowTag`, core `row::packed::Tag`). */
+const RowTag = Object.freeze({ ...b.RowTag })
+const unpackRows = rowDecoder(RowTag)
+
+/**
+ * One document's row (`toRow`): its top-level fields as values, shaped first when the options
+ * have a projection or redaction.
+ * @param {Uint8Array} bson
+ * @param {any} o resolved options
+ * @param {number} rowMode `rowFormat | dateRenderMode << 2`
+ * @returns {object}
+ */
+function transcodeRow(bson, o, rowMode) {
+  return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, o.shaper))[0]
+}
+
+/**
+ * The rows of many documents: an array of documents, concatenated documents, or (`isCursor`)
+ * a raw reply's `cursor` document.
+ * @param {Uint8Array | Uint8Array[]} docs
+ * @param {any} o resolved options
+ * @param {number} rowMode
+ * @param {boolean} isCursor
+ * @returns {object[]}
+ */
+function transcodeRows(docs, o, rowMode, isCursor) {
+  return unpackRows(b.transcodeRows(docs, o.flags, o.maxDepth, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+}
+
+/**
+ * {@link transcodeRows} on the libuv pool (the input is copied first).
+ * @returns {Promise<object[]>}
+ */
+function transcodeRowsAsync(docs, o, rowMode, isCursor) {
+  return b.transcodeRowsAsync(docs, o.flags, o.maxDepth, o.maxOutputBytes, rowMode, isCursor, o.shaper).then(unpackRows)
+}
+
 /** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
 const DUMP_PIPELINE = backend.name === 'native' && process.platform !== 'win32' && typeof b.dumpFile === 'function'
 
@@ -532,6 +570,10 @@ module.exports = {
   csvHeader,
   createShaper,
   shape,
+  RowTag,
+  transcodeRow,
+  transcodeRows,
+  transcodeRowsAsync,
   DUMP_PIPELINE,
   dumpFile,
   createDumpControl,

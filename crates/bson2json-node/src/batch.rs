@@ -152,7 +152,7 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
     Ok(result)
 }
 
-fn bad_docs(env: &Env) -> Error {
+pub(crate) fn bad_docs(env: &Env) -> Error {
     type_error(
         env,
         "bson2json: docs must be an array of Uint8Arrays, one Uint8Array of concatenated BSON \
@@ -174,7 +174,7 @@ fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
 /// Reading an array element can run JavaScript (an accessor on the array or on
 /// `Array.prototype`), which may detach or shrink any buffer, so every element is read first
 /// and only then are the byte pointers taken, none of them across a step that runs JavaScript.
-fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
+pub(crate) fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
     let array = Value::of_unknown(input);
     if is_array(env, input)? {
         // Reading a JS array's length runs no JavaScript; reading its elements may (getters),

@@ -208,5 +208,6 @@ pub fn register_fast_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     node_api::export_fast::<Transcode>(&env, &mut exports, c"transcode")?;
     node_api::export_fast::<TranscodeBuffer>(&env, &mut exports, c"transcodeBuffer")?;
     node_api::export_fast::<TranscodeInto>(&env, &mut exports, c"transcodeInto")?;
+    crate::rows::register(&env, &mut exports)?;
     crate::staged::register(&env, &mut exports)
 }

@@ -31,6 +31,7 @@ mod packed;
 // The CLI's `dump` pipeline (Unix file descriptors; elsewhere `dumpFile` rejects).
 mod pipeline;
 mod regex;
+mod rows;
 mod shape;
 mod staged;
 mod strings;

@@ -345,29 +345,42 @@ pub(crate) fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Value> {
     Ok(v)
 }
 
+/// A new typed array of `kind` with `len` elements holding a copy of `bytes` (its whole
+/// memory, `len * element size` bytes).
+fn typed_array_copy(
+    env: &Env,
+    kind: sys::napi_typedarray_type,
+    bytes: &[u8],
+    len: usize,
+) -> Result<Value> {
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid out-pointers.
+    let ab = make(|out| unsafe {
+        sys::napi_create_arraybuffer(env.raw(), bytes.len(), &mut data, out)
+    })?;
+    if !bytes.is_empty() {
+        // SAFETY: Node-API allocated `bytes.len()` writable bytes at `data` for the new buffer,
+        // which nothing else can reach yet; `bytes` is a distinct Rust allocation.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+    }
+    // SAFETY: `ab` is the live buffer made above, whose whole memory the caller's `len`
+    // elements cover; valid out-pointer.
+    make(|out| unsafe { sys::napi_create_typedarray(env.raw(), kind, len, ab.0, 0, out) })
+}
+
 /// A new `Uint32Array` holding a copy of `units`.
 pub(crate) fn uint32_array(env: &Env, units: &[u32]) -> Result<Value> {
-    let mut data: *mut c_void = ptr::null_mut();
-    let bytes = std::mem::size_of_val(units);
-    // SAFETY: valid out-pointers.
-    let ab = make(|out| unsafe { sys::napi_create_arraybuffer(env.raw(), bytes, &mut data, out) })?;
-    if bytes > 0 {
-        // SAFETY: Node-API allocated `bytes` writable bytes at `data` for the new buffer, which
-        // nothing else can reach yet; `units` is a distinct Rust allocation of `bytes` bytes.
-        unsafe { ptr::copy_nonoverlapping(units.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes) };
-    }
-    // SAFETY: `ab` is the live buffer made above, exactly `4 * units.len()` bytes; valid
-    // out-pointer.
-    make(|out| unsafe {
-        sys::napi_create_typedarray(
-            env.raw(),
-            sys::TypedarrayType::uint32_array,
-            units.len(),
-            ab.0,
-            0,
-            out,
-        )
-    })
+    // SAFETY: the units' memory, `size_of_val(units)` initialized bytes (`u32` has no padding),
+    // read as bytes for the copy.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(units.as_ptr().cast::<u8>(), std::mem::size_of_val(units))
+    };
+    typed_array_copy(env, sys::TypedarrayType::uint32_array, bytes, units.len())
+}
+
+/// A new plain `Uint8Array` (not a `Buffer`) holding a copy of `bytes`.
+pub(crate) fn uint8_array(env: &Env, bytes: &[u8]) -> Result<Value> {
+    typed_array_copy(env, sys::TypedarrayType::uint8_array, bytes, bytes.len())
 }
 
 /// A strong reference to `v`, which keeps it alive across callbacks; read it back with
