@@ -106,16 +106,16 @@ function rowShape(sig) {
 }
 
 /**
- * The decoder of packed rows for the tag numbers `T` (the binding's `RowTag`).
+ * The decoder of packed rows for the tag numbers `T` (the binding's `RowTag`): the rows of
+ * the words `w[from..to)` (`view` a DataView of `w`'s memory from `w`'s start, for the
+ * payloads), the bytes `packed[1]` and the texts `packed[2..]`.
  * @param {Record<string, number>} T
- * @returns {(packed: any[]) => object[]}
+ * @returns {(w: Uint32Array, view: DataView, from: number, to: number, packed: any[]) => object[]}
  */
 function rowDecoder(T) {
   const { Shape: SHAPE, NewShape: NEW_SHAPE, Null: NULL, True: TRUE, False: FALSE, Int32: INT32, Int64: INT64, UInt64: UINT64, Double: DOUBLE, BigDouble: BIG_DOUBLE, Str: STR, Bytes: BYTES } = T
   const NEXT_TEXT = 0x80000000
-  return function unpackRows(packed) {
-    const w = packed[0]
-    const view = new DataView(w.buffer, w.byteOffset, w.byteLength)
+  return function unpackRows(w, view, from, to, packed) {
     const bins = packed[1]
     let t = 2
     let text = packed.length > 2 ? packed[2] : ''
@@ -126,7 +126,7 @@ function rowDecoder(T) {
     const seen = []
     const vals = []
     let n = 0
-    for (let k = 0; k < w.length; k += 2) {
+    for (let k = from; k < to; k += 2) {
       const op = w[k + 1]
       switch (w[k]) {
         case STR:

@@ -618,6 +618,31 @@ pub(crate) fn copy_into(env: &Env, target: Value, offset: usize, bytes: &[u8]) -
     true
 }
 
+/// Copies `words` into the `Uint8Array` `target` after their count (one 32-bit word, then the
+/// words, each in the machine's byte order, as a `Uint32Array` over the same memory reads
+/// them) if they fit: `true`; `false` (nothing written) otherwise, as [`copy_into`].
+pub(crate) fn copy_words_into(env: &Env, target: Value, words: &[u32]) -> bool {
+    let Some((data, len, false)) = uint8_array_memory(env, target) else {
+        return false;
+    };
+    let Ok(count) = u32::try_from(words.len()) else {
+        return false;
+    };
+    let bytes = std::mem::size_of_val(words);
+    if len < 4 || len - 4 < bytes {
+        return false;
+    }
+    // SAFETY: Node-API reports `len` writable bytes at `data` (a typed array on a plain
+    // `ArrayBuffer`) and `4 + bytes <= len`; `words` is a distinct Rust allocation of `bytes`
+    // initialized bytes (`u32` has no padding). Nothing runs JavaScript between the lookup
+    // and these writes.
+    unsafe {
+        ptr::copy_nonoverlapping(count.to_ne_bytes().as_ptr(), data, 4);
+        ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), data.add(4), bytes);
+    }
+    true
+}
+
 /// The bytes of a `Uint8Array` (or `Buffer`, a subclass) argument.
 ///
 /// A view on an `ArrayBuffer` is borrowed: the slice stays valid only until JavaScript next

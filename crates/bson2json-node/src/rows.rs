@@ -65,22 +65,23 @@ impl Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// Boxed: taking it out and putting it back moves a pointer, not the whole scratch.
+    static SCRATCH: RefCell<Option<Box<Scratch>>> = const { RefCell::new(None) };
 }
 
 /// The thread's scratch, emptied, taken out of its slot (a call that re-enters from JavaScript
 /// while this one builds its result gets a fresh one).
-fn take_scratch() -> Scratch {
-    let mut s = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+fn take_scratch() -> Box<Scratch> {
+    let mut s = SCRATCH.with(|s| s.borrow_mut().take()).unwrap_or_default();
     s.packed.clear();
     s.regexes.clear();
     s
 }
 
 /// Gives the scratch back for the next call, unless it grew large.
-fn keep_scratch(s: Scratch) {
+fn keep_scratch(s: Box<Scratch>) {
     if s.capacity() <= KEEP_CAPACITY {
-        SCRATCH.with(|slot| *slot.borrow_mut() = s);
+        SCRATCH.with(|slot| *slot.borrow_mut() = Some(s));
     }
 }
 
@@ -172,9 +173,22 @@ fn write_rows<'a>(
     Ok(())
 }
 
+/// The form of a call's result: [`packed_value`]'s, or one row's ([`row_value`], with the
+/// caller's scratch for the words if it gave one).
+#[derive(Clone, Copy)]
+enum Form {
+    Packed,
+    Row(Option<Value>),
+}
+
 /// The JS result of a finished call: the regex check, then the packed rows as JS values. Both
 /// may run JavaScript: the input must be dropped.
-fn finish(env: &Env, s: &mut Scratch, single: bool) -> std::result::Result<Value, Failure> {
+fn finish(
+    env: &Env,
+    s: &mut Scratch,
+    single: bool,
+    form: Form,
+) -> std::result::Result<Value, Failure> {
     if !s.regexes.is_empty() {
         let found = std::mem::take(&mut s.regexes);
         regex::check(
@@ -182,25 +196,60 @@ fn finish(env: &Env, s: &mut Scratch, single: bool) -> std::result::Result<Value
             found.into_iter().map(|(i, r)| ((!single).then_some(i), r)),
         )?;
     }
-    Ok(with_wide(|wide| packed_value(env, &mut s.packed, wide))?)
+    Ok(with_wide(|wide| match form {
+        Form::Row(scratch) => row_value(env, &mut s.packed, scratch, wide),
+        Form::Packed => packed_value(env, &mut s.packed, wide),
+    })?)
 }
 
 /// `[words, bins | null, ...texts]` of `p` (its string operands set to their UTF-16 ends).
 fn packed_value(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Value> {
     let texts = make_texts(env, p, wide)?;
-    let result = node_api::array(env, 2 + texts.len())?;
     let words = node_api::uint32_array(env, &p.words)?;
+    result_array(env, words, &p.bins, texts)
+}
+
+/// `[words, bins | null, ...texts]`.
+fn result_array(env: &Env, words: Value, bins: &[u8], texts: Vec<Value>) -> Result<Value> {
+    let result = node_api::array(env, 2 + texts.len())?;
     node_api::set_element(env, result, 0, words)?;
-    let bins = if p.bins.is_empty() {
+    let bins = if bins.is_empty() {
         node_api::null(env)?
     } else {
-        node_api::uint8_array(env, &p.bins)?
+        node_api::uint8_array(env, bins)?
     };
     node_api::set_element(env, result, 1, bins)?;
     for (i, t) in texts.into_iter().enumerate() {
         node_api::set_element(env, result, 2 + i as u32, t)?;
     }
     Ok(result)
+}
+
+/// One row's packed form, its words written into `scratch` (a `Uint8Array`: their count, then
+/// the words) when they fit there: then the one text itself (no bytes, one text), `undefined`
+/// (no bytes, no text), or `[null, bins | null, ...texts]`; when they do not fit,
+/// [`packed_value`]'s array. A new `ArrayBuffer` per call costs more than a small row's walk.
+/// The scratch's memory is looked up at the copy, after every step that can run JavaScript.
+fn row_value(
+    env: &Env,
+    p: &mut PackedRows,
+    scratch: Option<Value>,
+    wide: &mut Vec<u16>,
+) -> Result<Value> {
+    let mut texts = make_texts(env, p, wide)?;
+    let in_scratch = scratch.is_some_and(|target| node_api::copy_words_into(env, target, &p.words));
+    if !in_scratch {
+        let words = node_api::uint32_array(env, &p.words)?;
+        return result_array(env, words, &p.bins, texts);
+    }
+    if p.bins.is_empty() && texts.len() <= 1 {
+        return match texts.pop() {
+            Some(t) => Ok(t),
+            None => node_api::undefined(env),
+        };
+    }
+    let none = node_api::null(env)?;
+    result_array(env, none, &p.bins, texts)
 }
 
 /// The texts of `p`'s strings, each string's operand set to its UTF-16 end in its text.
@@ -265,9 +314,9 @@ fn make_texts(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Vec<
     Ok(texts)
 }
 
-/// `transcodeRow(bson, packed, maxOutputBytes, rowMode[, shaper])`: one document's row,
-/// packed, as a plain Node-API callback (the per-document path skips napi-rs's glue, as
-/// `transcode` does).
+/// `transcodeRow(bson, packed, maxOutputBytes, rowMode, scratch[, shaper])`: one document's
+/// row, packed ([`row_value`]; `scratch` a `Uint8Array` or `undefined`), as a plain Node-API
+/// callback (the per-document path skips napi-rs's glue, as `transcode` does).
 struct TranscodeRow;
 
 impl node_api::FastFn for TranscodeRow {
@@ -277,7 +326,8 @@ impl node_api::FastFn for TranscodeRow {
         let mode = node_api::number_value(env, args.argv[3]).ok_or_else(bad_options)?;
         let json = options::unpack(packed, max_out).ok_or_else(bad_options)?;
         let opts = row_options(json, mode).ok_or_else(bad_options)?;
-        let shaper = match args.given(env, 4) {
+        let scratch = args.given(env, 4);
+        let shaper = match args.given(env, 5) {
             Some(v) => Some(node_api::class_instance::<Shaper>(env, v, "shaper")?),
             None => None,
         };
@@ -292,7 +342,7 @@ impl node_api::FastFn for TranscodeRow {
             drop(bytes);
             r.map_err(Failure::from)
         });
-        let v = r.and_then(|()| finish(env, &mut s, true));
+        let v = r.and_then(|()| finish(env, &mut s, true, Form::Row(scratch)));
         keep_scratch(s);
         v.map_err(|f| f.throw(env))
     }
@@ -389,7 +439,7 @@ pub fn transcode_rows<'env>(
         drop(docs);
         r
     });
-    let v = r.and_then(|()| finish(env, &mut s, false));
+    let v = r.and_then(|()| finish(env, &mut s, false, Form::Packed));
     keep_scratch(s);
     Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
 }
@@ -476,7 +526,7 @@ impl Task for RowsTask {
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         let done = output
             .map_err(Failure::from)
-            .and_then(|mut s| finish(&env, &mut s, false));
+            .and_then(|mut s| finish(&env, &mut s, false, Form::Packed));
         match done {
             Ok(v) => Ok(v.into_task_result(&env)),
             // Thrown, the failure would escape as an uncaught exception: it settles the
