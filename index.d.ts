@@ -57,7 +57,7 @@ export interface TranscodeOptions {
   /**
    * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
-   * through embedded documents and arrays of documents (README: Projection and redaction).
+   * through embedded documents and arrays of documents (docs/projection.md).
    * Operators, expressions, mixed inclusion/exclusion and colliding paths are a TypeError.
    * In `find`, this name is the server's projection: use `clientProjection`.
    */
@@ -418,6 +418,10 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   prefetch?: number
   /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
   session?: object
+  /**
+   * Aborting cancels the command in flight and fails every consumer with the signal's reason
+   * (an `AbortError`): a result cut short never looks complete (`pipe(res)` cuts the response).
+   */
   signal?: AbortSignalLike
   /** Every form the driver's `find` accepts: `{ n: -1 }`, `'n'`, `['n', -1]`, `['a', 'b']`, `[['a', 1], ['b', -1]]`, a Map. */
   sort?: SortSpec

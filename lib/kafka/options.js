@@ -1,15 +1,38 @@
 'use strict'
 
-/** The options of `changeStreamToKafka`, checked before anything connects. */
+/** The options of `changeStreamToKafka`, checked before anything connects, and their defaults. */
+
+/**
+ * The defaults of the numeric options: the one place they are written (lib/kafka/ reads them
+ * from the options `withDefaults` returns; docs/kafka.md and `cdc --help` state them).
+ */
+const DEFAULTS = Object.freeze({
+  commitIntervalMS: 100,
+  maxTransactionBytes: 8 * 1024 * 1024,
+  maxRequestBytes: 512 * 1024,
+  idleCheckpointMS: 5000,
+  snapshotBatchSize: 1000,
+  snapshotParallel: 1,
+  partitions: 1,
+  retryDelayMS: 500,
+  connectTimeoutMS: 10_000,
+  retryTimeoutMS: 120_000,
+  mongoRetryTimeoutMS: 120_000,
+})
 
 const OPTION_NAMES = new Set([
   'source',
   'pipeline',
   'brokers',
   'topic',
+  'topicPrefix',
+  'topics',
+  'include',
+  'exclude',
   'checkpointTopic',
   'id',
   'dialect',
+  'format',
   'value',
   'fullDocument',
   'fullDocumentBeforeChange',
@@ -30,6 +53,7 @@ const OPTION_NAMES = new Set([
   'createTopics',
   'partitions',
   'idleCheckpointMS',
+  'heartbeatTopic',
   'commitIntervalMS',
   'maxTransactionBytes',
   'maxRequestBytes',
@@ -52,8 +76,24 @@ function checkOptions(o) {
   if (o.source === null || typeof o.source !== 'object') {
     throw new TypeError('bson2json/kafka: options.source must be a driver MongoClient, Db or Collection')
   }
-  for (const k of ['topic', 'checkpointTopic', 'id']) {
+  for (const k of ['topic', 'checkpointTopic', 'id', 'topicPrefix']) {
+    if (k === 'topic' && o.topic === undefined && o.topicPrefix !== undefined) continue
+    if (k === 'topicPrefix' && o.topicPrefix === undefined) continue
     if (typeof o[k] !== 'string' || o[k].length === 0) throw new TypeError(`bson2json/kafka: options.${k} must be a non-empty string`)
+  }
+  if (o.heartbeatTopic !== undefined && (typeof o.heartbeatTopic !== 'string' || o.heartbeatTopic.length === 0 || o.heartbeatTopic === o.checkpointTopic)) {
+    throw new TypeError('bson2json/kafka: options.heartbeatTopic must be a non-empty string other than options.checkpointTopic')
+  }
+  if (o.topics !== undefined) {
+    if (o.topics === null || typeof o.topics !== 'object' || Array.isArray(o.topics) || !Object.values(o.topics).every((t) => typeof t === 'string' && t.length > 0)) {
+      throw new TypeError('bson2json/kafka: options.topics must map namespaces ("db.coll" or "db") to topic names')
+    }
+    if (Object.values(o.topics).includes(o.checkpointTopic)) throw new RangeError('bson2json/kafka: options.topics must not name options.checkpointTopic')
+  }
+  for (const k of ['include', 'exclude']) {
+    if (o[k] !== undefined && (!Array.isArray(o[k]) || !o[k].every((p) => typeof p === 'string' && /^[^.\s]+(\.\S+)?$/.test(p)))) {
+      throw new TypeError(`bson2json/kafka: options.${k} must be an array of namespace patterns ("db", "db.coll", "*" for any characters)`)
+    }
   }
   if (o.topic === o.checkpointTopic) throw new RangeError('bson2json/kafka: options.topic and options.checkpointTopic must differ')
   const brokers = typeof o.brokers === 'string' ? o.brokers.split(',') : o.brokers
@@ -62,6 +102,12 @@ function checkOptions(o) {
   }
   if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') {
     throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
+  }
+  if (o.format !== undefined && !require('./records').FORMAT_NAMES.includes(o.format)) {
+    throw new RangeError(`bson2json/kafka: options.format must be one of ${require('./records').FORMAT_NAMES.join(', ')}, got ${JSON.stringify(o.format)}`)
+  }
+  if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
+    throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked (and compiled) now, applied by watch() to every event.
@@ -84,7 +130,6 @@ function checkOptions(o) {
     throw new RangeError('bson2json/kafka: options.onHistoryLost must be "fail" or "snapshot"')
   }
   if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
-    if (typeof o.source.collectionName !== 'string') throw new TypeError('bson2json/kafka: a snapshot (options.snapshot, onHistoryLost "snapshot") needs a Collection as options.source')
     if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
       throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
     }
@@ -101,4 +146,11 @@ function checkOptions(o) {
   return brokers
 }
 
-module.exports = { checkOptions }
+/** The options with every default of {@link DEFAULTS} filled in (a new object). */
+function withDefaults(o) {
+  const out = { ...o }
+  for (const [k, v] of Object.entries(DEFAULTS)) if (out[k] === undefined) out[k] = v
+  return out
+}
+
+module.exports = { checkOptions, withDefaults, DEFAULTS }

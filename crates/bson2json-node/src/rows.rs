@@ -14,7 +14,6 @@
 // Exports take one Rust argument per JS argument: the wrapper passes resolved options as numbers.
 #![allow(clippy::too_many_arguments)]
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -28,11 +27,12 @@ use bson2json_core::{Error as CoreError, RegexRecord};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::batch::{bad_docs, collect_docs};
+use crate::batch::{docs_arg, not_docs, with_docs};
 use crate::errors::Failure;
-use crate::node_api::{self, bytes_of, Args, Value};
+use crate::node_api::{self, Args, Value};
 use crate::shape::Shaper;
-use crate::{options, regex, strings, with_wide, KEEP_CAPACITY};
+use crate::state::{with_wide, KEEP_CAPACITY};
+use crate::{options, regex, strings};
 
 /// A string operand with this bit set is the first of the next text.
 const NEXT_TEXT: u32 = 1 << 31;
@@ -332,16 +332,14 @@ impl node_api::FastFn for TranscodeRow {
             None => None,
         };
         let mut s = take_scratch();
-        #[allow(unsafe_code)]
-        // SAFETY: read by the row writer (and the shaping) just below and dropped right after,
-        // before the first step that can run JavaScript (the regex check, the result).
-        let bytes = unsafe { bytes_of(env, args.argv[0], &"bson") };
-        let r = bytes.map_err(Failure::from).and_then(|bytes| {
-            let shape = shaper.as_ref().map(|x| x.compiled());
-            let r = write_rows(&mut s, std::iter::once((0, &bytes[..])), shape, &opts, true);
-            drop(bytes);
-            r.map_err(Failure::from)
-        });
+        let shape = shaper.as_ref().map(|x| x.compiled());
+        // The bytes are read by the row writer (and the shaping) only, in a closure that
+        // cannot run JavaScript; the regex check and the result come after.
+        let r = node_api::with_bytes(env, args.argv[0], &"bson", |bytes| {
+            write_rows(&mut s, std::iter::once((0, bytes)), shape, &opts, true)
+        })
+        .map_err(Failure::from)
+        .and_then(|r| r.map_err(Failure::from));
         let v = r.and_then(|()| finish(env, &mut s, true, Form::Row(scratch)));
         keep_scratch(s);
         v.map_err(|f| f.throw(env))
@@ -358,55 +356,6 @@ pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
         node_api::set_property(env, tags, key, n)?;
     }
     exports.set_named_property("RowTag", tags.into_unknown(env))
-}
-
-/// A batch's documents and each one's start in the input (0 for an array's).
-type Docs<'a> = (Vec<Cow<'a, [u8]>>, Vec<usize>);
-
-/// The documents of a batch input as `(start, bytes)`: an array's elements (start 0), or the
-/// documents of concatenated BSON or of a raw reply's `cursor` (their starts in it).
-fn batch_docs<'a>(
-    env: &Env,
-    input: &Unknown<'a>,
-    cursor: bool,
-) -> std::result::Result<Docs<'a>, Failure> {
-    let value = Value::of_unknown(input);
-    if !cursor && node_api::is_array(env, value)? {
-        let (docs, _) = collect_docs(env, input)?;
-        let starts = vec![0; docs.len()];
-        return Ok((docs, starts));
-    }
-    #[allow(unsafe_code)]
-    // SAFETY: split into borrowed documents that the caller drops before anything can run
-    // JavaScript (see the callers).
-    let bytes =
-        unsafe { bytes_of(env, value, &if cursor { "cursor" } else { "docs" }) }.map_err(|e| {
-            if cursor {
-                return e;
-            }
-            node_api::take_exception(env);
-            bad_docs(env)
-        })?;
-    let mut ranges = Vec::new();
-    if cursor {
-        let mut parts = CursorParts::default();
-        cursor_parts(&bytes, &mut parts)?;
-        ranges = parts.docs;
-    } else {
-        split_concatenated(&bytes, &mut ranges)?;
-    }
-    let starts = ranges.iter().map(|r| r.0).collect();
-    let docs = match bytes {
-        Cow::Borrowed(b) => ranges
-            .into_iter()
-            .map(|(s, e)| Cow::Borrowed(&b[s..e]))
-            .collect(),
-        Cow::Owned(b) => ranges
-            .into_iter()
-            .map(|(s, e)| Cow::Owned(b[s..e].to_vec()))
-            .collect(),
-    };
-    Ok((docs, starts))
 }
 
 /// The rows of many documents, packed: `input` is an array of `Uint8Array`s, concatenated
@@ -431,14 +380,25 @@ pub fn transcode_rows<'env>(
     let opts = row_options(json, row_mode).ok_or_else(bad_options)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
     let mut s = take_scratch();
-    let r = batch_docs(env, &input, cursor).and_then(|(docs, starts)| {
-        let it = starts.iter().copied().zip(docs.iter().map(|d| &d[..]));
-        let r = write_rows(&mut s, it, shape, &opts, false).map_err(Failure::from);
-        // The input is not read after this point: the regex check and the result may run
-        // JavaScript.
-        drop(docs);
-        r
-    });
+    // The input is read in closures that cannot run JavaScript; the regex check and the
+    // result come after.
+    let r = if cursor {
+        node_api::with_bytes(env, Value::of_unknown(&input), &"cursor", |bytes| {
+            let mut parts = CursorParts::default();
+            cursor_parts(bytes, &mut parts)?;
+            let docs = parts.docs.iter().map(|&(a, e)| (a, &bytes[a..e]));
+            write_rows(&mut s, docs, shape, &opts, false)
+        })
+        .map_err(Failure::from)
+    } else {
+        let docs = docs_arg(env, &input)?;
+        with_docs(env, &docs, |docs, starts| {
+            let start = |i: usize| starts.map_or(0, |s| s[i]);
+            let it = docs.iter().enumerate().map(|(i, d)| (start(i), *d));
+            write_rows(&mut s, it, shape, &opts, false)
+        })
+    };
+    let r = r.and_then(|r| r.map_err(Failure::from));
     let v = r.and_then(|()| finish(env, &mut s, false, Form::Packed));
     keep_scratch(s);
     Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
@@ -558,32 +518,27 @@ pub fn transcode_rows_async(
     let opts = row_options(json, row_mode).ok_or_else(bad_options)?;
     let shape = shaper.as_ref().map(|s| s.shared_shape());
     let value = Value::of_unknown(&input);
-    let (data, input) = if !cursor && node_api::is_array(env, value)? {
-        let (docs, _) = collect_docs(env, &input)?;
-        let mut data = Vec::with_capacity(docs.iter().map(|d| d.len()).sum());
-        let mut ranges = Vec::with_capacity(docs.len());
-        for d in &docs {
-            ranges.push((data.len(), data.len() + d.len()));
-            data.extend_from_slice(d);
-        }
-        (data, Input::Docs(ranges))
-    } else {
-        #[allow(unsafe_code)]
-        // SAFETY: copied at once (`into_owned`); nothing runs JavaScript in between.
-        let bytes = unsafe { bytes_of(env, value, &if cursor { "cursor" } else { "docs" }) };
-        let bytes = bytes.map_err(|e| {
-            if cursor {
-                return e;
+    let (data, input) = if cursor {
+        (
+            node_api::bytes_copied(env, value, &"cursor")?,
+            Input::Cursor,
+        )
+    } else if node_api::is_array(env, value)? {
+        let docs = docs_arg(env, &input)?;
+        let copied = with_docs(env, &docs, |docs, _| {
+            let mut data = Vec::with_capacity(docs.iter().map(|d| d.len()).sum());
+            let mut ranges = Vec::with_capacity(docs.len());
+            for d in docs {
+                ranges.push((data.len(), data.len() + d.len()));
+                data.extend_from_slice(d);
             }
-            node_api::take_exception(env);
-            bad_docs(env)
-        })?;
-        let kind = if cursor {
-            Input::Cursor
-        } else {
-            Input::Concatenated
-        };
-        (bytes.into_owned(), kind)
+            (data, ranges)
+        })
+        .map_err(|f| f.throw(env))?;
+        (copied.0, Input::Docs(copied.1))
+    } else {
+        let data = node_api::bytes_copied(env, value, &"docs").map_err(|_| not_docs(env))?;
+        (data, Input::Concatenated)
     };
     Ok(AsyncTask::new(RowsTask {
         data,

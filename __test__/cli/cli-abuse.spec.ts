@@ -1,0 +1,196 @@
+/**
+ * The command line under abuse (issue 48): what a user's mistake or an attacker's input does to
+ * `bson2json dump` / `export`, run as a child process. Nothing is lost (an output that is the
+ * input is refused before a byte is written), nothing leaks (every URI and address in a message
+ * is redacted), and odd inputs get a usage error or a clean failure with the count written.
+ * docs/reliability.md ("Abuse cases") lists each case and the test here that shows it.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { BSON } from 'bson'
+import { run } from '../support/cli-run'
+import type { RunOptions } from '../support/cli-run'
+
+let dir: string
+let input: string
+let bytes: Buffer
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bson2json-abuse-'))
+  bytes = Buffer.concat(Array.from({ length: 20 }, (_, i) => BSON.serialize({ _id: i, s: 'x'.repeat(i) })))
+  input = join(dir, 'in.bson')
+})
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('nothing lost: an output that is the input is refused before a byte is written', () => {
+  const cases: [string, (f: string) => { args: string[]; o?: RunOptions }][] = [
+    ['-o the same path', (f) => ({ args: [f, '-o', f] })],
+    ['-o a symlink to it', (f) => ({ args: [f, '-o', link(f, 'sym')] })],
+    ['-o a hard link to it', (f) => ({ args: [f, '-o', link(f, 'hard')] })],
+    ['-o a relative path with ./ and ..', (f) => ({ args: [f, '-o', join(dir, '.', '..', dir.split('/').pop()!, 'in.bson')] })],
+    ['stdin is the file, -o the file', (f) => ({ args: ['-', '-o', f], o: { stdin: f } })],
+    ['stdout appends to the file (>>)', (f) => ({ args: [f], o: { stdout: { file: f, flags: 'a' } } })],
+    ['--array, stream path (--pretty)', (f) => ({ args: ['--array', '--pretty', f, '-o', link(f, 'sym2')] })],
+  ]
+  function link(f: string, kind: string): string {
+    const l = join(dir, `${kind}-link.bson`)
+    rmSync(l, { force: true })
+    if (kind === 'hard') linkSync(f, l)
+    else symlinkSync(f, l)
+    return l
+  }
+  for (const [name, make] of cases) {
+    it(name, async () => {
+      writeFileSync(input, bytes)
+      const { args, o } = make(input)
+      const r = await run(args, o)
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toMatch(/^bson2json: the output .* is the input .*\nTry 'bson2json --help'\.\n$/)
+      expect(readFileSync(input).equals(bytes), 'the input is untouched').toBe(true)
+    })
+  }
+
+  it('a file name given twice through different paths is still converted when the output is another file', async () => {
+    writeFileSync(input, bytes)
+    const out = join(dir, 'out.ndjson')
+    const r = await run([input, '-o', out])
+    expect(r.code, r.stderr).toBe(0)
+    expect(readFileSync(out, 'utf8').split('\n')).toHaveLength(21)
+  })
+})
+
+describe('nothing lost: an output that is one of the files a flag reads is refused too', () => {
+  it('dump -o the --fieldFile, export -o the --queryFile', async () => {
+    writeFileSync(input, bytes)
+    const fields = join(dir, 'fields.txt')
+    writeFileSync(fields, 's\n')
+    const a = await run([input, '--fieldFile', fields, '-o', fields])
+    expect(a.code, a.stderr).toBe(2)
+    expect(a.stderr).toMatch(/the output \S+fields\.txt is the input \S+fields\.txt/)
+    expect(readFileSync(fields, 'utf8')).toBe('s\n')
+    const query = join(dir, 'query.json')
+    writeFileSync(query, '{}')
+    const b = await run(['export', '--uri', 'mongodb://127.0.0.1:1/db', '-c', 'c', '--queryFile', query, '-o', query])
+    expect(b.code, b.stderr).toBe(2)
+    expect(b.stderr).toMatch(/^bson2json export: the output \S+query\.json is the input \S+query\.json/)
+    expect(readFileSync(query, 'utf8')).toBe('{}')
+  })
+})
+
+describe('the smaller items', () => {
+  it('a directory on stdin is a usage error (it exited 0)', async () => {
+    const r = await run([], { stdin: dir })
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/^bson2json: stdin is a directory/)
+  })
+
+  it('a file name with a newline or a terminal escape is printed quoted and escaped, on one line', async () => {
+    const evil = join(dir, 'a\nb\x1b[31mred\u202e.bson')
+    writeFileSync(evil, Buffer.from('not bson at all'))
+    const outEvil = join(dir, 'o\x1b]0;title\x07.json')
+    for (const [args, code] of [
+      [[evil], 1],
+      [[join(dir, 'no\nsuch')], 2],
+      [[input, '-o', join(dir, 'none', 'x\ny')], 1],
+      [[evil, '-o', outEvil], 1],
+    ] as [string[], number][]) {
+      writeFileSync(input, bytes)
+      const r = await run(args)
+      expect(r.code, r.stderr).toBe(code)
+      const first = r.stderr.split('\n')[0]
+      expect(first, r.stderr).toMatch(/^bson2json: /)
+      expect(r.stderr, 'no raw escape or bidi character').not.toMatch(/[\x1b\x07\u202e]/)
+      expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('Try ')), r.stderr).toHaveLength(1)
+      expect(r.stderr).toMatch(/\\n|\\u001b/)
+    }
+  })
+})
+
+describe('no leaks: every address a message quotes is redacted', () => {
+  const SECRET = 'hunter2'
+  const forms: [string, string][] = [
+    ['userinfo', `mongodb://bob:${SECRET}@127.0.0.1:1/db`],
+    ['userinfo, mongodb+srv', `mongodb+srv://bob:${SECRET}@nonexistent.invalid/db`],
+    ['a wrong scheme', `MONGODB://bob:${SECRET}@127.0.0.1:1/db`],
+    ['no scheme', `bob:${SECRET}@127.0.0.1:1/db`],
+    ['proxyPassword', `mongodb://127.0.0.1:1/db?proxyHost=127.0.0.1&proxyUsername=u&proxyPassword=${SECRET}`],
+    ['tlsCertificateKeyFilePassword', `mongodb://127.0.0.1:1/db?tls=true&tlsCertificateKeyFilePassword=${SECRET}`],
+    ['AWS_SESSION_TOKEN', `mongodb://127.0.0.1:1/db?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:${SECRET}`],
+    ['an unescaped @ in the password', `mongodb://bob:hun@${SECRET}@127.0.0.1:1/db`],
+    ['a bad port', `mongodb://bob:${SECRET}@127.0.0.1:99999/db`],
+    ['a space in the password', `mongodb://bob:hun ${SECRET}@127.0.0.1:1/db`],
+  ]
+  const commands: [string, (uri: string) => string[]][] = [
+    ['export', (uri) => ['export', '--uri', uri, '--db', 'db', '-c', 'c', '--timeout', '1']],
+    ['cdc', (uri) => ['cdc', '--uri', uri, '--kafka', '127.0.0.1:1', '--topic', 't', '--checkpoint-topic', 'cp', '--id', 'x', '--timeout', '1', '--kafka-timeout', '1', '--mongo-retry-timeout', '1']],
+  ]
+  for (const [cmd, args] of commands) {
+    it(`${cmd}: each secret-bearing URI form, on its error path`, async () => {
+      const leaks: string[] = []
+      const todo = [...forms]
+      const worker = async () => {
+        for (let f = todo.shift(); f !== undefined; f = todo.shift()) {
+          const [form, uri] = f
+          const r = await run(args(uri), { killAfter: 30_000 })
+          if (r.stderr.includes(SECRET) || r.stderr.includes('internal error') || ![1, 2, 3].includes(r.code!)) leaks.push(`${form}: exit ${r.code}: ${r.stderr}`)
+        }
+      }
+      await Promise.all([worker(), worker()])
+      expect(leaks).toEqual([])
+    }, 180_000)
+  }
+
+  it('cdc --kafka with SASL userinfo: the usage error quotes it redacted', async () => {
+    const r = await run(['cdc', '--uri', 'mongodb://127.0.0.1:1/', '--kafka', `alice:${SECRET}@127.0.0.1:9092`, '--topic', 't', '--checkpoint-topic', 'cp', '--id', 'x'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('alice:****@127.0.0.1:9092')
+    expect(r.stderr).not.toContain(SECRET)
+  })
+
+  it('a malformed URI is a usage error (exit 2) quoting it redacted; an unresolvable SRV name is not "authentication failed"', async () => {
+    for (const uri of [`mongodb://bob:hun@${SECRET}@127.0.0.1:1/db`, `mongodb://bob:${SECRET}@127.0.0.1:99999/db`, `mongodb://127.0.0.1/db?tls=maybe&password=${SECRET}`]) {
+      const r = await run(['export', '--uri', uri, '-c', 'c', '--timeout', '1'])
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toMatch(/^bson2json export: --uri .*\*\*\*\*.*\nTry 'bson2json export --help'\.\n$/)
+    }
+    const srv = await run(['export', '--uri', `mongodb+srv://bob:${SECRET}@nonexistent.invalid/db`, '-c', 'c', '--timeout', '1'])
+    expect(srv.code).toBe(1)
+    expect(srv.stderr).not.toMatch(/authentication/)
+    expect(srv.stderr).toMatch(/^bson2json export: cannot resolve mongodb\+srv:\/\/bob:\*\*\*\*@nonexistent\.invalid\/db: /)
+  })
+})
+
+describe('redactAddress, the one redaction of addresses (lib/errors.js)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { redactAddress } = require('../../lib/errors')
+  const cases: [string, string][] = [
+    ['mongodb://bob:hunter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb+srv://bob:hunter2@c.example.net/?retryWrites=true&w=majority', 'mongodb+srv://bob:****@c.example.net/?retryWrites=true&w=majority'],
+    ['MONGODB://bob:hunter2@h:27017/', 'MONGODB://bob:****@h:27017/'],
+    ['bob:hunter2@host/db', 'bob:****@host/db'],
+    ['mongodb://bob:hunter2@h1,h2:27018/db?replicaSet=rs', 'mongodb://bob:****@h1,h2:27018/db?replicaSet=rs'],
+    ['mongodb://h/?proxyUsername=u&proxyPassword=hunter2', 'mongodb://h/?proxyUsername=u&proxyPassword=****'],
+    ['mongodb://h/?ProxyPassword=hunter2', 'mongodb://h/?ProxyPassword=****'],
+    ['mongodb://h/?tlsCertificateKeyFilePassword=hunter2&tls=true', 'mongodb://h/?tlsCertificateKeyFilePassword=****&tls=true'],
+    ['mongodb://h/?sslPEMKeyPassword=hunter2', 'mongodb://h/?sslPEMKeyPassword=****'],
+    ['mongodb://h/?password=hunter2;w=1', 'mongodb://h/?password=****;w=1'],
+    ['mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN:hunter2,SERVICE_NAME:mongo', 'mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN:****,SERVICE_NAME:mongo'],
+    ['mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN%3Ahunter2', 'mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN%3A****'],
+    ['mongodb://bob:hun@ter2@host/db?appName=a@b', 'mongodb://bob:****@host/db?appName=a@b'],
+    ['mongodb://bob:hun/ter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb://bob:hun?ter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb://bob:hun ter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb://host/db', 'mongodb://host/db'],
+    ['alice:hunter2@b1:9092,b2:9092', 'alice:****@b1:9092,b2:9092'],
+    ['cannot reach mongodb://bob:hunter2@127.0.0.1:1/db: connect ECONNREFUSED 127.0.0.1:1', 'cannot reach mongodb://bob:****@127.0.0.1:1/db: connect ECONNREFUSED 127.0.0.1:1'],
+    ["got 'MONGODB://bob:hunter2@h/x'.", "got 'MONGODB://bob:****@h/x'."],
+    ['no address here: 127.0.0.1:27017', 'no address here: 127.0.0.1:27017'],
+  ]
+  it.each(cases)('%s', (input, expected) => {
+    expect(redactAddress(input)).toBe(expected)
+    expect(redactAddress(redactAddress(input)), 'idempotent').toBe(expected)
+  })
+})
