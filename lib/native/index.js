@@ -511,7 +511,8 @@ function transcodeRow(bson, o, rowMode) {
   rowBusy = true
   try {
     let r = b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, rowScratch, o.shaper)
-    if (typeof r === 'string' || r === undefined) r = [null, null, r]
+    if (typeof r === 'string') r = [null, null, r]
+    else if (r === undefined) r = [null, null]
     else if (r[0] !== null) {
       // too large for the scratch: a larger one for the next calls
       const need = 4 * r[0].length + 4

@@ -182,12 +182,18 @@ function rowDecoder(T) {
           k += 2
           break
         case BYTES:
-          vals[n++] = sliceBytes(bins, bin, op)
+          // `bins` is null when every byte value of the call is empty
+          vals[n++] = bins === null ? new Uint8Array(0) : sliceBytes(bins, bin, op)
           bin = op
           break
         default:
-          throw new Error(`bson2json: unknown row tag ${w[k]} (a binding of another version?)`)
+          throw new Error(`bson2json: unknown row tag ${w[k]} in packed rows (a binding of another version?)`)
       }
+    }
+    // Every word, string and byte is consumed, no more: anything left over (a word not
+    // written, a stale one) would show here.
+    if (n !== 0 || at !== text.length || (packed.length > 2 && t !== packed.length - 1) || bin !== (bins === null ? 0 : bins.length)) {
+      throw new Error('bson2json: packed rows not read to their end (a binding of another version?)')
     }
     return rows
   }
