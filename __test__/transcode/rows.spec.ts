@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { BSON, Binary, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, BSONRegExp, BSONSymbol } from 'bson'
-import { Gen, bstr, doc, el, i32, i64 } from '../support/gen'
+import { Gen, doc, el, i32, i64 } from '../support/gen'
 
 const require = createRequire(import.meta.url)
 const b2j = require('../../index.js')
@@ -333,7 +333,9 @@ describe('rows: the objects and their memory', () => {
   it('no setter of Object.prototype runs, and the two builders (loop, compiled literal) agree', () => {
     const calls: string[] = []
     const keys = ['rowsSetterKey', 'toString', '7', '__proto__', 'constructor', 'valueOf']
-    Object.defineProperty(Object.prototype, 'rowsSetterKey', { configurable: true, set: () => calls.push('set'), get: () => undefined })
+    Object.defineProperty(Object.prototype, 'rowsSetterKey', { configurable: true, set: () => {
+        calls.push('set')
+      }, get: () => undefined })
     let rows: any[]
     try {
       const d = Uint8Array.from(doc(keys.map((k, i) => el(0x10, k, i32(i)))))
