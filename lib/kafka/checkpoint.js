@@ -108,7 +108,10 @@ async function readCommitted(consumer, topic, onRecord, from = undefined) {
       offset = lb.firstOffset + BigInt(lb.lastOffsetDelta) + 1n
       // Records at or past the stable offset of the start were not delivered: the read reaches
       // `end`, and one from there (`from`) gets them once they are stable.
-      if (offset >= end) break
+      if (offset >= end) {
+        offset = end
+        break
+      }
     }
     reached.push(offset)
   }
