@@ -395,7 +395,11 @@ export declare class ChangeStreamInvalidatedError extends Error {
   readonly event: ChangeEvent
 }
 
-/** Opens a change stream run on raw replies (one native call per batch), resumed per the spec. */
+/**
+ * Opens a change stream run on raw replies (one native call per batch), resumed per the spec.
+ * Never throws: an argument error (a `TypeError`/`RangeError` with `code` `ERR_INVALID_ARG_TYPE` /
+ * `ERR_OUT_OF_RANGE`) fails the first read, as a server error does.
+ */
 export declare function watch(target: WatchTarget, pipeline?: object[], options?: WatchOptions): ChangeStream
 
 export type SortDirection = 1 | -1 | 'asc' | 'desc' | 'ascending' | 'descending' | { $meta: string }
@@ -447,7 +451,10 @@ export interface PipeOptions<D> {
   highWaterMark?: number
   /** Default true; false leaves the destination open when the cursor ends. */
   end?: boolean
-  /** Called with the error and the destination; before an HTTP response's headers are sent it must answer. */
+  /**
+   * Called with the full error and the destination (log it on your side); before an HTTP
+   * response's headers are sent it must answer (instead of the default generic `500`).
+   */
   onError?: (err: Error, destination: D) => void
 }
 
@@ -464,7 +471,9 @@ export interface JsonCursor extends AsyncIterable<string> {
   /**
    * Pipes into a writable such as an `http.ServerResponse` (sets Content-Type if unset) and
    * handles every error: before an HTTP response's headers are sent, a `500` with
-   * `{"error","code"}` (or `onError`, which then answers); after, the response is destroyed.
+   * `{"error":"query failed","code":…}` (the server's numeric code or bson2json's `BSON_*` /
+   * `ERR_*` code, else null; never the message, which can quote the query or the database's
+   * address), or `onError` with the full error, which then answers; after, the response is destroyed.
    * Other writables are destroyed with the error, as `stream.pipeline` does.
    */
   pipe<D>(destination: D, options?: PipeOptions<D>): D
@@ -472,5 +481,11 @@ export interface JsonCursor extends AsyncIterable<string> {
   close(): Promise<void>
 }
 
+/**
+ * `find` returning JSON text. Never throws: an argument error (a filter that is not an object, a
+ * bad option: a `TypeError`/`RangeError` with `code` `ERR_INVALID_ARG_TYPE` / `ERR_OUT_OF_RANGE`)
+ * fails every consumer as a server error does (`pipe(res)` answers 500), and nothing is sent.
+ */
 export declare function find(collection: CursorTarget, filter?: object, options?: CursorOptions): JsonCursor
+/** `aggregate` returning JSON text; never throws either (see {@link find}). */
 export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: CursorOptions): JsonCursor

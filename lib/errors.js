@@ -119,6 +119,20 @@ function rebase(e, baseIndex, baseOffset, starts) {
   return e
 }
 
+/**
+ * An argument error given the code Node gives its own (`ERR_INVALID_ARG_TYPE` for a TypeError,
+ * `ERR_OUT_OF_RANGE` for a RangeError), unless it has one: find(), aggregate() and watch() hand
+ * it to their consumers rather than throwing it, and a consumer tells it by its code.
+ * @param {any} e
+ */
+function argumentError(e) {
+  if (e !== null && typeof e === 'object' && e.code === undefined) {
+    if (e instanceof RangeError) e.code = 'ERR_OUT_OF_RANGE'
+    else if (e instanceof TypeError) e.code = 'ERR_INVALID_ARG_TYPE'
+  }
+  return e
+}
+
 // ---- addresses in messages ------------------------------------------------------------
 
 /**
@@ -212,4 +226,4 @@ function redactAddress(text) {
   })
 }
 
-module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase, redactAddress }
+module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase, redactAddress, argumentError }

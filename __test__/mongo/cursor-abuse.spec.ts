@@ -178,3 +178,109 @@ describe('an aborted signal ends find() and aggregate() with an error, never lik
     expect(got).toHaveLength(2)
   })
 })
+
+describe('user input never throws inside a handler: argument errors take the error path of server errors', () => {
+  const hostile: [string, unknown][] = [
+    ['[1,2]', [1, 2]],
+    ['5', 5],
+    ['null', null],
+    ['"str"', 'str'],
+  ]
+  const calls: [string, (v: any) => any][] = [
+    ['find(coll, filter)', (v) => b2j.find(coll, v)],
+    ['find(coll, {}, options)', (v) => b2j.find(coll, {}, v)],
+    ['find(coll, {}, { sort: { n: v } })', (v) => b2j.find(coll, {}, { sort: { n: v } })],
+    ['aggregate(coll, pipeline)', (v) => b2j.aggregate(coll, v)],
+    ['aggregate(coll, [stage])', (v) => b2j.aggregate(coll, [v])],
+    ['watch(coll, pipeline)', (v) => b2j.watch(coll, v)],
+    ['watch(coll, [], options)', (v) => b2j.watch(coll, [], v)],
+    ['find(not a collection)', (v) => b2j.find(v, {})],
+  ]
+  for (const [name, call] of calls) {
+    it(`${name}: no throw; for await and stream() fail with a coded TypeError`, async () => {
+      for (const [text, v] of hostile) {
+        let c: any
+        expect(() => (c = call(v)), `${name} with ${text}`).not.toThrow()
+        const err = await (async () => {
+          for await (const _x of c) {
+            /* nothing */
+          }
+        })().then(
+          () => null,
+          (e) => e,
+        )
+        expect(err, `${name} with ${text}: iteration ended normally`).toBeInstanceOf(Error)
+        expect(['ERR_INVALID_ARG_TYPE', 'ERR_OUT_OF_RANGE', 'ERR_INVALID_ARG_VALUE']).toContain(err.code)
+        const s = call(v).stream()
+        const streamErr = await new Promise((resolve) => {
+          s.on('error', resolve)
+          s.on('end', () => resolve(null))
+          s.resume()
+        })
+        expect(streamErr, `${name} with ${text}: stream`).toBeInstanceOf(Error)
+      }
+    })
+  }
+
+  it("pipe(res) with hostile input: a 500 with the generic body, the server stays up", async () => {
+    const web = await serve((req, res) => {
+      const q = new URL(req.url!, 'http://x').searchParams.get('q')!
+      b2j.find(coll, JSON.parse(q)).pipe(res)
+    })
+    try {
+      for (const [text] of hostile) {
+        const r = await get(`${web.base}/?q=${encodeURIComponent(text)}`)
+        expect(r.status, text).toBe(500)
+        expect(JSON.parse(r.body), text).toEqual({ error: 'query failed', code: 'ERR_INVALID_ARG_TYPE' })
+      }
+      const ok = await get(`${web.base}/?q=${encodeURIComponent('{"n":3}')}`)
+      expect(ok.status).toBe(200)
+      expect(ok.body).toBe('{"_id":3,"n":3}\n')
+    } finally {
+      await web.close()
+    }
+  })
+})
+
+describe('no leaks: the default 500 body is generic; the full error goes to onError', () => {
+  it('a server error: {"error":"query failed","code":<the server\'s code>}, no message text', async () => {
+    const web = await serve((_req, res) => b2j.find(coll, { $bogus: 'SSN-SECRET-999' }).pipe(res))
+    try {
+      const r = await get(web.base)
+      expect(r.status).toBe(500)
+      const body = JSON.parse(r.body)
+      expect(body.error).toBe('query failed')
+      expect(typeof body.code).toBe('number')
+      expect(r.body).not.toMatch(/bogus|SSN/)
+    } finally {
+      await web.close()
+    }
+  })
+
+  it.skipIf(!!URI)('a server message that quotes the filter (not authorized … filter: { ssn: … }) and an unreachable server: neither reaches the client', async () => {
+    server!.injectFault({ command: 'find', kind: 'error', code: 13, errmsg: 'not authorized on app to execute command { find: "docs", filter: { ssn: "SSN-SECRET-999" } }' })
+    const down = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300')
+    const logged: Error[] = []
+    const web = await serve((req, res) => {
+      const c = req.url === '/down' ? down.db('app').collection('docs') : coll
+      const opts = req.url === '/logged' ? { onError: (e: Error, r: http.ServerResponse) => (logged.push(e), r.writeHead(503).end()) } : {}
+      b2j.find(c, { ssn: 'SSN-SECRET-999' }).pipe(res, opts)
+    })
+    try {
+      const r = await get(web.base)
+      expect(r.status).toBe(500)
+      expect(JSON.parse(r.body)).toEqual({ error: 'query failed', code: 13 })
+      const d = await get(`${web.base}/down`)
+      expect(d.status).toBe(500)
+      expect(JSON.parse(d.body)).toEqual({ error: 'query failed', code: null })
+      server!.injectFault({ command: 'find', kind: 'error', code: 13, errmsg: 'not authorized … filter: { ssn: "SSN-SECRET-999" }' })
+      const l = await get(`${web.base}/logged`)
+      expect(l.status).toBe(503)
+      expect(logged).toHaveLength(1)
+      expect(logged[0].message).toMatch(/SSN-SECRET-999/) // the full error, on the server side only
+    } finally {
+      await web.close()
+      await down.close()
+    }
+  })
+})

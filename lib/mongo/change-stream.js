@@ -20,7 +20,7 @@
 
 const native = require('../native')
 const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
-const { describe } = require('../errors')
+const { describe, argumentError } = require('../errors')
 
 /** The option names watch accepts (anything else is a TypeError). */
 const WATCH_KEYS = new Set([
@@ -156,15 +156,29 @@ class ChangeStream extends RawCursor {
    * @param {object} [options]
    */
   constructor(target, pipeline = [], options = {}) {
-    const stages = checkPipeline(pipeline, 'watch() pipeline')
-    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
-    const t = resolveTarget(target)
-    // The driver's BSON options for the target and its js-bson major, under the call's.
-    const o = resolveDriverOptions(target, options, WATCH_KEYS)
-    const batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
-    const maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
-    const prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
-    super({ client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
+    // An argument error is not thrown: every consumer fails with it (lib/mongo/cursor.js find()).
+    let stages, t, o, batchSize, maxAwaitTimeMS, prefetch
+    let failure = null
+    try {
+      stages = checkPipeline(pipeline, 'watch() pipeline')
+      if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
+      t = resolveTarget(target)
+      // The driver's BSON options for the target and its js-bson major, under the call's.
+      o = resolveDriverOptions(target, options, WATCH_KEYS)
+      batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
+      maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
+      prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
+    } catch (e) {
+      failure = argumentError(e)
+      options = {}
+      stages = []
+      t = {}
+    }
+    super(
+      failure !== null
+        ? { failure, what: 'change stream' }
+        : { client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' },
+    )
     this._aggregate = t.aggregate
     this._o = o
     this._whole = options.whole === true

@@ -95,13 +95,17 @@ function abortError(signal, what) {
 class RawCursor {
   /**
    * @param {{ client: any, db: any, prefetch: number, prefetchGiven?: boolean, batchSize?: number,
-   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string }} o
+   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string, failure?: Error }} o
+   * `failure`: an argument error of the call that made the cursor; it is what every consumer
+   * gets, and nothing is sent (the other fields are then unused).
    * An aborted `signal` ends the consumer with the signal's reason (an `AbortError` when the
    * reason is not an Error), never like the end of the results: a consumer that stopped early
    * must not look complete. `prefetchGiven`: the caller chose `prefetch` (a Readable consumer
    * then keeps it instead of fetching on demand).
    */
   constructor(o) {
+    // An argument error found before anything was sent: every consumer fails with it.
+    this._failure = o.failure ?? null
     this._client = o.client
     this._db = o.db
     this._prefetch = o.prefetch
@@ -328,6 +332,7 @@ class RawCursor {
 
   /** Next queued item (batch, error or end); starts the pump on first use. */
   _take() {
+    if (this._failure !== null) return Promise.resolve({ error: this._failure })
     if (this._terminal) return Promise.resolve(this._terminal)
     if (this._closed) return Promise.resolve(this._abortReason ? { error: this._abortReason } : END)
     this._start()
