@@ -102,6 +102,7 @@ describe('the smaller items', () => {
       expect(r.code, r.stderr).toBe(code)
       const first = r.stderr.split('\n')[0]
       expect(first, r.stderr).toMatch(/^bson2json: /)
+      // oxlint-disable-next-line no-control-regex -- the control characters are what is checked
       expect(r.stderr, 'no raw escape or bidi character').not.toMatch(/[\x1b\x07\u202e]/)
       expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('Try ')), r.stderr).toHaveLength(1)
       expect(r.stderr).toMatch(/\\n|\\u001b/)

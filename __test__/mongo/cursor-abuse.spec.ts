@@ -7,8 +7,10 @@
  * docs/reliability.md ("Abuse cases") lists each case and the test here that shows it.
  */
 import http from 'node:http'
+import { spawnSync } from 'node:child_process'
+import { join, resolve } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { PassThrough, Writable, pipeline } from 'node:stream'
+import { Writable, pipeline } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
@@ -283,4 +285,36 @@ describe('no leaks: the default 500 body is generic; the full error goes to onEr
       await down.close()
     }
   })
+})
+
+describe("bounded time: the driver's zero-length-message spin is guarded", () => {
+  it.each(['mongodb', 'mongodb6'])('%s: a reply header with messageLength 0 fails the command (ours and then the driver\'s own) instead of spinning forever', async (driver) => {
+    // In a child process: without the guard the driver loops synchronously and never returns.
+    const root = resolve(__dirname, '../..')
+    const script = `
+const { startTestServer } = require(${JSON.stringify(join(root, 'tools/test-server'))})
+const { MongoClient } = require(${JSON.stringify(join(root, 'node_modules', driver))})
+const b2j = require(${JSON.stringify(root)})
+;(async () => {
+  const s = await startTestServer({ port: 0 })
+  const c = new MongoClient(s.uri)
+  await c.connect()
+  const coll = c.db('a').collection('b')
+  await coll.insertOne({ _id: 1, x: 1 })
+  s.injectFault({ command: 'find', kind: 'lengthLie', length: 0 })
+  const ours = await b2j.find(coll, {}).toArray().then(() => 'no error', (e) => e.name)
+  s.injectFault({ command: 'find', kind: 'lengthLie', length: 0 })
+  const theirs = await coll.find({}).toArray().then(() => 'no error', (e) => e.name)
+  const after = await b2j.find(coll, {}).toArray()
+  console.log(JSON.stringify({ ours, theirs, after }))
+  await c.close()
+  await s.close()
+})()`
+    const r = spawnSync(process.execPath, ['-e', script], { timeout: 20_000, encoding: 'utf8' })
+    expect(r.signal, `the child spun until killed: ${r.stderr}`).toBeNull()
+    const got = JSON.parse(r.stdout.trim().split('\n').pop()!)
+    expect(got.ours).not.toBe('no error')
+    expect(got.theirs).not.toBe('no error')
+    expect(got.after).toEqual(['{"_id":1,"x":1}'])
+  }, 30_000)
 })

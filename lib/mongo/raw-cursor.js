@@ -34,6 +34,7 @@ const DEFAULT_AWAIT_MS = 1000
 const CLOSE_GRACE_MS = 2000
 
 const { describe } = require('../errors')
+const { guardDriver } = require('./driver-guard')
 
 const END = Object.freeze({ end: true })
 
@@ -107,6 +108,7 @@ class RawCursor {
     // An argument error found before anything was sent: every consumer fails with it.
     this._failure = o.failure ?? null
     this._client = o.client
+    if (o.client !== undefined) guardDriver(o.client) // the driver's zero-length-message spin
     this._db = o.db
     this._prefetch = o.prefetch
     this._prefetchGiven = o.prefetchGiven === true
