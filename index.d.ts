@@ -311,8 +311,14 @@ export interface WatchOptions extends TranscodeOptions {
   /** Each event carries `json`: the whole event (in `compat`, `JSON.stringify` of the driver's event). */
   whole?: boolean
   batchSize?: number
-  /** getMore `maxTimeMS` (how long the server waits for new events). */
+  /** getMore `maxTimeMS` (how long the server waits for new events); below `timeoutMS` when both are set. */
   maxAwaitTimeMS?: number
+  /**
+   * The longest wait for each server reply, in ms (0: no limit, the default): past it the command
+   * is cancelled and the stream fails with a `TimeoutError` (`code` `BSON2JSON_TIMEOUT`), a reply
+   * that trickles in too. Without `maxAwaitTimeMS`, getMores then wait at most min(1000, timeoutMS / 2).
+   */
+  timeoutMS?: number
   fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
   fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required'
   showExpandedEvents?: boolean
@@ -420,6 +426,12 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   batchSize?: number
   /** Batches fetched ahead of the consumer. Default 1. */
   prefetch?: number
+  /**
+   * The longest wait for each server reply (the first command and each getMore), in ms (0: no
+   * limit, the default): past it the command is cancelled and every consumer fails with a
+   * `TimeoutError` (`code` `BSON2JSON_TIMEOUT`), a reply that trickles in byte by byte too.
+   */
+  timeoutMS?: number
   /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
   session?: object
   /**

@@ -195,3 +195,30 @@ describe('redactAddress, the one redaction of addresses (lib/errors.js)', () => 
     expect(redactAddress(redactAddress(input)), 'idempotent').toBe(expected)
   })
 })
+
+describe('bounded time: export --timeoutMS', () => {
+  it('a silent server and a drip-fed reply: exit 1 within the bound, naming the host and the command', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { startTestServer } = require('../../tools/test-server')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { MongoClient } = require('mongodb')
+    const server = await startTestServer({ port: 0 })
+    const client = new MongoClient(server.uri)
+    try {
+      await client.connect()
+      await client.db('abuse').collection('docs').insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: i })))
+      for (const fault of [{ command: 'find', kind: 'silence' }, { command: 'getMore', kind: 'drip', dripMs: 20 }]) {
+        server.injectFault(fault)
+        const r = await run(['export', '--uri', server.uri, '-d', 'abuse', '-c', 'docs', '--batchSize', '2', '--timeoutMS', '700'])
+        expect(r.code, r.stderr).toBe(1)
+        expect(r.ms).toBeLessThan(5000)
+        expect(r.stderr).toMatch(new RegExp(`^bson2json export: no reply from mongodb://127\\.0\\.0\\.1:\\d+/\\S* to ${fault.command} within 700 ms \\(--timeoutMS\\) while reading abuse\\.docs \\((\\d) documents? written`))
+        expect(r.stdout.split('\n').length - 1).toBe(fault.command === 'find' ? 0 : 2)
+        server.clearFaults()
+      }
+    } finally {
+      await client.close()
+      await server.close()
+    }
+  }, 60_000)
+})

@@ -318,3 +318,79 @@ const b2j = require(${JSON.stringify(root)})
     expect(got.after).toEqual(['{"_id":1,"x":1}'])
   }, 30_000)
 })
+
+describe.skipIf(!!URI)('bounded time: timeoutMS bounds the wait for each server reply', () => {
+  const timedOut = async (p: Promise<unknown>) => {
+    const t = Date.now()
+    const err: any = await p.then(
+      () => null,
+      (e) => e,
+    )
+    return { err, ms: Date.now() - t }
+  }
+
+  it('find and aggregate: a silent server on the first command and on a getMore', async () => {
+    for (const command of ['find', 'aggregate', 'getMore']) {
+      server!.injectFault({ command, kind: 'silence' })
+      const c = command === 'aggregate' ? b2j.aggregate(coll, [], { batchSize: 2, timeoutMS: 400 }) : b2j.find(coll, {}, { batchSize: 2, timeoutMS: 400 })
+      const got: string[] = []
+      const { err, ms } = await timedOut(
+        (async () => {
+          for await (const s of c) got.push(s)
+        })(),
+      )
+      expect(err, command).not.toBeNull()
+      expect(err.name).toBe('TimeoutError')
+      expect(err.code).toBe('BSON2JSON_TIMEOUT')
+      expect(ms).toBeLessThan(3000)
+      expect(got, command).toHaveLength(command === 'getMore' ? 2 : 0)
+      server!.clearFaults()
+    }
+  })
+
+  it('a drip-fed reply (a byte every 20 ms: the socket is never idle) times out as a whole', async () => {
+    server!.injectFault({ command: 'find', kind: 'drip', dripMs: 20 })
+    const { err, ms } = await timedOut(b2j.find(coll, {}, { timeoutMS: 500 }).toArray())
+    expect(err?.name).toBe('TimeoutError')
+    expect(ms).toBeLessThan(3000)
+    server!.clearFaults()
+    // the same drip without timeoutMS is slow, not stuck: the reply arrives whole
+    server!.injectFault({ command: 'find', kind: 'drip', dripMs: 1 })
+    expect(await b2j.find(coll, { n: 1 }).toArray()).toEqual(['{"_id":1,"n":1}'])
+  })
+
+  it('watch: a silent getMore fails the stream; maxAwaitTimeMS must be below timeoutMS', async () => {
+    const cs = b2j.watch(coll, [], { timeoutMS: 600 })
+    const first = cs.next()
+    await sleep(200)
+    server!.injectFault({ command: 'getMore', kind: 'silence', changeStreamOnly: true, count: Infinity })
+    const { err, ms } = await timedOut(first)
+    server!.clearFaults()
+    expect(err?.name).toBe('TimeoutError')
+    expect(ms).toBeLessThan(4000)
+    await cs.close()
+    // a quiet stream (no fault) with a short timeoutMS does not time out: its getMores wait less
+    const quiet = b2j.watch(coll, [], { timeoutMS: 300 })
+    const next = quiet.next()
+    await sleep(1500)
+    await coll.insertOne({ _id: 1000 as any, n: 1000 })
+    const ev: any = await next
+    expect(ev.value.operationType).toBe('insert')
+    await quiet.close()
+    await coll.deleteOne({ _id: 1000 as any })
+    await expect(b2j.watch(coll, [], { timeoutMS: 500, maxAwaitTimeMS: 500 }).next()).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+  })
+
+  it('pipe(res) before the headers: 500 {"error":"query failed","code":"BSON2JSON_TIMEOUT"}', async () => {
+    server!.injectFault({ command: 'find', kind: 'silence' })
+    const web = await serve((_req, res) => b2j.find(coll, {}, { timeoutMS: 300 }).pipe(res))
+    try {
+      const r = await get(web.base)
+      expect(r.status).toBe(500)
+      expect(JSON.parse(r.body)).toEqual({ error: 'query failed', code: 'BSON2JSON_TIMEOUT' })
+    } finally {
+      await web.close()
+      server!.clearFaults()
+    }
+  })
+})

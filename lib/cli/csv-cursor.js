@@ -17,6 +17,7 @@ class CsvCursor extends RawCursor {
       db: client.db(collection.dbName),
       prefetch: options.prefetch === undefined ? 2 : options.prefetch,
       batchSize: options.batchSize,
+      timeoutMS: options.timeoutMS,
       what: 'cursor',
     })
     this._cmd = command

@@ -31,6 +31,8 @@ Connection (names as in mongoexport):
       --authenticationDatabase DB   database holding the user (default: the URI's or admin)
       --readPreference MODE         primary (default) | primaryPreferred | secondary | secondaryPreferred | nearest
       --timeout S        give up after S seconds without a usable server (default 10)
+      --timeoutMS N      give up when a reply of the server takes more than N ms to arrive,
+                         however slowly it trickles in (default 0: no limit)
 
 What (names as in mongoexport):
   -d, --db DB            database
@@ -120,6 +122,7 @@ const VALUE_FLAGS = {
   '--authenticationDatabase': 'authSource',
   '--readPreference': 'readPreference',
   '--timeout': 'timeout',
+  '--timeoutMS': 'timeoutMS',
   '-d': 'db',
   '--db': 'db',
   '-c': 'collection',
@@ -215,6 +218,7 @@ function parseArgs(argv) {
   o.limit = raw.limit === undefined ? undefined : nonNegative('--limit', raw.limit)
   o.batchSize = raw.batchSize === undefined ? undefined : nonNegative('--batchSize', raw.batchSize, 1)
   o.timeout = raw.timeout === undefined ? 10 : nonNegative('--timeout', raw.timeout, 1)
+  o.timeoutMS = raw.timeoutMS === undefined ? undefined : nonNegative('--timeoutMS', raw.timeoutMS)
   o.parallel = raw.parallel === undefined ? 1 : nonNegative('--parallel', raw.parallel, 1)
   if (o.parallel > 64) usage('--parallel must be at most 64')
   if (raw.fields !== undefined && raw.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
@@ -487,7 +491,7 @@ async function* jsonBatches(coll, filter, options) {
 async function runExport(coll, o, write, say) {
   const fields = o.type === 'csv' ? o.fields : null
   const options = { dialect: o.dialect, prefetch: 2 }
-  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact']) if (o[k] !== undefined) options[k] = o[k]
+  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact', 'timeoutMS']) if (o[k] !== undefined) options[k] = o[k]
   const source = (filter, extra) => (fields === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, fields, { ...options, ...extra }))
 
   const indenter = o.pretty ? new Indenter() : null

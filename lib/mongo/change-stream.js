@@ -27,6 +27,7 @@ const WATCH_KEYS = new Set([
   ...BASE_KEYS,
   'whole',
   'batchSize',
+  'timeoutMS',
   'maxAwaitTimeMS',
   'prefetch',
   'splitLargeEvents',
@@ -157,7 +158,7 @@ class ChangeStream extends RawCursor {
    */
   constructor(target, pipeline = [], options = {}) {
     // An argument error is not thrown: every consumer fails with it (lib/mongo/cursor.js find()).
-    let stages, t, o, batchSize, maxAwaitTimeMS, prefetch
+    let stages, t, o, batchSize, maxAwaitTimeMS, prefetch, timeoutMS
     let failure = null
     try {
       stages = checkPipeline(pipeline, 'watch() pipeline')
@@ -168,6 +169,12 @@ class ChangeStream extends RawCursor {
       batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
       maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
       prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
+      timeoutMS = intOption(options, 'timeoutMS', 0, Infinity, 0)
+      if (timeoutMS > 0) {
+        // each getMore waits up to maxAwaitTimeMS for events: it must end before the reply's bound
+        if (maxAwaitTimeMS === undefined) maxAwaitTimeMS = Math.min(1000, Math.floor(timeoutMS / 2))
+        else if (maxAwaitTimeMS >= timeoutMS) throw new RangeError(`bson2json: options.maxAwaitTimeMS (${maxAwaitTimeMS}) must be below options.timeoutMS (${timeoutMS})`)
+      }
     } catch (e) {
       failure = argumentError(e)
       options = {}
@@ -177,7 +184,7 @@ class ChangeStream extends RawCursor {
     super(
       failure !== null
         ? { failure, what: 'change stream' }
-        : { client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' },
+        : { client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, timeoutMS, signal: options.signal, what: 'change stream' },
     )
     this._aggregate = t.aggregate
     this._o = o

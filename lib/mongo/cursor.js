@@ -10,7 +10,7 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS } = require('../options')
+const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
 const { describe, argumentError } = require('../errors')
 const { pipeline } = require('node:stream')
 const { RawCursor, checkPipeline } = require('./raw-cursor')
@@ -26,7 +26,7 @@ const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS'
 const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
 
 /** The option names find / aggregate accept (anything else is a TypeError). */
-const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation']
+const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation', 'timeoutMS']
 const FIND_KEYS = new Set([...CURSOR_KEYS, ...FIND_OPTIONS])
 const AGG_KEYS = new Set([...CURSOR_KEYS, ...AGG_OPTIONS])
 
@@ -72,6 +72,7 @@ function prepare(collection, command, options) {
       prefetchGiven: options.prefetch !== undefined,
       batchSize: options.batchSize,
       maxAwaitTimeMS: options.maxAwaitTimeMS,
+      timeoutMS: intOption(options, 'timeoutMS', 0, Infinity, 0),
       session: options.session,
       signal: options.signal,
       what: 'cursor',
@@ -265,13 +266,13 @@ function report(onError, err, destination) {
 
 /**
  * The code a 500 body may carry: the server's numeric code (`2` BadValue, `13` Unauthorized), or
- * bson2json's own (`BSON_*` for a corrupt document, `ERR_*` for an argument error); null for
+ * bson2json's own (`BSON_*` for a corrupt document, `ERR_*` for an argument error, `BSON2JSON_TIMEOUT`); null for
  * anything else (a network error's `ECONNREFUSED` says where the database is not).
  */
 function publicCode(err) {
   const code = err !== null && typeof err === 'object' ? err.code : undefined
   if (typeof code === 'number' && Number.isInteger(code)) return code
-  if (typeof code === 'string' && /^(BSON|ERR)_[A-Z0-9_]+$/.test(code)) return code
+  if (typeof code === 'string' && /^(BSON2JSON|BSON|ERR)_[A-Z0-9_]+$/.test(code)) return code
   return null
 }
 

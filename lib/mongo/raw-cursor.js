@@ -85,6 +85,22 @@ function compactClusterTime(holder) {
   }
 }
 
+/**
+ * The error of a server reply that did not arrive within `timeoutMS`: a TimeoutError with code
+ * `BSON2JSON_TIMEOUT`, `timeoutMS` and `command` (the command was cancelled and its connection
+ * closed).
+ * @param {number} ms
+ * @param {string} what `find`, `getMore`, …
+ */
+function timeoutError(ms, what) {
+  const e = new Error(`bson2json: no reply from the server to ${what} within timeoutMS (${ms} ms); the command was cancelled`)
+  e.name = 'TimeoutError'
+  e.code = 'BSON2JSON_TIMEOUT'
+  e.timeoutMS = ms
+  e.command = what
+  return e
+}
+
 function abortError(signal, what) {
   const r = signal.reason
   if (r instanceof Error) return r
@@ -96,7 +112,8 @@ function abortError(signal, what) {
 class RawCursor {
   /**
    * @param {{ client: any, db: any, prefetch: number, prefetchGiven?: boolean, batchSize?: number,
-   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string, failure?: Error }} o
+   *   maxAwaitTimeMS?: number, timeoutMS?: number, session?: any, signal?: AbortSignal, what: string, failure?: Error }} o
+   * `timeoutMS`: the longest wait for each server reply (0 or undefined: no bound).
    * `failure`: an argument error of the call that made the cursor; it is what every consumer
    * gets, and nothing is sent (the other fields are then unused).
    * An aborted `signal` ends the consumer with the signal's reason (an `AbortError` when the
@@ -115,6 +132,7 @@ class RawCursor {
     this._full = false // a Readable consumer's buffer is full: no getMore but on demand
     this._batchSize = o.batchSize
     this._maxAwaitTimeMS = o.maxAwaitTimeMS
+    this._timeoutMS = o.timeoutMS === undefined || o.timeoutMS === 0 ? undefined : o.timeoutMS
     this._userSession = o.session
     this._what = o.what
     this._session = undefined
@@ -267,8 +285,33 @@ class RawCursor {
     return cmd
   }
 
+  /**
+   * Runs one command. With `timeoutMS`, the wait for its reply (server selection, the write, the
+   * whole reply however slowly it trickles in) is bounded: past it the command is cancelled (the
+   * driver closes its connection) and fails with a TimeoutError.
+   */
   async _command(cmd) {
-    const reply = await this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+    let reply
+    if (this._timeoutMS === undefined) {
+      reply = await this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+    } else {
+      const ac = new AbortController()
+      const cancel = () => ac.abort()
+      this._ac.signal.addEventListener('abort', cancel, { once: true })
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        ac.abort()
+      }, this._timeoutMS)
+      try {
+        reply = await this._db.command(cmd, { raw: true, session: this._session, signal: ac.signal })
+      } catch (e) {
+        throw timedOut ? timeoutError(this._timeoutMS, Object.keys(cmd)[0]) : e
+      } finally {
+        clearTimeout(timer)
+        this._ac.signal.removeEventListener('abort', cancel)
+      }
+    }
     compactClusterTime(this._session)
     compactClusterTime(this._client.topology)
     return reply
