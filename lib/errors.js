@@ -83,19 +83,20 @@ function isTranscodeError(e) {
 
 
 /**
- * A TranscodeError found in JavaScript, at `index` / `offset` of a stream.
+ * A TranscodeError found in JavaScript, at `index` / `offset` of a stream; without `index`, at
+ * `offset` of one input (as the binding words one: `CODE: detail at byte N`).
  * @param {string} code
  * @param {string} detail
- * @param {number} index
+ * @param {number | undefined} index
  * @param {number} offset
  */
 function transcodeError(code, detail, index, offset) {
-  const e = new Error(`${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
+  const e = new Error(index === undefined ? `${code}: ${detail} at byte ${offset}` : `${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
   e.name = 'TranscodeError'
   e.code = code
   e.detail = detail
   e.offset = offset
-  e.index = index
+  if (index !== undefined) e.index = index
   return e
 }
 

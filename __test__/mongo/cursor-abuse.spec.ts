@@ -394,3 +394,27 @@ describe.skipIf(!!URI)('bounded time: timeoutMS bounds the wait for each server 
     }
   })
 })
+
+describe.skipIf(!!URI)('a malformed reply is a coded error', () => {
+  const replies = [{ ok: 1 }, { ok: 1, cursor: 5 }, { ok: 1, cursor: 'x' }]
+  it('find, aggregate (first command and getMore) and watch: BSON_NOT_A_CURSOR, not a TypeError', async () => {
+    for (const reply of replies) {
+      for (const [command, open] of [
+        ['find', () => b2j.find(coll, {}).toArray()],
+        ['aggregate', () => b2j.aggregate(coll, []).toArray()],
+        ['getMore', () => b2j.find(coll, {}, { batchSize: 2 }).toArray()],
+        ['aggregate', () => b2j.watch(coll).next()],
+      ] as [string, () => Promise<unknown>][]) {
+        server!.injectFault({ command, kind: 'reply', reply })
+        const err: any = await open().then(
+          () => null,
+          (e) => e,
+        )
+        server!.clearFaults()
+        expect(err, `${command} ${JSON.stringify(reply)}`).not.toBeNull()
+        expect(err.code, `${command} ${JSON.stringify(reply)}: ${err}`).toBe('BSON_NOT_A_CURSOR')
+        expect(err.name).toBe('TranscodeError')
+      }
+    }
+  })
+})

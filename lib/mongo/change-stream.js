@@ -41,7 +41,7 @@ const WATCH_KEYS = new Set([
   'enableUtf8Validation',
 ])
 const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
-const { RawCursor, checkPipeline } = require('./raw-cursor')
+const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
 let bson = null
@@ -241,7 +241,8 @@ class ChangeStream extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact: each event's document parts shaped first (lib/shape.js).
-    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
+    const raw = replyCursor(reply)
+    const cursor = this._o.shaper === undefined ? raw : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, raw)
     const b = native.transcodeChangeBatch(cursor, this._whole, this._o, this._split)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime

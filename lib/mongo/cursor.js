@@ -13,7 +13,7 @@ const native = require('../native')
 const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
 const { describe, argumentError } = require('../errors')
 const { pipeline } = require('node:stream')
-const { RawCursor, checkPipeline } = require('./raw-cursor')
+const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
 const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = native.Layout
@@ -121,7 +121,7 @@ class JsonCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // shaped (clientProjection, redact) in the same native call
-    const b = native.transcodeCursor(reply.cursor, this._layout, this._o)
+    const b = native.transcodeCursor(replyCursor(reply), this._layout, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     if (b.count > 0) this._push({ docs: b.docs, count: b.count })
     return null

@@ -33,7 +33,7 @@ const DEFAULT_AWAIT_MS = 1000
 /** Slack on top of the getMore's own wait before close() cancels it after all. */
 const CLOSE_GRACE_MS = 2000
 
-const { describe } = require('../errors')
+const { describe, transcodeError } = require('../errors')
 const { guardDriver } = require('./driver-guard')
 
 const END = Object.freeze({ end: true })
@@ -99,6 +99,19 @@ function timeoutError(ms, what) {
   e.timeoutMS = ms
   e.command = what
   return e
+}
+
+/**
+ * The raw `cursor` document of a command's reply, or a BSON_NOT_A_CURSOR TranscodeError when the
+ * reply has none (a server or proxy that answers something else must not end in a TypeError).
+ * @param {any} reply the driver's reply with `raw: true` (top-level fields read, documents raw)
+ * @returns {Uint8Array}
+ */
+function replyCursor(reply) {
+  const c = reply !== null && typeof reply === 'object' ? reply.cursor : undefined
+  if (c instanceof Uint8Array) return c
+  const fields = reply !== null && typeof reply === 'object' ? Object.keys(reply).join(', ') : typeof reply
+  throw transcodeError('BSON_NOT_A_CURSOR', `the server's reply has no cursor document (${c === undefined ? `its fields: ${fields}` : `cursor is ${describe(c)}`})`, undefined, 0)
 }
 
 function abortError(signal, what) {
@@ -440,4 +453,4 @@ class RawCursor {
   _afterClose() {}
 }
 
-module.exports = { RawCursor, END, noSessionSupport, checkPipeline }
+module.exports = { RawCursor, END, noSessionSupport, checkPipeline, replyCursor }

@@ -20,6 +20,7 @@ const FAULT_KINDS = Object.freeze([
   'silence', // never reply (the connection stays open): a server that hangs
   'drip', // run the command, then send its reply one byte every dripMs (default 50)
   'lengthLie', // send the reply with `length` (default 0) as its header's messageLength
+  'reply', // answer with the document `reply` instead of running the command (a malformed reply)
 ])
 
 /** Handshake / monitoring commands are never matched by the '*' wildcard. */
@@ -58,6 +59,7 @@ function mulberry32(seed) {
  * @property {string} [ns] only match this namespace ('db.coll')
  * @property {number} [dripMs] kind 'drip': milliseconds between two bytes of the reply (default 50)
  * @property {number} [length] kind 'lengthLie': the messageLength in the reply's header (default 0)
+ * @property {object} [reply] kind 'reply': the document sent instead of the command's reply
  */
 
 /**

@@ -59,6 +59,7 @@ export type FaultKind =
   | 'silence'
   | 'drip'
   | 'lengthLie'
+  | 'reply'
 
 export interface FaultSpec {
   /** Command name(s) to match, or '*' (never matches hello). Default 'getMore'. */
@@ -83,6 +84,8 @@ export interface FaultSpec {
   dripMs?: number
   /** 'lengthLie': the messageLength written in the reply's header (default 0). */
   length?: number
+  /** 'reply': the document sent instead of the command's reply. */
+  reply?: Record<string, unknown>
 }
 
 export interface QueuedFault extends FaultSpec {

@@ -310,6 +310,10 @@ class TestServer {
         return
       }
       if (fault.kind === 'silence') return // the connection stays open; nothing is ever sent
+      if (fault.kind === 'reply') {
+        this.send(conn, request, { ...fault.reply })
+        return
+      }
     }
     // Run without blocking the connection queue on long change-stream waits is unnecessary:
     // drivers never pipeline commands on one connection.
