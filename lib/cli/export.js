@@ -78,7 +78,7 @@ server rejects, an error mid-cursor, a write error); 2 usage error (bad or unkno
 malformed JSON argument, the mongodb package missing); 130/143 interrupted by SIGINT/SIGTERM.
 `
 
-const { CliError, UsageError, usage, parseOptions, answer } = require('./usage')
+const { CliError, UsageError, usage, parseOptions, answer, onSignals } = require('./usage')
 const { Output } = require('./output')
 const { requirePeer } = require('./peer')
 const { describe, redact, mongoClient } = require('./mongo')
@@ -354,11 +354,17 @@ async function main(argv) {
   let interrupted = null
   let interrupt = null
   const stopped = new Promise((resolve) => (interrupt = resolve))
-  const onSignal = (sig) => {
-    interrupted = sig
-    interrupt()
-  }
-  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
+  const countsLine = () => `${out.documents} document${out.documents === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
+  // answered within a second in every state (usage.js onSignals): a connect to a server that
+  // never answers, a reply that never comes, a stdout nobody reads
+  const offSignals = onSignals(
+    (sig) => {
+      interrupted = sig
+      interrupt()
+    },
+    (sig) => `interrupted by ${sig} (${countsLine()})`,
+    'bson2json export',
+  )
 
   let error = null
   try {
@@ -410,25 +416,28 @@ async function main(argv) {
   } catch (e) {
     error = e
   }
-  for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  if (timer !== null) clearInterval(timer)
-  // An interrupted export: the cursors are closed by client.close(); the output stops here.
-  await client.close().catch(() => {})
-  await out.finish()
-  if (timer !== null) {
-    drawProgress() // the final count, then the line is wiped for the summary
-    clearProgress()
-  }
-  if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
+  try {
+    if (timer !== null) clearInterval(timer)
+    // An interrupted export: the cursors are closed by client.close(); the output stops here.
+    await client.close().catch(() => {})
+    await out.finish()
+    if (timer !== null) {
+      drawProgress() // the final count, then the line is wiped for the summary
+      clearProgress()
+    }
+    if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
 
-  const n = out.documents
-  const counts = `${n} document${n === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
-  if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
-  if (error !== null && error !== OUTPUT_FAILED) {
-    throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
+    const n = out.documents
+    const counts = countsLine()
+    if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
+    if (error !== null && error !== OUTPUT_FAILED) {
+      throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
+    }
+    if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
+    return 0
+  } finally {
+    offSignals()
   }
-  if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
-  return 0
 }
 
 const mb = (n) => (n / 1e6).toFixed(1)
