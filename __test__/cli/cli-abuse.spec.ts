@@ -312,6 +312,24 @@ describe('bounded time: SIGINT/SIGTERM answered within a second in every state',
     })
   }
 
+  it('cdc: connecting to a MongoDB or a Kafka that never answers (before its handler: the signal\'s default action)', async () => {
+    for (const [mongo, kafka] of [
+      [`mongodb://127.0.0.1:${blackPort}/db`, '127.0.0.1:1'],
+      ['mongodb://127.0.0.1:1/db', `127.0.0.1:${blackPort}`],
+    ]) {
+      let sent = 0
+      const r = await run(['cdc', '--uri', mongo, '--kafka', kafka, '--topic', 't', '--checkpoint-topic', 'cp', '--id', 'x'], {
+        onSpawn: (c) =>
+          setTimeout(() => {
+            sent = Date.now()
+            c.kill('SIGTERM')
+          }, 3000),
+      })
+      expect(r.code === 143 || r.signal === 'SIGTERM', `${mongo} ${kafka}: ${r.code} ${r.signal} ${r.stderr}`).toBe(true)
+      expect(Date.now() - sent).toBeLessThan(1000)
+    }
+  })
+
   it('export: connecting to a server that never answers', async () => {
     await answered(['export', '--uri', `mongodb://127.0.0.1:${blackPort}/db`, '-c', 'c'])
   })
