@@ -24,7 +24,8 @@ use napi_derive::napi;
 
 use crate::errors::Failure;
 use crate::node_api::{self, bytes_of, Value};
-use crate::{options, regex, strings, with_state, State};
+use crate::state::{with_state, State};
+use crate::{options, regex, strings};
 
 /// The operation codes of a packed change batch: one per field of an event, in the event's
 /// order, each followed by its operands (`s` a string, `n` a 32-bit number, `x` the next value
@@ -459,7 +460,7 @@ impl<'a> Packer<'a> {
         for (k, &t) in self.texts.iter().enumerate() {
             node_api::set_element(self.env, result, 2 + k as u32, t)?;
         }
-        if !crate::keeps_wide(&self.st.wide) {
+        if !crate::state::keeps_wide(&self.st.wide) {
             self.st.wide = Vec::new();
         }
         Ok(result)

@@ -23,10 +23,11 @@ use bson2json_core::concat::{split_concatenated, transcode_concatenated};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::batch::BatchLayout;
 use crate::errors::{type_error, Failure};
 use crate::node_api::{self, Value};
-use crate::{options, regex, KEEP_CAPACITY, STATE};
+use crate::state::{keeps_wide, KEEP_CAPACITY, STATE};
+use crate::{batch, options, regex, strings};
+use batch::BatchLayout;
 
 /// The smallest staged input region (most single documents fit; it is allocated once).
 const MIN_INPUT: usize = 64 * 1024;
@@ -64,7 +65,7 @@ fn encode_text(out: &mut Vec<u8>) -> f64 {
         return ASCII;
     }
     let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
-    let dst = crate::strings::utf16_scratch(&mut wide, out.len());
+    let dst = strings::utf16_scratch(&mut wide, out.len());
     // `out` is transcoder output, always well-formed UTF-8 (the converter does not validate).
     let n = bson2json_core::to_utf16(out, dst);
     out.clear();
@@ -72,7 +73,7 @@ fn encode_text(out: &mut Vec<u8>) -> f64 {
     for (b, u) in out.chunks_exact_mut(2).zip(&wide[..n]) {
         b.copy_from_slice(&u.to_le_bytes());
     }
-    if crate::keeps_wide(&wide) {
+    if keeps_wide(&wide) {
         STATE.with(|s| s.borrow_mut().wide = wide);
     }
     UTF16
@@ -292,7 +293,7 @@ fn transcode_batch_staged(
     threads: u32,
 ) -> Result<(f64, f64)> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
-    let mut r = crate::batch::take_output(len as usize);
+    let mut r = batch::take_output(len as usize);
     let outcome = with_input(len, |input| {
         if threads <= 1 {
             STATE.with(|s| {
@@ -306,7 +307,7 @@ fn transcode_batch_staged(
             let starts: Vec<usize> = ranges.iter().map(|r| r.0).collect();
             STATE.with(|s| {
                 let mut s = s.borrow_mut();
-                crate::batch::run_batch(
+                batch::run_batch(
                     &docs,
                     Some(&starts),
                     None,
@@ -335,7 +336,7 @@ fn transcode_batch_staged(
         };
         (put_output(out), encoding)
     });
-    crate::batch::keep_output(r);
+    batch::keep_output(r);
     result
 }
 
