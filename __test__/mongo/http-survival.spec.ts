@@ -192,3 +192,28 @@ describe("the README's HTTP server survives", () => {
     expect(ex.stderr()).toBe('')
   })
 })
+
+describe("docs/reliability.md's HTTP example with onError", () => {
+  it('logs the whole error on the server; the client gets 200, 400 or 500 with a short body', async () => {
+    const doc = runExample('http-onerror', src.clientUri, 'docs/reliability.md')
+    try {
+      const url = `http://127.0.0.1:${await doc.port()}`
+      const at = (s: string) => `${url}/?q=${encodeURIComponent(s)}`
+      const ok = await get(at('{"status":"closed"}'))
+      expect(ok.status).toBe(200)
+      expect(ok.body.trimEnd().split('\n').length).toBe(await orders.countDocuments({ status: 'closed' }))
+      const bad = await get(at('{"$bogus":"SSN-SECRET-999"}'))
+      expect(bad.status).toBe(500)
+      expect(bad.body).toBe('{"error":"query failed"}')
+      const hostile = await get(at('5'))
+      expect(hostile.status).toBe(400)
+      expect(hostile.body).toBe('{"error":"query failed"}')
+      for (let w = 0; w < 40 && !doc.stderr().includes('ERR_INVALID_ARG_TYPE'); w++) await sleep(50)
+      expect(doc.stderr()).toMatch(/\$bogus/) // the server's message, on the server side only
+      expect(doc.stderr()).toMatch(/TypeError ERR_INVALID_ARG_TYPE: bson2json: find\(\) filter must be a query document/)
+      expect(doc.alive()).toBe(true)
+    } finally {
+      await doc.kill()
+    }
+  })
+})
