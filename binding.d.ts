@@ -330,6 +330,18 @@ export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], 
 export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
 
 /**
+ * The rows of many documents, packed: `input` is an array of `Uint8Array`s, concatenated
+ * documents, or (`cursor`) a raw reply's `cursor` document.
+ */
+export declare function transcodeRows(input: Uint8Array | Uint8Array[], flags: number, maxDepth: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): PackedRows
+
+/**
+ * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
+ * split there.
+ */
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], flags: number, maxDepth: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PackedRows>
+
+/**
  * `transcode` on the first `len` bytes of the staged input into the staged output:
  * `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
  * maxOutputBytes)`. Returns the output's length (see the module docs).

@@ -9,6 +9,7 @@
  */
 
 const api = require('./lib/transcode/api')
+const rows = require('./lib/transcode/rows')
 const { isTranscodeError } = require('./lib/errors')
 const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/native/protocol')
 const native = require('./lib/native')
@@ -26,6 +27,9 @@ module.exports.toJSONAsync = api.toJSONAsync
 module.exports.toJSONListAsync = api.toJSONListAsync
 module.exports.toJSONArrayAsync = api.toJSONArrayAsync
 module.exports.toNDJSONAsync = api.toNDJSONAsync
+module.exports.toRow = rows.toRow
+module.exports.toRows = rows.toRows
+module.exports.toRowsAsync = rows.toRowsAsync
 module.exports.isTranscodeError = isTranscodeError
 module.exports.DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
 module.exports.DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_MAX_OUTPUT_BYTES
