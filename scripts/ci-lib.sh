@@ -11,7 +11,8 @@
 # Each step prints one line when it starts and one when it ends, with its time. A failing step
 # prints the failing tests' names (vitest, cargo test, libFuzzer, miri, sanitizers) and the end of
 # its log, every other running step is stopped, and the script exits 1. CI_STEP_LIMIT (seconds,
-# default 1800) stops a step that hangs. CMD may be a shell function of the sourcing script.
+# default 1800) stops a step that hangs, CI_LANE_LIMIT (default 5000) a lane. CMD may be a shell
+# function of the sourcing script.
 
 CI_DIR="${CI_DIR:-tmp/ci}"
 CI_LOGS="${CI_DIR}/logs"
@@ -67,12 +68,12 @@ ci__log() {
   CI_LOG="$(printf '%s/%02d-%s.log' "${CI_LOGS}" "${n}" "$(ci__slug "$1")")"
 }
 
-# ci__run NAME LOG QUIET CMD...: runs CMD in its own process group, records the result, prints
-# the end line (and the report of a failure, unless QUIET: a lane's steps report themselves).
+# ci__run NAME LOG QUIET LIMIT CMD...: runs CMD in its own process group, records the result,
+# prints the end line (and the report of a failure, unless QUIET: a lane's steps report themselves).
 ci__run() {
-  local name="$1" log="$2" quiet="$3"
-  shift 3
-  local t0 rc=0 limit="${CI_STEP_LIMIT:-1800}" slug
+  local name="$1" log="$2" quiet="$3" limit="$4"
+  shift 4
+  local t0 rc=0 slug
   slug="$(ci__slug "${name}")"
   t0=$(date +%s)
   printf '[%s] >>> %s\n' "$(ci__clock)" "${name}" >&3
@@ -157,7 +158,7 @@ ci_step() {
   shift
   ci__failed_any && ci__fail "a step failed"
   ci__log "${name}"
-  ci__run "${name}" "${CI_LOG}" 0 "$@" || ci__fail "${name}"
+  ci__run "${name}" "${CI_LOG}" 0 "${CI_STEP_LIMIT:-1800}" "$@" || ci__fail "${name}"
 }
 
 ci_bg() {
@@ -165,7 +166,7 @@ ci_bg() {
   shift
   ci__failed_any && ci__fail "a step failed"
   ci__log "${name}"
-  ci__run "${name}" "${CI_LOG}" 0 "$@" &
+  ci__run "${name}" "${CI_LOG}" 0 "${CI_STEP_LIMIT:-1800}" "$@" &
   CI_PIDS["${name}"]=$!
 }
 
@@ -174,7 +175,7 @@ ci_lane() {
   shift
   ci__failed_any && ci__fail "a step failed"
   ci__log "${name}"
-  ci__run "${name}" "${CI_LOG}" 1 "$@" &
+  ci__run "${name}" "${CI_LOG}" 1 "${CI_LANE_LIMIT:-5000}" "$@" &
   CI_PIDS["${name}"]=$!
 }
 
