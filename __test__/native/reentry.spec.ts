@@ -13,9 +13,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { Worker } from 'node:worker_threads'
+import { gc } from '../support/gc'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -23,8 +22,6 @@ const binding = require('../../lib/native/load').loadBackend().binding
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const native = require('../../lib/native')
 
-setFlagsFromString('--expose-gc')
-const gc: () => void = runInNewContext('gc')
 const ROUNDS = Number(process.env.REENTRY_ROUNDS || 12)
 
 /** A fresh copy of `bytes` in its own (optionally resizable) ArrayBuffer. */
