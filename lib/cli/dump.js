@@ -686,7 +686,8 @@ async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
   })
   let outcome
   try {
-    outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, MAX_DOCUMENT_BYTES)
+    const job = { input: stdin ? '' : opts.file, inFd: stdin ? 0 : -1, outFd: output.fd, array: opts.array, threads, maxDocumentBytes: MAX_DOCUMENT_BYTES }
+    outcome = await native.dumpFile(control, job, o)
   } finally {
     offSignals()
     run.stop()
