@@ -862,3 +862,5 @@ module.exports.transcodeChangeBatchPacked = nativeBinding.transcodeChangeBatchPa
 module.exports.transcodeChangeFragments = nativeBinding.transcodeChangeFragments
 module.exports.transcodeChangeFragmentsPacked = nativeBinding.transcodeChangeFragmentsPacked
 module.exports.transcodeCursor = nativeBinding.transcodeCursor
+module.exports.transcodeRows = nativeBinding.transcodeRows
+module.exports.transcodeRowsAsync = nativeBinding.transcodeRowsAsync

@@ -9,6 +9,7 @@
  */
 
 const api = require('./lib/transcode/api')
+const rows = require('./lib/transcode/rows')
 const { isTranscodeError } = require('./lib/errors')
 const native = require('./lib/native')
 const { createTranscodeStream } = require('./lib/transcode/stream')
@@ -25,6 +26,9 @@ module.exports.toJSONAsync = api.toJSONAsync
 module.exports.toJSONListAsync = api.toJSONListAsync
 module.exports.toJSONArrayAsync = api.toJSONArrayAsync
 module.exports.toNDJSONAsync = api.toNDJSONAsync
+module.exports.toRow = rows.toRow
+module.exports.toRows = rows.toRows
+module.exports.toRowsAsync = rows.toRowsAsync
 module.exports.isTranscodeError = isTranscodeError
 module.exports.DEFAULT_MAX_DEPTH = native.DEFAULT_MAX_DEPTH
 module.exports.DEFAULT_MAX_OUTPUT_BYTES = native.DEFAULT_MAX_OUTPUT_BYTES

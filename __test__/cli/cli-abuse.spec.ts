@@ -6,70 +6,12 @@
  * docs/reliability.md ("Abuse cases") lists each case and the test here that shows it.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { spawn } from 'node:child_process'
-import { closeSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { BSON } from 'bson'
-
-const BIN = resolve(__dirname, '../../bin/bson2json.js')
-
-export interface Result {
-  code: number | null
-  signal: string | null
-  stdout: string
-  stderr: string
-  ms: number
-}
-
-export interface RunOptions {
-  /** stdin from this file (its descriptor), bytes (then closed), or 'open' (a pipe left open) */
-  stdin?: string | Uint8Array | 'open'
-  /** stdout to this file (`flags`: 'w' as `>`, 'a' as `>>`) */
-  stdout?: { file: string; flags: 'w' | 'a' }
-  env?: Record<string, string>
-  onSpawn?: (child: ReturnType<typeof spawn>) => void
-  /** kill the child after this many ms (default 30 s) */
-  killAfter?: number
-}
-
-/** Runs `node bin/bson2json.js ARGS`; resolves its exit status, output and wall time. */
-export function run(args: string[], o: RunOptions = {}): Promise<Result> {
-  return new Promise((done, fail) => {
-    const started = Date.now()
-    const inFd = typeof o.stdin === 'string' && o.stdin !== 'open' ? openSync(o.stdin, 'r') : null
-    const outFd = o.stdout ? openSync(o.stdout.file, o.stdout.flags) : null
-    const stdio: any[] = [inFd ?? (o.stdin ? 'pipe' : 'ignore'), outFd ?? 'pipe', 'pipe']
-    const child = spawn(process.execPath, [BIN, ...args], { stdio, env: { ...process.env, ...o.env } })
-    if (inFd !== null) closeSync(inFd)
-    if (outFd !== null) closeSync(outFd)
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout?.on('data', (c) => out.push(c))
-    child.stderr!.on('data', (c) => err.push(c))
-    child.on('error', fail)
-    if (o.stdin instanceof Uint8Array) {
-      child.stdin!.on('error', () => {})
-      child.stdin!.end(o.stdin)
-    }
-    const timer = setTimeout(() => child.kill('SIGKILL'), o.killAfter ?? 30_000)
-    o.onSpawn?.(child)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      done({
-        code,
-        signal,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err)
-          .toString()
-          .split('\n')
-          .filter((l) => !l.includes('BSON2JSON_FALLBACK') && !l.includes('--trace-warnings'))
-          .join('\n'),
-        ms: Date.now() - started,
-      })
-    })
-  })
-}
+import { run } from '../support/cli-run'
+import type { RunOptions } from '../support/cli-run'
 
 let dir: string
 let input: string
@@ -135,5 +77,120 @@ describe('nothing lost: an output that is one of the files a flag reads is refus
     expect(b.code, b.stderr).toBe(2)
     expect(b.stderr).toMatch(/^bson2json export: the output \S+query\.json is the input \S+query\.json/)
     expect(readFileSync(query, 'utf8')).toBe('{}')
+  })
+})
+
+describe('the smaller items', () => {
+  it('a directory on stdin is a usage error (it exited 0)', async () => {
+    const r = await run([], { stdin: dir })
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/^bson2json: stdin is a directory/)
+  })
+
+  it('a file name with a newline or a terminal escape is printed quoted and escaped, on one line', async () => {
+    const evil = join(dir, 'a\nb\x1b[31mred\u202e.bson')
+    writeFileSync(evil, Buffer.from('not bson at all'))
+    const outEvil = join(dir, 'o\x1b]0;title\x07.json')
+    for (const [args, code] of [
+      [[evil], 1],
+      [[join(dir, 'no\nsuch')], 2],
+      [[input, '-o', join(dir, 'none', 'x\ny')], 1],
+      [[evil, '-o', outEvil], 1],
+    ] as [string[], number][]) {
+      writeFileSync(input, bytes)
+      const r = await run(args)
+      expect(r.code, r.stderr).toBe(code)
+      const first = r.stderr.split('\n')[0]
+      expect(first, r.stderr).toMatch(/^bson2json: /)
+      expect(r.stderr, 'no raw escape or bidi character').not.toMatch(/[\x1b\x07\u202e]/)
+      expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('Try ')), r.stderr).toHaveLength(1)
+      expect(r.stderr).toMatch(/\\n|\\u001b/)
+    }
+  })
+})
+
+describe('no leaks: every address a message quotes is redacted', () => {
+  const SECRET = 'hunter2'
+  const forms: [string, string][] = [
+    ['userinfo', `mongodb://bob:${SECRET}@127.0.0.1:1/db`],
+    ['userinfo, mongodb+srv', `mongodb+srv://bob:${SECRET}@nonexistent.invalid/db`],
+    ['a wrong scheme', `MONGODB://bob:${SECRET}@127.0.0.1:1/db`],
+    ['no scheme', `bob:${SECRET}@127.0.0.1:1/db`],
+    ['proxyPassword', `mongodb://127.0.0.1:1/db?proxyHost=127.0.0.1&proxyUsername=u&proxyPassword=${SECRET}`],
+    ['tlsCertificateKeyFilePassword', `mongodb://127.0.0.1:1/db?tls=true&tlsCertificateKeyFilePassword=${SECRET}`],
+    ['AWS_SESSION_TOKEN', `mongodb://127.0.0.1:1/db?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:${SECRET}`],
+    ['an unescaped @ in the password', `mongodb://bob:hun@${SECRET}@127.0.0.1:1/db`],
+    ['a bad port', `mongodb://bob:${SECRET}@127.0.0.1:99999/db`],
+    ['a space in the password', `mongodb://bob:hun ${SECRET}@127.0.0.1:1/db`],
+  ]
+  const commands: [string, (uri: string) => string[]][] = [
+    ['export', (uri) => ['export', '--uri', uri, '--db', 'db', '-c', 'c', '--timeout', '1']],
+    ['cdc', (uri) => ['cdc', '--uri', uri, '--kafka', '127.0.0.1:1', '--topic', 't', '--checkpoint-topic', 'cp', '--id', 'x', '--timeout', '1', '--kafka-timeout', '1', '--mongo-retry-timeout', '1']],
+  ]
+  for (const [cmd, args] of commands) {
+    it(`${cmd}: each secret-bearing URI form, on its error path`, async () => {
+      const leaks: string[] = []
+      const todo = [...forms]
+      const worker = async () => {
+        for (let f = todo.shift(); f !== undefined; f = todo.shift()) {
+          const [form, uri] = f
+          const r = await run(args(uri), { killAfter: 30_000 })
+          if (r.stderr.includes(SECRET) || r.stderr.includes('internal error') || ![1, 2, 3].includes(r.code!)) leaks.push(`${form}: exit ${r.code}: ${r.stderr}`)
+        }
+      }
+      await Promise.all([worker(), worker()])
+      expect(leaks).toEqual([])
+    }, 180_000)
+  }
+
+  it('cdc --kafka with SASL userinfo: the usage error quotes it redacted', async () => {
+    const r = await run(['cdc', '--uri', 'mongodb://127.0.0.1:1/', '--kafka', `alice:${SECRET}@127.0.0.1:9092`, '--topic', 't', '--checkpoint-topic', 'cp', '--id', 'x'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('alice:****@127.0.0.1:9092')
+    expect(r.stderr).not.toContain(SECRET)
+  })
+
+  it('a malformed URI is a usage error (exit 2) quoting it redacted; an unresolvable SRV name is not "authentication failed"', async () => {
+    for (const uri of [`mongodb://bob:hun@${SECRET}@127.0.0.1:1/db`, `mongodb://bob:${SECRET}@127.0.0.1:99999/db`, `mongodb://127.0.0.1/db?tls=maybe&password=${SECRET}`]) {
+      const r = await run(['export', '--uri', uri, '-c', 'c', '--timeout', '1'])
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toMatch(/^bson2json export: --uri .*\*\*\*\*.*\nTry 'bson2json export --help'\.\n$/)
+    }
+    const srv = await run(['export', '--uri', `mongodb+srv://bob:${SECRET}@nonexistent.invalid/db`, '-c', 'c', '--timeout', '1'])
+    expect(srv.code).toBe(1)
+    expect(srv.stderr).not.toMatch(/authentication/)
+    expect(srv.stderr).toMatch(/^bson2json export: cannot resolve mongodb\+srv:\/\/bob:\*\*\*\*@nonexistent\.invalid\/db: /)
+  })
+})
+
+describe('redactAddress, the one redaction of addresses (lib/errors.js)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { redactAddress } = require('../../lib/errors')
+  const cases: [string, string][] = [
+    ['mongodb://bob:hunter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb+srv://bob:hunter2@c.example.net/?retryWrites=true&w=majority', 'mongodb+srv://bob:****@c.example.net/?retryWrites=true&w=majority'],
+    ['MONGODB://bob:hunter2@h:27017/', 'MONGODB://bob:****@h:27017/'],
+    ['bob:hunter2@host/db', 'bob:****@host/db'],
+    ['mongodb://bob:hunter2@h1,h2:27018/db?replicaSet=rs', 'mongodb://bob:****@h1,h2:27018/db?replicaSet=rs'],
+    ['mongodb://h/?proxyUsername=u&proxyPassword=hunter2', 'mongodb://h/?proxyUsername=u&proxyPassword=****'],
+    ['mongodb://h/?ProxyPassword=hunter2', 'mongodb://h/?ProxyPassword=****'],
+    ['mongodb://h/?tlsCertificateKeyFilePassword=hunter2&tls=true', 'mongodb://h/?tlsCertificateKeyFilePassword=****&tls=true'],
+    ['mongodb://h/?sslPEMKeyPassword=hunter2', 'mongodb://h/?sslPEMKeyPassword=****'],
+    ['mongodb://h/?password=hunter2;w=1', 'mongodb://h/?password=****;w=1'],
+    ['mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN:hunter2,SERVICE_NAME:mongo', 'mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN:****,SERVICE_NAME:mongo'],
+    ['mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN%3Ahunter2', 'mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN%3A****'],
+    ['mongodb://bob:hun@ter2@host/db?appName=a@b', 'mongodb://bob:****@host/db?appName=a@b'],
+    ['mongodb://bob:hun/ter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb://bob:hun?ter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb://bob:hun ter2@host/db', 'mongodb://bob:****@host/db'],
+    ['mongodb://host/db', 'mongodb://host/db'],
+    ['alice:hunter2@b1:9092,b2:9092', 'alice:****@b1:9092,b2:9092'],
+    ['cannot reach mongodb://bob:hunter2@127.0.0.1:1/db: connect ECONNREFUSED 127.0.0.1:1', 'cannot reach mongodb://bob:****@127.0.0.1:1/db: connect ECONNREFUSED 127.0.0.1:1'],
+    ["got 'MONGODB://bob:hunter2@h/x'.", "got 'MONGODB://bob:****@h/x'."],
+    ['no address here: 127.0.0.1:27017', 'no address here: 127.0.0.1:27017'],
+  ]
+  it.each(cases)('%s', (input, expected) => {
+    expect(redactAddress(input)).toBe(expected)
+    expect(redactAddress(redactAddress(input)), 'idempotent').toBe(expected)
   })
 })

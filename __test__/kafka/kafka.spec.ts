@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
 import { MONGODB_URI, useMongo } from '../support/mongo'
+import { DATE_POOL, DOUBLE_POOL, INT64_POOL, mulberry32 } from '../support/gen'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafka = require('../../lib/kafka/sink')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -225,6 +226,52 @@ describe('options and arguments (no broker)', () => {
     expect(run('--format', 'avro').stderr).toMatch(/^bson2json cdc: --format must be bson2json, mongo-kafka, debezium\n/)
     expect(run('--format', 'mongo-kafka', '--value', 'fullDocument').status).toBe(2)
     expect(parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--format', 'debezium']).format).toBe('debezium')
+  })
+
+  it('record formats: the one-pass Java writer equals its plain twin (the tree written) on random documents of every type, in the three modes', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { javaJson, write, parseCanonical } = require('../../lib/kafka/java-json')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EJSON, Long, Double, Int32, Decimal128, ObjectId, Binary, Timestamp, BSONRegExp, MinKey, MaxKey, BSONSymbol, Code, DBRef } = require('bson')
+    const r = mulberry32(49).next
+    const pick = <T,>(a: T[]): T => a[Math.floor(r() * a.length)]
+    const strings = ['', 'plain', 'é', 'a"b\\c', 'tab\there', '\u0000\u001f\u007f', '\u{1F600}', '\u2028\u00a0\u200b', 'x'.repeat(300), '\u0301']
+    const leaf = (): any =>
+      pick([
+        () => new Double(pick(DOUBLE_POOL)),
+        () => new Int32(Math.floor(r() * 2 ** 31) * (r() < 0.5 ? -1 : 1)),
+        () => Long.fromBigInt(pick(INT64_POOL)),
+        () => new Date(Number(pick(DATE_POOL.filter((d) => d >= -8640000000000000n && d <= 8640000000000000n)))),
+        () => pick(strings),
+        () => Decimal128.fromString(pick(['1.10', '-0', '1E+10', 'NaN', '-Infinity', '1234567890123456789012345678901234'])),
+        () => new ObjectId(),
+        () => new Binary(Buffer.from([1, 2, 3, 250]), pick([0, 4, 5, 0x80])),
+        () => new Timestamp({ t: Math.floor(r() * 2 ** 32), i: Math.floor(r() * 100) }),
+        () => new BSONRegExp(pick(['^a', 'x"y']), pick(['', 'i', 'imsx'])),
+        () => pick([true, false, null]),
+        () => new MinKey(),
+        () => new MaxKey(),
+        () => new BSONSymbol('sym'),
+        () => new Code('f()'),
+        () => new Code('g()', { s: 1 }),
+      ])()
+    const node = (depth: number): any => {
+      if (depth > 3 || r() < 0.5) return leaf()
+      if (r() < 0.3) return Array.from({ length: Math.floor(r() * 4) }, () => node(depth + 1))
+      const d: Record<string, any> = {}
+      for (let k = Math.floor(r() * 5); k > 0; k--) d[pick(['a', 'b c', '0', '12', 'é', '$x', 'ns', '_id'])] = node(depth + 1)
+      return d
+    }
+    let checked = 0
+    for (let i = 0; i < 400; i++) {
+      const doc = { _id: leaf(), v: node(0), w: [node(1), node(1)], ref: r() < 0.1 ? new DBRef('c', new ObjectId()) : 1 }
+      const text = EJSON.stringify(doc, { relaxed: false })
+      for (const mode of ['strict', 'relaxed', 'compact']) {
+        expect(javaJson(text, mode), `${mode}: ${text}`).toBe(write(parseCanonical(text), mode))
+        checked++
+      }
+    }
+    expect(checked).toBe(1200)
   })
 
   it('scope: --topic-prefix, --topic-map, --include/--exclude parsed and checked; the $match they push', () => {
@@ -487,7 +534,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
 
   it('database-wide: one stream, one checkpoint, a topic per collection (P.db.coll, a mapped one), an excluded collection left out by the server, the snapshot over every captured collection, a new collection picked up, a drop routed to its topic', async () => {
     const t = names()
-    const dbName = `kdw${tag}`
+    const dbName = `kdww${tag}`
     const db = client.db(dbName)
     await db.collection('a').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
     await db.collection('b').insertMany([{ _id: 1 }, { _id: 2 }])

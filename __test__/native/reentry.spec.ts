@@ -551,6 +551,16 @@ describe('the typed protocol', () => {
         expect(outcome(() => call(packed, max)), `${name}(${packed}, ${max})`).toBe(want)
       }
     }
+    // the rows' calls decode the same pair (their nested values follow the rows' own limits)
+    const rows: [string, (packed: number, max: number) => unknown][] = [
+      ['transcodeRow', (p, m) => binding.transcodeRow(d, p, m, 0)],
+      ['transcodeRows', (p, m) => binding.transcodeRows([d], p, m, 0, false)],
+    ]
+    for (const [packed, max, want] of cases.filter(([, , w]) => w === 'InvalidArg' || w === 'ok')) {
+      for (const [name, call] of rows) {
+        expect(outcome(() => call(packed, max)), `${name}(${packed}, ${max})`).toBe(want)
+      }
+    }
   })
 
   it("each option sets the addon's OptionFlag bit (lib/options.js reads the enum, copies no number)", () => {

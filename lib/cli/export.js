@@ -79,7 +79,7 @@ malformed JSON argument, the mongodb package missing); 130/143 interrupted by SI
 const { CliError, UsageError, usage, parseOptions, answer } = require('./usage')
 const { Output } = require('./output')
 const { requirePeer } = require('./peer')
-const { describe, redact } = require('./mongo')
+const { describe, redact, mongoClient } = require('./mongo')
 
 function parseJSONArg(name, text) {
   const { EJSON } = require('bson')
@@ -200,7 +200,7 @@ function parseArgs(argv) {
   } else if (raw.host !== undefined || raw.port !== undefined) {
     usage('--host/--port and --uri are exclusive')
   }
-  if (!/^mongodb(\+srv)?:\/\//.test(o.uri)) usage(`--uri must start with mongodb:// or mongodb+srv://, got '${o.uri}'`)
+  if (!/^mongodb(\+srv)?:\/\//.test(o.uri)) usage(`--uri must start with mongodb:// or mongodb+srv://, got '${redact(o.uri)}'`)
   if (o.db === undefined) {
     const m = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(o.uri)
     if (m) o.db = decodeURIComponent(m[1])
@@ -306,15 +306,15 @@ async function main(argv) {
   if (answered !== null) return answered
   const mongodb = requirePeer({ mongodb: 'mongodb' })
 
-  const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
-  const out = Output.open(o.out, layout, argFileStats(o.argFiles)) // throws: cannot write FILE: … (or the output is an input)
-  const log = (line) => process.stderr.write(`bson2json export: ${line}\n`)
-
   const clientOptions = { serverSelectionTimeoutMS: o.timeout * 1000, appName: 'bson2json export' }
   if (o.username !== undefined) clientOptions.auth = { username: o.username, password: o.password }
   if (o.authSource !== undefined) clientOptions.authSource = o.authSource
   if (o.readPreference !== undefined) clientOptions.readPreference = o.readPreference
-  const client = new mongodb.MongoClient(o.uri, clientOptions)
+  const client = mongoClient(mongodb, o.uri, clientOptions) // a URI the driver refuses: exit 2, before the output is opened
+
+  const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
+  const out = Output.open(o.out, layout, argFileStats(o.argFiles)) // throws: cannot write FILE: … (or the output is an input)
+  const log = (line) => process.stderr.write(`bson2json export: ${line}\n`)
 
   const showProgress = !o.quiet && (o.progress === undefined ? process.stderr.isTTY === true : o.progress)
   const started = process.hrtime.bigint()

@@ -13,6 +13,7 @@
 
 const { types } = require('node:util')
 const { loadBackend } = require('./load')
+const { rowDecoder } = require('./rows')
 
 const backend = loadBackend()
 const b = backend.binding
@@ -487,6 +488,82 @@ function shape(shaper, kind, input) {
   return shaper.shape(kind, input)
 }
 
+/** The tags of packed rows (the binding's `RowTag`, core `row::packed::Tag`). */
+const RowTag = Object.freeze({ ...b.RowTag })
+const decodeRows = rowDecoder(RowTag)
+
+/**
+ * The rows of a packed result `[words, bins, ...texts]` (crates/bson2json-node/src/rows.rs).
+ * @param {any[]} packed
+ */
+function unpackRows(packed) {
+  const w = packed[0]
+  return decodeRows(w, new DataView(w.buffer, w.byteOffset, w.byteLength), 0, w.length, packed)
+}
+
+/**
+ * `toRow`'s words come back in this scratch when they fit (their count, then the words): one
+ * `ArrayBuffer` made per call costs more than a small row's walk. It grows when a row does not
+ * fit; a call made while another is decoding (JavaScript run mid-call) goes without it.
+ */
+let rowScratch = new Uint8Array(4096)
+let rowWords = new Uint32Array(rowScratch.buffer)
+let rowView = new DataView(rowScratch.buffer)
+let rowBusy = false
+const ROW_SCRATCH_MAX = 4 * 1024 * 1024
+
+/**
+ * One document's row (`toRow`): its top-level fields as values, shaped first when the options
+ * have a projection or redaction.
+ * @param {Uint8Array} bson
+ * @param {any} o resolved options
+ * @param {number} rowMode `rowFormat | dateRenderMode << 2`
+ * @returns {object}
+ */
+function transcodeRow(bson, o, rowMode) {
+  if (rowBusy) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
+  rowBusy = true
+  try {
+    let r = b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, rowScratch, o.shaper)
+    if (typeof r === 'string') r = [null, null, r]
+    else if (r === undefined) r = [null, null]
+    else if (r[0] !== null) {
+      // too large for the scratch: a larger one for the next calls
+      const need = 4 * r[0].length + 4
+      if (need <= ROW_SCRATCH_MAX) {
+        rowScratch = new Uint8Array(Math.max(2 * rowScratch.length, 2 ** Math.ceil(Math.log2(need))))
+        rowWords = new Uint32Array(rowScratch.buffer)
+        rowView = new DataView(rowScratch.buffer)
+      }
+      return unpackRows(r)[0]
+    }
+    return decodeRows(rowWords, rowView, 1, 1 + rowWords[0], r)[0]
+  } finally {
+    rowBusy = false
+  }
+}
+
+/**
+ * The rows of many documents: an array of documents, concatenated documents, or (`isCursor`)
+ * a raw reply's `cursor` document.
+ * @param {Uint8Array | Uint8Array[]} docs
+ * @param {any} o resolved options
+ * @param {number} rowMode
+ * @param {boolean} isCursor
+ * @returns {object[]}
+ */
+function transcodeRows(docs, o, rowMode, isCursor) {
+  return unpackRows(b.transcodeRows(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+}
+
+/**
+ * {@link transcodeRows} on the libuv pool (the input is copied first).
+ * @returns {Promise<object[]>}
+ */
+function transcodeRowsAsync(docs, o, rowMode, isCursor) {
+  return b.transcodeRowsAsync(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper).then(unpackRows)
+}
+
 /** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
 const DUMP_PIPELINE = backend.name === 'native' && process.platform !== 'win32' && typeof b.dumpFile === 'function'
 
@@ -545,6 +622,10 @@ module.exports = {
   csvHeader,
   createShaper,
   shape,
+  RowTag,
+  transcodeRow,
+  transcodeRows,
+  transcodeRowsAsync,
   DUMP_PIPELINE,
   dumpFile,
   createDumpControl,

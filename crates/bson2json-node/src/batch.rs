@@ -167,7 +167,7 @@ fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
 
 /// A batch argument, its elements read: an array of `Uint8Array`s, or one `Uint8Array` of
 /// concatenated documents. No byte is borrowed yet.
-enum DocsArg {
+pub(crate) enum DocsArg {
     List(Vec<Value>),
     Concatenated(Value),
 }
@@ -175,7 +175,7 @@ enum DocsArg {
 /// Reads a batch argument's elements. Reading an array element can run JavaScript (an
 /// accessor on the array or on `Array.prototype`), which may detach or shrink any buffer, so
 /// every element is read first and only then are the bytes borrowed ([`with_docs`]).
-fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
+pub(crate) fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
     let array = Value::of_unknown(input);
     if !is_array(env, input)? {
         return Ok(DocsArg::Concatenated(array));
@@ -192,7 +192,7 @@ fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
 /// `f` of the documents of `docs`, borrowed (`node_api::with_bytes`: `f` runs no JavaScript),
 /// and for concatenated input each one's start offset (for error reporting). A concatenated
 /// input that does not frame is its framing error, a value of another kind a `TypeError`.
-fn with_docs<R>(
+pub(crate) fn with_docs<R>(
     env: &Env,
     docs: &DocsArg,
     f: impl FnOnce(&[&[u8]], Option<&[usize]>) -> R + Send,
@@ -217,7 +217,7 @@ fn with_docs<R>(
 
 /// The `TypeError` for a batch argument that is neither documents nor concatenated documents
 /// (the one Node-API left pending cleared first).
-fn not_docs(env: &Env) -> Error {
+pub(crate) fn not_docs(env: &Env) -> Error {
     node_api::take_exception(env);
     bad_docs(env)
 }
