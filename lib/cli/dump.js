@@ -335,7 +335,8 @@ async function dumpNative(opts, input, output, threads, stdin) {
   try {
     let outcome
     try {
-      outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, MAX_DOCUMENT_BYTES)
+      const job = { input: stdin ? '' : opts.file, inFd: stdin ? 0 : -1, outFd: output.fd, array: opts.array, threads, maxDocumentBytes: MAX_DOCUMENT_BYTES }
+      outcome = await native.dumpFile(control, job, o)
     } finally {
       run.stop()
     }
