@@ -11,7 +11,8 @@
 # Each step prints one line when it starts and one when it ends, with its time. A failing step
 # prints the failing tests' names (vitest, cargo test, libFuzzer, miri, sanitizers) and the end of
 # its log, every other running step is stopped, and the script exits 1. CI_STEP_LIMIT (seconds,
-# default 1800) stops a step that hangs. CMD may be a shell function of the sourcing script.
+# default 1800) stops a step that hangs, CI_LANE_LIMIT (default 5000) a lane. CMD may be a shell
+# function of the sourcing script.
 
 CI_DIR="${CI_DIR:-tmp/ci}"
 CI_LOGS="${CI_DIR}/logs"
@@ -67,17 +68,23 @@ ci__log() {
   CI_LOG="$(printf '%s/%02d-%s.log' "${CI_LOGS}" "${n}" "$(ci__slug "$1")")"
 }
 
-# ci__run NAME LOG QUIET CMD...: runs CMD in its own process group, records the result, prints
-# the end line (and the report of a failure, unless QUIET: a lane's steps report themselves).
+# ci__run NAME LOG QUIET LIMIT CMD...: runs CMD in its own process group, records the result,
+# prints the end line (and the report of a failure, unless QUIET: a lane's steps report themselves).
 ci__run() {
-  local name="$1" log="$2" quiet="$3"
-  shift 3
-  local t0 rc=0 limit="${CI_STEP_LIMIT:-1800}" slug
+  local name="$1" log="$2" quiet="$3" limit="$4"
+  shift 4
+  local t0 rc=0 slug
   slug="$(ci__slug "${name}")"
   t0=$(date +%s)
   printf '[%s] >>> %s\n' "$(ci__clock)" "${name}" >&3
   set -m
-  ("$@") >"${log}" 2>&1 </dev/null &
+  # `times`: the CPU seconds of the step and of every process it waited for.
+  (
+    ("$@") >"${log}" 2>&1 </dev/null
+    step_rc=$?
+    times >"${log}.cpu"
+    exit "${step_rc}"
+  ) &
   local pid=$!
   set +m
   : >"${CI_DIR}/groups/${pid}"
@@ -93,16 +100,18 @@ ci__run() {
   wait "${pid}" || rc=$?
   rm -f "${CI_DIR}/groups/${pid}"
   kill "${dog}" 2>/dev/null || true
-  local secs=$(($(date +%s) - t0)) stopped=0
+  local secs=$(($(date +%s) - t0)) stopped=0 cpu
+  cpu="$(tr ' ' '\n' <"${log}.cpu" 2>/dev/null | awk -F'[ms]' 'NF > 1 { t += $1 * 60 + $2 } END { if (NR) printf "%d", t + 0.5 }' || true)"
+  rm -f "${log}.cpu"
   # Ended by the stop that another step's failure sent: that one's report is the one to read.
   [ "${rc}" = 0 ] || ! ci__failed_any || stopped=1
-  printf '%s\t%s\t%s\t%s\t%s\n' "${name}" "${rc}" "$((t0 - CI_START))" "${secs}" "${log}" >>"${CI_DIR}/steps.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${name}" "${rc}" "$((t0 - CI_START))" "${secs}" "${log}" "${cpu:-?}" >>"${CI_DIR}/steps.tsv"
   echo "${rc}" >"${CI_DIR}/status/${slug}"
   if [ "${rc}" = 0 ]; then
     local p f k counted=""
     read -r p f k < <(ci__count "${log}")
     [ "$((p + f + k))" = 0 ] || counted=", tests: ${p} passed, ${k} skipped"
-    printf '[%s] ok  %s (%s s%s)\n' "$(ci__clock)" "${name}" "${secs}" "${counted}" >&3
+    printf '[%s] ok  %s (%s s, cpu %s s%s)\n' "$(ci__clock)" "${name}" "${secs}" "${cpu:-?}" "${counted}" >&3
   elif [ "${stopped}" = 1 ]; then
     printf '[%s] stopped %s (%s s): another step failed\n' "$(ci__clock)" "${name}" "${secs}" >&4
   else
@@ -149,7 +158,7 @@ ci_step() {
   shift
   ci__failed_any && ci__fail "a step failed"
   ci__log "${name}"
-  ci__run "${name}" "${CI_LOG}" 0 "$@" || ci__fail "${name}"
+  ci__run "${name}" "${CI_LOG}" 0 "${CI_STEP_LIMIT:-1800}" "$@" || ci__fail "${name}"
 }
 
 ci_bg() {
@@ -157,7 +166,7 @@ ci_bg() {
   shift
   ci__failed_any && ci__fail "a step failed"
   ci__log "${name}"
-  ci__run "${name}" "${CI_LOG}" 0 "$@" &
+  ci__run "${name}" "${CI_LOG}" 0 "${CI_STEP_LIMIT:-1800}" "$@" &
   CI_PIDS["${name}"]=$!
 }
 
@@ -166,7 +175,7 @@ ci_lane() {
   shift
   ci__failed_any && ci__fail "a step failed"
   ci__log "${name}"
-  ci__run "${name}" "${CI_LOG}" 1 "$@" &
+  ci__run "${name}" "${CI_LOG}" 1 "${CI_LANE_LIMIT:-5000}" "$@" &
   CI_PIDS["${name}"]=$!
 }
 
@@ -195,8 +204,8 @@ ci_summary() {
   local out=3
   [ "${CI_NESTED}" = 0 ] || out=1
   {
-    printf '\n=== steps: start and duration, in seconds from the start of the run\n'
-    sort -t$'\t' -k3,3n "${CI_DIR}/steps.tsv" | awk -F'\t' '{ printf "%6d %6d  %-4s %s\n", $3, $4, ($2 == 0 ? "ok" : "FAIL"), $1 }'
+    printf '\n=== steps: start, duration and CPU seconds (start from the start of the run)\n'
+    sort -t$'\t' -k3,3n "${CI_DIR}/steps.tsv" | awk -F'\t' '{ printf "%6d %6d %6s  %-4s %s\n", $3, $4, $6, ($2 == 0 ? "ok" : "FAIL"), $1 }'
     printf 'total: %s s\n' "$(($(date +%s) - CI_START))"
     local p f s
     read -r p f s < <(find "${CI_DIR}" -name '*.log' -path '*/logs/*' -exec cat {} + | ci__count)
