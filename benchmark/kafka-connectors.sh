@@ -323,6 +323,7 @@ kill_test() {
 name_of() {
   case "$1" in
     cdc) echo "bson2json cdc" ;;
+    cdc-mongo-kafka | cdc-debezium) echo "bson2json cdc --format ${1#cdc-}" ;;
     mongo) echo "MongoDB connector $MONGO_CONNECTOR" ;;
     debezium) echo "Debezium MongoDB $DEBEZIUM" ;;
   esac

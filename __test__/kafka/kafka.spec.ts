@@ -293,6 +293,27 @@ describe('options and arguments (no broker)', () => {
     expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', topics: { a: 'c' } })).toThrow(/must not name options.checkpointTopic/)
   })
 
+  it('readCommitted from an offset: what lies past the stable offset of one read is delivered by the next (none skipped, none twice)', async () => {
+    // A partition of 10 one-record batches whose stable offset moves from 5 to 10 between two reads.
+    let lso = 5n
+    const rec = (k: number) => ({ offsetDelta: 0, key: Buffer.from(String(k)), value: Buffer.from(String(k)), headers: [] })
+    const all = Array.from({ length: 10 }, (_, k) => ({ firstOffset: BigInt(k), lastOffsetDelta: 0, producerId: 1n, attributes: 0, records: [rec(k)] }))
+    const consumer = {
+      metadata: async () => ({ topics: new Map([['t', { id: 'id', partitionsCount: 1, partitions: [{ leader: 1 }] }]]) }),
+      // the broker returns whole batches from the fetch offset on, past the stable offset too
+      fetch: async (req: any) => {
+        const from = req.topics[0].partitions[0].fetchOffset
+        return { responses: [{ partitions: [{ errorCode: 0, lastStableOffset: lso, logStartOffset: 0n, abortedTransactions: [], records: all.filter((b) => b.firstOffset >= from) }] }] }
+      },
+    }
+    const got: string[] = []
+    const first = await kafka.readCommitted(consumer, 't', (_p: number, _o: bigint, r: any) => got.push(String(r.key)))
+    expect([first, got]).toEqual([[5n], ['0', '1', '2', '3', '4']])
+    lso = 10n
+    const second = await kafka.readCommitted(consumer, 't', (_p: number, _o: bigint, r: any) => got.push(String(r.key)), first)
+    expect([second, got]).toEqual([[10n], ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']])
+  })
+
   it('reads the cluster time out of a resume token', () => {
     expect(tokenClusterTime({ _data: '826B04B3D0000000132B04' })).toEqual({ t: 0x6b04b3d0, i: 0x13 })
     expect(tokenClusterTime({ _data: 'zz' })).toBeNull()

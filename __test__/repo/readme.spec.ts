@@ -80,7 +80,7 @@ describe('README examples, run as written', () => {
       const bad = await fetch(q('{"$bogus":1}'))
       expect(bad.status).toBe(500)
       const body = await bad.json()
-      expect(body.error).toMatch(/\$bogus/)
+      expect(body.error).toBe('query failed')
       expect(typeof body.code).toBe('number')
       expect(ex.alive()).toBe(true)
       expect(ex.stderr()).toBe('')
