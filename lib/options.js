@@ -6,8 +6,7 @@
  * property lookups on the native side.
  */
 
-const { OptionFlag } = require('./native')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./native/protocol')
+const { OptionFlag, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, packOptions } = require('./native')
 const { describe, editDistance } = require('./errors')
 const { compileShape } = require('./shape')
 
@@ -23,7 +22,6 @@ const FLAG_LONGS = OptionFlag.Longs
 const FLAG_BUFFERS = OptionFlag.Buffers
 const FLAG_BSON_REGEXP = OptionFlag.BsonRegExp
 const FLAG_NO_PROMOTE = OptionFlag.NoPromote
-const PACK = 2 ** FLAG_BITS
 
 /** `dialect` → the low two bits of `flags`. */
 const DIALECTS = Object.freeze({ compat: 0, relaxed: OptionFlag.Relaxed, canonical: OptionFlag.Canonical })
@@ -35,7 +33,7 @@ const DIALECTS = Object.freeze({ compat: 0, relaxed: OptionFlag.Relaxed, canonic
 /** @type {Resolved} */
 const DEFAULTS = Object.freeze({
   flags: 0,
-  packed: DEFAULT_MAX_DEPTH * PACK,
+  packed: packOptions(0, DEFAULT_MAX_DEPTH),
   maxDepth: DEFAULT_MAX_DEPTH,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   dialect: 'compat',
@@ -205,8 +203,8 @@ function resolveOptions(options, known = BASE_KEYS) {
   }
   // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
   const shaper = options.projection === undefined && options.redact === undefined ? undefined : compileShape(options.projection, options.redact)
-  // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+  // `packed` and `maxOutputBytes`: the pair every call of the binding takes (lib/native packs it).
+  return { flags, packed: packOptions(flags, maxDepth), maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
 }
 
 /** @typedef {Resolved & { rowMode: number }} ResolvedRow */
@@ -359,7 +357,6 @@ module.exports = {
   DIALECTS,
   BASE_KEYS,
   BATCH_KEYS,
-  FLAG_BITS,
   resolveDriverOptions,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_OUTPUT_BYTES,

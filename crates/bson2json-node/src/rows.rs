@@ -98,10 +98,6 @@ fn row_options(json: bson2json_core::Options, mode: f64) -> Option<RowOptions> {
     })
 }
 
-fn bad_options() -> Error {
-    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
-}
-
 /// Why rows failed: a document's error (with its index, in a batch), or the framing's.
 pub enum RowError {
     Transcode(CoreError),
@@ -321,11 +317,11 @@ struct TranscodeRow;
 
 impl node_api::FastFn for TranscodeRow {
     fn call(env: &Env, args: &Args) -> Result<Value> {
-        let packed = node_api::number_value(env, args.argv[1]).ok_or_else(bad_options)?;
-        let max_out = node_api::number_value(env, args.argv[2]).ok_or_else(bad_options)?;
-        let mode = node_api::number_value(env, args.argv[3]).ok_or_else(bad_options)?;
-        let json = options::unpack(packed, max_out).ok_or_else(bad_options)?;
-        let opts = row_options(json, mode).ok_or_else(bad_options)?;
+        let packed = node_api::number_value(env, args.argv[1]).ok_or_else(options::bad_options)?;
+        let max_out = node_api::number_value(env, args.argv[2]).ok_or_else(options::bad_options)?;
+        let mode = node_api::number_value(env, args.argv[3]).ok_or_else(options::bad_options)?;
+        let json = options::decode(packed, max_out)?;
+        let opts = row_options(json, mode).ok_or_else(options::bad_options)?;
         let scratch = args.given(env, 4);
         let shaper = match args.given(env, 5) {
             Some(v) => Some(node_api::class_instance::<Shaper>(env, v, "shaper")?),
@@ -363,21 +359,20 @@ pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
 #[napi(
     js_name = "transcodeRows",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], flags: number, maxDepth: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
+    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
     ts_return_type = "PackedRows"
 )]
 pub fn transcode_rows<'env>(
     env: &'env Env,
     input: Unknown<'env>,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     row_mode: f64,
     cursor: bool,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let json = options::decode(flags, max_depth, max_output_bytes);
-    let opts = row_options(json, row_mode).ok_or_else(bad_options)?;
+    let json = options::decode(packed, max_output_bytes)?;
+    let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
     let mut s = take_scratch();
     // The input is read in closures that cannot run JavaScript; the regex check and the
@@ -501,21 +496,20 @@ impl Task for RowsTask {
 #[napi(
     js_name = "transcodeRowsAsync",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], flags: number, maxDepth: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
+    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
     ts_return_type = "Promise<PackedRows>"
 )]
 pub fn transcode_rows_async(
     env: &Env,
     input: Unknown<'_>,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     row_mode: f64,
     cursor: bool,
     shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<AsyncTask<RowsTask>> {
-    let json = options::decode(flags, max_depth, max_output_bytes);
-    let opts = row_options(json, row_mode).ok_or_else(bad_options)?;
+    let json = options::decode(packed, max_output_bytes)?;
+    let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
     let shape = shaper.as_ref().map(|s| s.shared_shape());
     let value = Value::of_unknown(&input);
     let (data, input) = if cursor {
