@@ -314,7 +314,7 @@ describe('packed change events', () => {
           // the operation codes, skipping operands, as the decoder reads them
           for (const format of Object.values(F) as number[]) {
             try {
-              const p = binding.transcodeChangeBatchPacked(c.doc, format, o.flags, o.maxDepth, o.maxOutputBytes, raw).events
+              const p = binding.transcodeChangeBatchPacked(c.doc, format, o.packed, o.maxOutputBytes, raw).events
               const w = new Uint32Array(new Uint8Array(p[0]).buffer)
               for (let k = 0; k < w.length; k += 1 + OPERAND_WORDS[w[k]]) ops.add(w[k])
               if (p[1] !== null) extras += p[1].length

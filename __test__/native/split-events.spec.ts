@@ -18,7 +18,7 @@ const MAX_DEPTH = 100
 const MAX_OUT = 1 << 28
 
 /** lib/native's change-batch calls with these options, as event objects (`json` when `whole`). */
-const opts = (flags: number) => ({ flags, maxDepth: MAX_DEPTH, maxOutputBytes: MAX_OUT })
+const opts = (flags: number) => ({ packed: native.packOptions(flags, MAX_DEPTH), maxOutputBytes: MAX_OUT })
 const format = (whole: boolean) => (whole ? native.EventFormat.Whole : native.EventFormat.Parts)
 const batch = (c: Uint8Array, whole: boolean, flags: number, raw = false) => native.transcodeChangeBatch(c, format(whole), opts(flags), raw)
 const fragments = (f: unknown, whole: boolean, flags: number) => native.transcodeChangeFragments(f, format(whole), opts(flags))

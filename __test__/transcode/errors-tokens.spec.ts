@@ -12,7 +12,7 @@ const b2j = require('../..')
 const native = require('../../lib/native')
 /** lib/native's change batch (event objects, `json` when `whole`) with flags 0, maxDepth 100. */
 const changeBatch = (c: Uint8Array, whole: boolean) =>
-  native.transcodeChangeBatch(c, whole ? native.EventFormat.Whole : native.EventFormat.Parts, { flags: 0, maxDepth: 100, maxOutputBytes: 1 << 28 })
+  native.transcodeChangeBatch(c, whole ? native.EventFormat.Whole : native.EventFormat.Parts, { packed: native.packOptions(0, 100), maxOutputBytes: 1 << 28 })
 
 const good = BSON.serialize({ a: 1, s: 'x' })
 /** `good` with its string's terminator broken. */

@@ -23,9 +23,10 @@ export type BatchValue = string | Uint8Array | string[] | Array<string | Uint32A
 export type PackedChangeEvents = [Uint8Array, unknown[] | null, Uint8Array | null, ...string[]]
 
 /**
- * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
- * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
- * (a projection / redaction) shapes the document first.
+ * One document to JSON text. `packed, maxOutputBytes`: the options' pair every call takes
+ * (`packed` = `flags + maxDepth * 2 ** FLAG_BITS`, flags the `OptionFlag` bits and the dialect
+ * in the two low bits), `maxOutputBytes` only when it is not the default; `shaper` (a
+ * projection / redaction) shapes the document first.
  */
 export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): string
 

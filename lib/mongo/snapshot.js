@@ -9,7 +9,7 @@
 
 const native = require('../native')
 const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
-const { RawCursor } = require('./raw-cursor')
+const { RawCursor, replyCursor } = require('./raw-cursor')
 const { resolveTarget, tokenValue } = require('./change-stream')
 
 /** The option names snapshot() accepts. */
@@ -117,7 +117,7 @@ class SnapshotCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact (in the call): the snapshot's records get what the change stream's events get
-    const b = native.transcodeChangeBatch(reply.cursor, this._format, this._o)
+    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events
     if (events.length > 0) {

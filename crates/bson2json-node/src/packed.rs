@@ -24,7 +24,8 @@ use napi_derive::napi;
 use crate::errors::{type_error, Failure};
 use crate::node_api::{self, bytes_of, Value};
 use crate::shape::Shaper;
-use crate::{options, regex, strings, with_state, KEEP_CAPACITY};
+use crate::state::{keeps_wide, with_state, KEEP_CAPACITY};
+use crate::{options, regex, strings};
 
 /// Record bytes above this size become an external Buffer (no copy).
 const EXTERNAL_ABOVE: usize = 64 * 1024;
@@ -111,7 +112,7 @@ impl NapiSink<'_> {
         for (k, &t) in self.texts.iter().enumerate() {
             node_api::set_element(env, result, 3 + k as u32, t)?;
         }
-        if !crate::keeps_wide(wide) {
+        if !keeps_wide(wide) {
             *wide = Vec::new();
         }
         Ok(result)
@@ -174,21 +175,19 @@ fn pack_events<T>(
 #[napi(
     js_name = "transcodeChangeBatchPacked",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, format: number, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper",
+    ts_args_type = "cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }"
 )]
-#[allow(clippy::too_many_arguments)]
 pub fn transcode_change_batch_packed<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
     format: u32,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     raw_fragments: Option<bool>,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let format = format_of(env, format)?;
     let cursor = Value::of_unknown(&cursor);
     let raw_fragments = raw_fragments.unwrap_or(false);
@@ -292,18 +291,17 @@ fn change_batch(
 #[napi(
     js_name = "transcodeChangeFragmentsPacked",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], format: number, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_args_type = "fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number",
     ts_return_type = "PackedChangeEvents"
 )]
 pub fn transcode_change_fragments_packed<'env>(
     env: &'env Env,
     fragments: Unknown<'env>,
     format: u32,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let format = format_of(env, format)?;
     let merged = merged_fragments(env, &fragments)?;
     pack_events(env, &opts, format, false, |p| {
@@ -332,17 +330,9 @@ fn merged_fragments(env: &Env, fragments: &Unknown<'_>) -> Result<Vec<u8>> {
         values.push(node_api::get_element(env, list, i)?);
     }
     let mut merged = Vec::new();
-    let mut parts = Vec::with_capacity(values.len());
-    for (i, v) in values.into_iter().enumerate() {
-        #[allow(unsafe_code)]
-        // SAFETY: read only by the merge just below, which runs no JavaScript; dropped right
-        // after it, before anything else runs.
-        parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
-    }
-    let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-    let outcome = merge_fragments(&refs, &mut merged);
-    drop(refs);
-    drop(parts);
+    let outcome = node_api::with_each_bytes(env, &values, "fragments", |parts| {
+        merge_fragments(parts, &mut merged)
+    })?;
     match outcome {
         Ok(()) => Ok(merged),
         Err(e) => Err(Failure::from(e).throw(env)),

@@ -1,7 +1,6 @@
 //! `Shaper`: a projection and/or redaction (core `project`) compiled once per call or stream,
 //! applied to each document as a BSON → BSON pass ahead of the unchanged transcoder.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
@@ -10,9 +9,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
-use crate::fast::{finish_out, transcode_out};
 use crate::node_api;
-use crate::KEEP_CAPACITY;
+use crate::output::{transcode_out, Held, Outcome};
+use crate::state::KEEP_CAPACITY;
 
 /// `Shaper.shape` results above this size become external buffers (no copy).
 const EXTERNAL_ABOVE: usize = 64 * 1024;
@@ -50,33 +49,24 @@ impl Shaper {
     }
 
     /// Shapes the one document `bson` into the thread's scratch, then transcodes it as
-    /// [`with_output`] does. An error's offset is where the fault is in `bson` (the shaped
-    /// document's offset mapped back), found before `bson` is dropped, which is before
-    /// anything here can run JavaScript (the regex check, `finish`). The scratch is taken out
-    /// of the thread state meanwhile (JavaScript that re-enters finds empty buffers of its
-    /// own) and kept unless large.
-    pub(crate) fn transcode_one<R>(
-        &self,
-        env: &Env,
-        bson: Cow<'_, [u8]>,
-        opts: &Options,
-        finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
-    ) -> std::result::Result<R, Failure> {
+    /// [`transcode_out`] does; [`finish_out`] finishes it once `bson` is dropped. An error's
+    /// offset is where the fault is in `bson` (the shaped document's offset mapped back). Runs
+    /// no JavaScript. The scratch is taken out of the thread state meanwhile and kept unless
+    /// large.
+    ///
+    /// [`finish_out`]: crate::output::finish_out
+    pub(crate) fn shape_out(&self, bson: &[u8], opts: &Options) -> (Outcome, Held) {
         let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         shaped.clear();
-        let r = match self.shape.document(&bson, &mut shaped, &mut scratch) {
-            Err(e) => {
-                drop(bson);
-                Err(Failure::from(e))
-            }
+        let r = match self.shape.document(bson, &mut shaped, &mut scratch) {
+            Err(e) => (Err(e), Held::take()),
             Ok(()) => {
                 let (outcome, held) = transcode_out(&shaped, opts);
                 let outcome = outcome.map_err(|e| {
-                    let at = self.shape.source_offset(&bson, e.offset());
+                    let at = self.shape.source_offset(bson, e.offset());
                     bson2json_core::Error::custom(e.kind(), at, e.detail())
                 });
-                drop(bson);
-                finish_out(env, outcome, held, finish)
+                (outcome, held)
             }
         };
         if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
