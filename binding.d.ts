@@ -86,7 +86,12 @@ export declare class DumpControl {
   cancel(): void
 }
 
-/** A compiled projection and redaction. */
+/**
+ * A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
+ * bounded cache reuses the `Shaper` of the entry it evicts, so a program that compiles many
+ * distinct shapes holds a bounded number of them (a new `Shaper` each time would free its
+ * memory only when Node-API runs finalizers, after the event loop turns).
+ */
 export declare class Shaper {
   /**
    * `fields[i]` with `include[i]` (the projection, in the spec's order), the redacted
@@ -94,6 +99,12 @@ export declare class Shaper {
    * naming the path.
    */
   constructor(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null)
+  /**
+   * Replaces the compiled shape with that of the arguments (as the constructor takes
+   * them); a bad spec throws and leaves the shape as it was. Calls under way keep the
+   * shape they started with; the old one is freed when the last of them ends.
+   */
+  recompile(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null): void
   /** The shaped BSON of `input` (read as `kind` says), in a new `Buffer`. */
   shape(kind: ShapeInput, input: Uint8Array): Buffer
 }

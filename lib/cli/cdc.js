@@ -5,6 +5,8 @@
 // `changeStreamToKafka()`; this file parses arguments, connects, logs progress and maps the
 // outcome to an exit status.
 
+const { usage, parseOptions, optionFlags, optionValues, choices, answer } = require('./usage')
+
 const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (whole server batches per transaction)
 
 Usage:
@@ -21,10 +23,10 @@ Options:
       --topic TOPIC            events topic (created with --partitions when missing)
       --checkpoint-topic TOPIC compacted topic for the resume tokens, keyed by --id (created when missing)
       --id NAME                stream id: one running process per id (it names the transactional.id)
-      --dialect NAME           compat (default) | relaxed | canonical
+      --dialect NAME           ${choices('dialect')}
       --value event|fullDocument  message value: the whole event (default) or only fullDocument
                                (deletes become tombstones: a key with no value)
-      --full-document MODE     the change stream's fullDocument: updateLookup | whenAvailable | required
+      --full-document MODE     the change stream's fullDocument: ${choices('fullDocument')}
       --pipeline JSON          stages after $changeStream, an Extended JSON array
       --projection JSON        a MongoDB projection applied to every event on this side:
                                fullDocument, fullDocumentBeforeChange, documentKey (its _id is
@@ -92,47 +94,17 @@ with the same --id; 5 the change stream was invalidated (collection/database dro
 --override-checkpoint, which skips the lost events).
 `
 
-const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
 const { describe, redact } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
 const { isTransientSourceError } = require('../kafka/errors')
 
+/** The option flags (lib/option-table.js) and cdc's own. */
+const OPTION_FLAGS = optionFlags('cdc')
 const VALUE_FLAGS = {
-  '--uri': 'uri',
-  '--db': 'db',
-  '--collection': 'collection',
-  '--kafka': 'kafka',
-  '--topic': 'topic',
-  '--checkpoint-topic': 'checkpointTopic',
-  '--id': 'id',
-  '--dialect': 'dialect',
-  '--value': 'value',
-  '--full-document': 'fullDocument',
-  '--pipeline': 'pipeline',
-  '--projection': 'projection',
-  '--redact': 'redact',
-  '--redact-key-file': 'redactKeyFile',
-  '--start-at-operation-time': 'startAt',
-  '--resume-after': 'resumeAfterText',
-  '--snapshot-batch-size': 'snapshotBatchSize',
-  '--snapshot-parallel': 'snapshotParallel',
-  '--on-history-lost': 'onHistoryLost',
-  '--partitions': 'partitions',
-  '--batch-size': 'batchSize',
-  '--max-await-ms': 'maxAwaitTimeMS',
+  ...OPTION_FLAGS.values,
   '--progress-interval': 'progressInterval',
-  '--commit-interval-ms': 'commitIntervalMS',
   '--timeout': 'timeout',
-  '--kafka-timeout': 'kafkaTimeout',
-  '--kafka-ca': 'kafkaCa',
-  '--kafka-cert': 'kafkaCert',
-  '--kafka-key': 'kafkaKey',
-  '--kafka-sasl': 'kafkaSasl',
-  '--kafka-user': 'kafkaUser',
-  '--kafka-password-file': 'kafkaPasswordFile',
-  '--kafka-retry-timeout': 'kafkaRetryTimeout',
-  '--mongo-retry-timeout': 'mongoRetryTimeout',
 }
 
 function intArg(name, text, min) {
@@ -175,10 +147,12 @@ function kafkaSecurity(o, env) {
 }
 
 function parseArgs(argv) {
-  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint', '--snapshot': 'snapshot', '--kafka-tls': 'kafkaTls' }, once: true })
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { ...OPTION_FLAGS.flags, '--quiet': 'quiet' }, once: true })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
-  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true, snapshot: parsed.opts.snapshot === true }
+  // enums and integers checked from the table; the rest converted below
+  const opts = optionValues('cdc', parsed)
+  const o = { ...opts, quiet: opts.quiet === true, overrideCheckpoint: opts.overrideCheckpoint === true, snapshot: opts.snapshot === true }
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
@@ -192,11 +166,6 @@ function parseArgs(argv) {
   if (o.topic === o.checkpointTopic) usage('--topic and --checkpoint-topic must differ')
   o.brokers = o.kafka.split(',')
   for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(b)} is not HOST:PORT`)
-  if (o.dialect !== undefined && !['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage('--dialect must be compat, relaxed or canonical')
-  if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') usage('--value must be event or fullDocument')
-  if (o.fullDocument !== undefined && !['default', 'updateLookup', 'whenAvailable', 'required'].includes(o.fullDocument)) {
-    usage('--full-document must be default, updateLookup, whenAvailable or required')
-  }
   if (o.pipeline !== undefined) {
     const { EJSON } = require('bson')
     let p
@@ -266,18 +235,8 @@ function parseArgs(argv) {
     }
     delete o.resumeAfterText
   }
-  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') usage('--on-history-lost must be fail or snapshot')
   if ((o.snapshot || o.onHistoryLost === 'snapshot') && o.collection === undefined) usage(`${o.snapshot ? '--snapshot' : '--on-history-lost snapshot'} needs --db and --collection`)
   if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
-  if (o.commitIntervalMS !== undefined) o.commitIntervalMS = intArg('--commit-interval-ms', o.commitIntervalMS, 0)
-  if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
-  if (o.snapshotParallel !== undefined) {
-    o.snapshotParallel = intArg('--snapshot-parallel', o.snapshotParallel, 1)
-    if (o.snapshotParallel > 64) usage('--snapshot-parallel must be at most 64')
-  }
-  if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
-  if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
-  if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
   o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)

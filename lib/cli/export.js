@@ -8,6 +8,7 @@
 // `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/mongo/ranges.js).
 
 const fs = require('fs')
+const { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer } = require('./usage')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
 const { compileShape } = require('../shape')
 const { Indenter } = require('./pretty')
@@ -53,7 +54,7 @@ Output:
   -o, --out FILE         write to FILE instead of stdout
       --type json|csv    output format (default json)
       --jsonFormat F     relaxed (default, as mongoexport) | canonical
-      --dialect NAME     relaxed | canonical | compat (JSON.stringify(BSON.deserialize(doc)))
+      --dialect NAME     ${choices('dialect', 'relaxed')} (compat: JSON.stringify(BSON.deserialize(doc)))
       --jsonArray, --array   one JSON array instead of one document per line
       --pretty           indent the JSON (a tab per level, like mongoexport --pretty)
       --noHeaderLine     CSV without the header line
@@ -76,7 +77,6 @@ server rejects, an error mid-cursor, a write error); 2 usage error (bad or unkno
 malformed JSON argument, the mongodb package missing); 130/143 interrupted by SIGINT/SIGTERM.
 `
 
-const { CliError, UsageError, usage, parseOptions, answer } = require('./usage')
 const { Output } = require('./output')
 const { requirePeer } = require('./peer')
 const { describe, redact } = require('./mongo')
@@ -109,7 +109,10 @@ function readFile(name, path, encoding = 'utf8') {
   }
 }
 
+/** The option flags (lib/option-table.js) and export's own. */
+const OPTION_FLAGS = optionFlags('export')
 const VALUE_FLAGS = {
+  ...OPTION_FLAGS.values,
   '--uri': 'uri',
   '--host': 'host',
   '--port': 'port',
@@ -127,25 +130,13 @@ const VALUE_FLAGS = {
   '-q': 'query',
   '--query': 'query',
   '--queryFile': 'queryFile',
-  '--sort': 'sort',
-  '--skip': 'skip',
-  '--limit': 'limit',
-  '-f': 'fields',
-  '--fields': 'fields',
-  '--fieldFile': 'fieldFile',
-  '--projection': 'projection',
-  '--exclude': 'exclude',
-  '--redact': 'redact',
-  '--redact-key-file': 'redactKeyFile',
-  '--batchSize': 'batchSize',
   '-o': 'out',
   '--out': 'out',
   '--type': 'type',
-  '--jsonFormat': 'jsonFormat',
-  '--dialect': 'dialect',
   '--parallel': 'parallel',
 }
 const BOOL_FLAGS = {
+  ...OPTION_FLAGS.flags,
   '--jsonArray': 'array',
   '--array': 'array',
   '--pretty': 'pretty',
@@ -168,7 +159,7 @@ function parseArgs(argv) {
   const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: BOOL_FLAGS })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}' (export reads from a server: --uri, --db, --collection)`)
-  const raw = parsed.opts
+  const raw = optionValues('export', parsed)
   const o = {
     uri: raw.uri,
     db: raw.db,
@@ -183,12 +174,6 @@ function parseArgs(argv) {
     progress: raw.progress === true ? true : raw.noProgress === true ? false : undefined,
   }
   if (o.type !== 'json' && o.type !== 'csv') usage(`--type must be json or csv, got '${o.type}'`)
-  if (raw.jsonFormat !== undefined && raw.jsonFormat !== 'relaxed' && raw.jsonFormat !== 'canonical') {
-    usage(`--jsonFormat must be relaxed or canonical, got '${raw.jsonFormat}'`)
-  }
-  if (raw.dialect !== undefined && !['relaxed', 'canonical', 'compat'].includes(raw.dialect)) {
-    usage(`--dialect must be compat, relaxed or canonical, got '${raw.dialect}'`)
-  }
   if (raw.dialect !== undefined && raw.jsonFormat !== undefined && raw.dialect !== raw.jsonFormat) {
     usage('--dialect and --jsonFormat disagree')
   }
@@ -211,9 +196,9 @@ function parseArgs(argv) {
   const q = raw.queryFile !== undefined ? readFile('--queryFile', raw.queryFile) : raw.query
   o.query = q === undefined ? {} : parseJSONArg(raw.queryFile !== undefined ? '--queryFile' : '--query', q)
   o.sort = raw.sort === undefined ? undefined : parseJSONArg('--sort', raw.sort)
-  o.skip = raw.skip === undefined ? undefined : nonNegative('--skip', raw.skip)
-  o.limit = raw.limit === undefined ? undefined : nonNegative('--limit', raw.limit)
-  o.batchSize = raw.batchSize === undefined ? undefined : nonNegative('--batchSize', raw.batchSize, 1)
+  o.skip = raw.skip
+  o.limit = raw.limit
+  o.batchSize = raw.batchSize
   o.timeout = raw.timeout === undefined ? 10 : nonNegative('--timeout', raw.timeout, 1)
   o.parallel = raw.parallel === undefined ? 1 : nonNegative('--parallel', raw.parallel, 1)
   if (o.parallel > 64) usage('--parallel must be at most 64')

@@ -46,7 +46,7 @@ async function ensureTopics(o, brokers, extra, register = () => {}) {
         { name: 'min.compaction.lag.ms', value: '0' },
       ])
     }
-    if (!existing.has(o.topic)) await createTopic(admin, o.topic, o.partitions === undefined ? 1 : o.partitions, [])
+    if (!existing.has(o.topic)) await createTopic(admin, o.topic, o.partitions, [])
   } finally {
     register(null)
     await admin.close().catch(() => {})

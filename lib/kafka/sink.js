@@ -33,7 +33,7 @@ const { watch, snapshot } = require('../mongo/change-stream')
 const { KafkaUnavailableError, ChangeStreamHistoryLostError, KafkaFencedError, SourceError, isHistoryLost, isTransientSourceError, kafkaCause, isRefused, isFenced } = require('./errors')
 const { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep, timer } = require('./client')
 const { CHECKPOINT_VERSION, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
-const { checkOptions } = require('./options')
+const { checkOptions, withDefaults } = require('./options')
 const { splitRanges } = require('../mongo/ranges')
 
 /**
@@ -45,7 +45,9 @@ const { splitRanges } = require('../mongo/ranges')
 class KafkaSink {
   constructor(options) {
     this.brokers = checkOptions(options)
-    const o = { ...options, brokers: this.brokers }
+    // own properties only (null prototype), with the table's defaults (lib/option-table.js)
+    const o = withDefaults(options)
+    o.brokers = this.brokers
     this.o = o
     this.stats = {
       events: 0,
@@ -74,9 +76,9 @@ class KafkaSink {
     this.ac = new AbortController()
     this.stopping = false
     this.current = null // { admin } or { stream, producer, consumer }
-    this.connectTimeoutMS = o.connectTimeoutMS === undefined ? 10_000 : o.connectTimeoutMS
-    this.maxRequestBytes = o.maxRequestBytes === undefined ? 512 * 1024 : o.maxRequestBytes
-    this.retryTimeoutMS = o.retryTimeoutMS === undefined ? 120_000 : o.retryTimeoutMS
+    this.connectTimeoutMS = o.connectTimeoutMS
+    this.maxRequestBytes = o.maxRequestBytes
+    this.retryTimeoutMS = o.retryTimeoutMS
     // Kafka has been unreachable since this time (the start counts as an outage until the first
     // fence and checkpoint read succeed); null while it answers.
     this.outageSince = Date.now()
@@ -84,7 +86,7 @@ class KafkaSink {
     this.lastCause = null
     // MongoDB has failed without an answer since this time (null: it answers), and the next
     // back-off before a retry (100 ms doubling to 5 s, from the first failure of an outage).
-    this.mongoRetryTimeoutMS = o.mongoRetryTimeoutMS === undefined ? 120_000 : o.mongoRetryTimeoutMS
+    this.mongoRetryTimeoutMS = o.mongoRetryTimeoutMS
     this.mongoOutageSince = null
     this.mongoDelayMS = MONGO_FIRST_DELAY_MS
     this.watchdog = null
@@ -121,7 +123,7 @@ class KafkaSink {
       kafka()
       if (!this.started) this.outageSince = Date.now()
       await this.ensureTopicsOnce()
-      let delay = o.retryDelayMS === undefined ? 500 : o.retryDelayMS
+      let delay = o.retryDelayMS
       for (;;) {
         if (this.stopping) return
         try {
@@ -498,7 +500,7 @@ class KafkaSink {
     stats.snapshot = { reason: snap.reason, records: snap.records, done: false, ranges: snap.ranges.length, rangesNote: snap.rangesNote }
     if (o.onProgress) o.onProgress(stats, { events: [], resumeToken: token })
     const parse = (v) => (v === null || v === undefined ? undefined : ejson().parse(v, { relaxed: false }))
-    const batchSize = o.snapshotBatchSize === undefined ? 1000 : o.snapshotBatchSize
+    const batchSize = o.snapshotBatchSize
     // One reader per range not done: its cursor, the iterator, and the next batch under way.
     const readers = []
     // A range's cursor, from its position in the last committed checkpoint: after its last
@@ -551,7 +553,7 @@ class KafkaSink {
         )
     }
     for (const r of readers) pull(r)
-    const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
+    const maxTxBytes = o.maxTransactionBytes
     let live = readers
     let round = 0
     while (live.length > 0) {
@@ -629,7 +631,7 @@ class KafkaSink {
    */
   async snapshotRanges() {
     const o = this.o
-    const n = o.snapshotParallel === undefined ? DEFAULT_SNAPSHOT_PARALLEL : o.snapshotParallel
+    const n = o.snapshotParallel
     if (n === 1) return { ranges: [{ lo: null, hi: null, after: null, done: false }] }
     let split
     try {
@@ -665,9 +667,9 @@ class KafkaSink {
     let total = committed
     let lastCheckpointAt = Date.now()
     let first = true
-    const idleMS = o.idleCheckpointMS === undefined ? 5000 : o.idleCheckpointMS
-    const commitMS = o.commitIntervalMS === undefined ? 100 : o.commitIntervalMS
-    const maxTxBytes = o.maxTransactionBytes === undefined ? 8 * 1024 * 1024 : o.maxTransactionBytes
+    const idleMS = o.idleCheckpointMS
+    const commitMS = o.commitIntervalMS
+    const maxTxBytes = o.maxTransactionBytes
     let open = null
     const commitOpen = async () => {
       const t = open
@@ -765,9 +767,6 @@ function sourceMarked(e) {
   if (e !== null && typeof e === 'object') e.source = true
   return e
 }
-
-/** Snapshot ranges read at once by default (docs/kafka.md: the measurement). */
-const DEFAULT_SNAPSHOT_PARALLEL = 1
 
 /**
  * @typedef {{ lo: string|null, hi: string|null, after: string|null, done: boolean }} Range

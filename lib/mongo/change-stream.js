@@ -19,26 +19,9 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
+const { resolveDriverOptions, BASE_KEYS, intOption, ownOptions } = require('../options')
 const { describe } = require('../errors')
 
-/** The option names watch accepts (anything else is a TypeError). */
-const WATCH_KEYS = new Set([
-  ...BASE_KEYS,
-  'whole',
-  'batchSize',
-  'maxAwaitTimeMS',
-  'prefetch',
-  'splitLargeEvents',
-  'fullDocument',
-  'fullDocumentBeforeChange',
-  'showExpandedEvents',
-  'resumeAfter',
-  'startAfter',
-  'startAtOperationTime',
-  'signal',
-  'enableUtf8Validation',
-])
 const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
 const { RawCursor, checkPipeline } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
@@ -158,9 +141,11 @@ class ChangeStream extends RawCursor {
   constructor(target, pipeline = [], options = {}) {
     const stages = checkPipeline(pipeline, 'watch() pipeline')
     if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
+    // the caller's own properties, each read once (lib/option-table.js: the names watch takes)
+    options = ownOptions(options)
     const t = resolveTarget(target)
     // The driver's BSON options for the target and its js-bson major, under the call's.
-    const o = resolveDriverOptions(target, options, WATCH_KEYS)
+    const o = resolveDriverOptions(target, options, 'watch')
     const batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
     const maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
     const prefetch = intOption(options, 'prefetch', 0, Infinity, 4)

@@ -10,7 +10,8 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS } = require('../options')
+const { resolveDriverOptions, ownOptions } = require('../options')
+const { serverNamesOf } = require('../option-table')
 const { describe } = require('../errors')
 const { pipeline } = require('node:stream')
 const { RawCursor, checkPipeline } = require('./raw-cursor')
@@ -22,13 +23,9 @@ const COMMA = 0x2c
 const COMMA_BUF = Buffer.from(',')
 const OPEN_BUF = Buffer.from('[')
 
-const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS', 'collation', 'comment', 'let', 'allowDiskUse', 'min', 'max', 'returnKey', 'showRecordId', 'readConcern']
-const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
-
-/** The option names find / aggregate accept (anything else is a TypeError). */
-const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation']
-const FIND_KEYS = new Set([...CURSOR_KEYS, ...FIND_OPTIONS])
-const AGG_KEYS = new Set([...CURSOR_KEYS, ...AGG_OPTIONS])
+/** The options find / aggregate send to the server as fields of the command (lib/option-table.js). */
+const FIND_OPTIONS = serverNamesOf('find')
+const AGG_OPTIONS = serverNamesOf('aggregate')
 
 function resolveCollection(coll) {
   if (!coll || typeof coll.collectionName !== 'string' || typeof coll.dbName !== 'string' || !coll.client) {
@@ -46,19 +43,11 @@ class JsonCursor extends RawCursor {
     // find's `projection` goes to the server (the command); the client-side projection of the
     // results is `clientProjection` in both find and aggregate (lib/shape.js).
     if (command.find === undefined && options.projection !== undefined) {
-      throw new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
-    }
-    const rest = { ...options }
-    delete rest.projection
-    delete rest.clientProjection
-    if (options.clientProjection !== undefined) rest.projection = options.clientProjection
-    let o
-    try {
-      o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
-    } catch (e) {
-      if (e instanceof TypeError && options.clientProjection !== undefined) e.message = e.message.replace('options.projection', 'options.clientProjection')
+      const e = new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
+      e.code = 'ERR_BSON2JSON_UNKNOWN_OPTION'
       throw e
     }
+    const o = resolveDriverOptions(collection, options, command.find !== undefined ? 'find' : 'aggregate')
     super({
       client: c.client,
       db: c.db,
@@ -163,6 +152,7 @@ class JsonCursor extends RawCursor {
    * @param {{ format?: 'ndjson' | 'array', highWaterMark?: number }} [options]
    */
   stream(options = {}) {
+    options = ownOptions(options) || {}
     const format = options.format === undefined ? 'ndjson' : options.format
     if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${describe(format, 'string')}`)
     // Both formats come from the NDJSON Buffer of each batch: for an array its newlines become
@@ -204,6 +194,7 @@ class JsonCursor extends RawCursor {
       throw new TypeError(`bson2json: pipe() destination must be a writable stream, got ${describe(destination, 'object')}`)
     }
     if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: pipe() options must be an object, got ${describe(options, 'object')}`)
+    options = ownOptions(options)
     const onError = options.onError
     if (onError !== undefined && typeof onError !== 'function') {
       throw new TypeError(`bson2json: options.onError must be a function, got ${describe(onError, 'function')}`)
@@ -379,6 +370,7 @@ function find(collection, filter = {}, options = {}) {
   const c = resolveCollection(collection)
   checkFilter(filter, 'find() filter')
   if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options, 'object')}`)
+  options = ownOptions(options)
   const cmd = { find: c.name, filter }
   if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
   pick(cmd, options, FIND_OPTIONS)
@@ -395,6 +387,7 @@ function aggregate(collection, pipeline = [], options = {}) {
   const stages = checkPipeline(pipeline, 'aggregate() pipeline')
   const c = resolveCollection(collection)
   if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options, 'object')}`)
+  options = ownOptions(options)
   const cmd = { aggregate: c.name, pipeline: stages, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
   pick(cmd, options, AGG_OPTIONS)
   return new JsonCursor(collection, cmd, options)

@@ -465,6 +465,11 @@ function createShaper(paths, include, redactPaths, key) {
   return new b.Shaper(paths, include, redactPaths, key)
 }
 
+/** Compiles `shaper` again, in place, from the arguments {@link createShaper} takes. */
+function recompileShaper(shaper, paths, include, redactPaths, key) {
+  shaper.recompile(paths, include, redactPaths, key)
+}
+
 /**
  * The projected and redacted BSON of `input`, read as `kind` (a {@link ShapeInput}).
  * @returns {Buffer}
@@ -531,6 +536,7 @@ module.exports = {
   csvCursor,
   csvHeader,
   createShaper,
+  recompileShaper,
   shape,
   DUMP_PIPELINE,
   dumpFile,

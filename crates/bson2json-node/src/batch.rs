@@ -295,7 +295,14 @@ pub fn transcode_batch<'env>(
     } else {
         let (docs, starts) = collect_docs(env, &input)?;
         let docs: Vec<&[u8]> = docs.iter().map(|d| &d[..]).collect();
-        (outcome, r) = run_on_thread(&docs, starts.as_deref(), shape, &opts, layout, threads);
+        (outcome, r) = run_on_thread(
+            &docs,
+            starts.as_deref(),
+            shape.as_deref(),
+            &opts,
+            layout,
+            threads,
+        );
     }
     // The input is not read after this point: everything below works on `r`, which this call
     // owns, and may run JavaScript (the regex check, setters met while building the result).
@@ -417,7 +424,7 @@ pub fn transcode_batch_views<'env>(
         let Some(docs) = node_api::borrow_views(&views) else {
             return declined();
         };
-        run_on_thread(&docs, None, shape, &opts, layout, threads)
+        run_on_thread(&docs, None, shape.as_deref(), &opts, layout, threads)
     };
     drop(views);
     batch_result(env, outcome, r, layout)
@@ -477,7 +484,7 @@ pub fn transcode_cursor<'env>(
     // token), then dropped in `cursor_batch` before the first step that can run JavaScript
     // (throwing the error, the regex check, creating the result).
     let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
-    cursor_batch(env, bytes, shape, layout, &opts)
+    cursor_batch(env, bytes, shape.as_deref(), layout, &opts)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
@@ -687,7 +694,7 @@ pub fn transcode_batch_async(
 ) -> Result<AsyncTask<BatchTask>> {
     let opts = options::decode(flags, max_depth, max_output_bytes);
     // Shaping runs on the pool with the transcoding.
-    let shape = shaper.as_ref().map(|s| s.shared_shape());
+    let shape = shaper.as_ref().map(|s| s.compiled());
     if cursor {
         #[allow(unsafe_code)]
         // SAFETY: framed, then copied (`into_owned`) or dropped before the error is thrown;

@@ -2,6 +2,7 @@
 //! applied to each document as a BSON → BSON pass ahead of the unchanged transcoder.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
@@ -32,21 +33,22 @@ pub enum ShapeInput {
     ChangeCursor = 4,
 }
 
-/// A compiled projection and redaction.
+/// A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
+/// bounded cache reuses the `Shaper` of the entry it evicts, so a program that compiles many
+/// distinct shapes holds a bounded number of them (a new `Shaper` each time would free its
+/// memory only when Node-API runs finalizers, after the event loop turns).
 #[napi]
 pub struct Shaper {
-    shape: Arc<Shape>,
+    /// A call holds its own count of the shape, taken before anything that can run
+    /// JavaScript (which could recompile this `Shaper`), so the shape it started with
+    /// outlives it.
+    shape: RefCell<Arc<Shape>>,
 }
 
 impl Shaper {
-    /// The compiled shape.
-    pub(crate) fn compiled(&self) -> &Shape {
-        &self.shape
-    }
-
-    /// The compiled shape, for a task on another thread.
-    pub(crate) fn shared_shape(&self) -> Arc<Shape> {
-        Arc::clone(&self.shape)
+    /// The compiled shape, counted for this call (or a task on another thread).
+    pub(crate) fn compiled(&self) -> Arc<Shape> {
+        Arc::clone(&self.shape.borrow())
     }
 
     /// Shapes the one document `bson` into the thread's scratch, then transcodes it as
@@ -62,9 +64,10 @@ impl Shaper {
         opts: &Options,
         finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
     ) -> std::result::Result<R, Failure> {
+        let shape = self.compiled();
         let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         shaped.clear();
-        let r = match self.shape.document(&bson, &mut shaped, &mut scratch) {
+        let r = match shape.document(&bson, &mut shaped, &mut scratch) {
             Err(e) => {
                 drop(bson);
                 Err(Failure::from(e))
@@ -72,7 +75,7 @@ impl Shaper {
             Ok(()) => {
                 let (outcome, held) = transcode_out(&shaped, opts);
                 let outcome = outcome.map_err(|e| {
-                    let at = self.shape.source_offset(&bson, e.offset());
+                    let at = shape.source_offset(&bson, e.offset());
                     bson2json_core::Error::custom(e.kind(), at, e.detail())
                 });
                 drop(bson);
@@ -99,29 +102,29 @@ impl Shaper {
         redact: Vec<String>,
         key: Option<Buffer>,
     ) -> Result<Self> {
-        if fields.len() != include.len() {
-            return Err(type_error(
-                &env,
-                "bson2json: fields and include differ in length",
-            ));
-        }
-        let pairs: Vec<(&str, bool)> = fields
-            .iter()
-            .map(String::as_str)
-            .zip(include.iter().copied())
-            .collect();
-        let projection = Projection::new(&pairs)
-            .map_err(|e| type_error(&env, &format!("bson2json: options.projection: {e}")))?;
-        let paths: Vec<&str> = redact.iter().map(String::as_str).collect();
-        let with = match key {
-            None => RedactWith::Null,
-            Some(k) => RedactWith::HmacSha256(k.to_vec()),
-        };
-        let redaction = Redaction::new(&paths, with)
-            .map_err(|e| type_error(&env, &format!("bson2json: options.redact: {e}")))?;
+        let shape = compile(&env, &fields, &include, &redact, key)?;
         Ok(Shaper {
-            shape: Arc::new(Shape::new(projection, redaction)),
+            shape: RefCell::new(Arc::new(shape)),
         })
+    }
+
+    /// Replaces the compiled shape with that of the arguments (as the constructor takes
+    /// them); a bad spec throws and leaves the shape as it was. Calls under way keep the
+    /// shape they started with; the old one is freed when the last of them ends.
+    #[napi]
+    pub fn recompile(
+        &self,
+        env: Env,
+        fields: Vec<String>,
+        include: Vec<bool>,
+        redact: Vec<String>,
+        key: Option<Buffer>,
+    ) -> Result<()> {
+        let shape = Arc::new(compile(&env, &fields, &include, &redact, key)?);
+        // Swapped out, then dropped once the borrow has ended.
+        let old = std::mem::replace(&mut *self.shape.borrow_mut(), shape);
+        drop(old);
+        Ok(())
     }
 
     /// The shaped BSON of `input` (read as `kind` says), in a new `Buffer`.
@@ -138,7 +141,8 @@ impl Shaper {
         let mut out = Vec::with_capacity(input.len());
         let mut scratch = Vec::new();
         let events = matches!(kind, ShapeInput::ChangeCursor);
-        let r = self.shape.cursor(&input, events, &mut out, &mut scratch);
+        let shape = self.compiled();
+        let r = shape.cursor(&input, events, &mut out, &mut scratch);
         if let Err(e) = r {
             return Err(Failure::from(e).throw(env));
         }
@@ -151,4 +155,35 @@ impl Shaper {
         };
         Ok(v?.into_unknown(env))
     }
+}
+
+/// The shape of a `Shaper`'s arguments.
+fn compile(
+    env: &Env,
+    fields: &[String],
+    include: &[bool],
+    redact: &[String],
+    key: Option<Buffer>,
+) -> Result<Shape> {
+    if fields.len() != include.len() {
+        return Err(type_error(
+            env,
+            "bson2json: fields and include differ in length",
+        ));
+    }
+    let pairs: Vec<(&str, bool)> = fields
+        .iter()
+        .map(String::as_str)
+        .zip(include.iter().copied())
+        .collect();
+    let projection = Projection::new(&pairs)
+        .map_err(|e| type_error(env, &format!("bson2json: options.projection: {e}")))?;
+    let paths: Vec<&str> = redact.iter().map(String::as_str).collect();
+    let with = match key {
+        None => RedactWith::Null,
+        Some(k) => RedactWith::HmacSha256(k.to_vec()),
+    };
+    let redaction = Redaction::new(&paths, with)
+        .map_err(|e| type_error(env, &format!("bson2json: options.redact: {e}")))?;
+    Ok(Shape::new(projection, redaction))
 }

@@ -1,0 +1,625 @@
+'use strict'
+
+/**
+ * The one declaration of every option of the public API: its name, type, default, the
+ * `OptionFlag` bit it sets (by the enum's name: the numbers come from the binding), the APIs
+ * that take it and the CLI flags that map to it, and its documentation. Derived from it:
+ * the accepted names and type checks of every API and their "did you mean" hints
+ * (lib/options.js, lib/kafka/options.js), the flags of lib/cli/*.js (lib/cli/usage.js's
+ * `optionFlags`) and the table of docs/options.md (`node scripts/options-doc.mjs`, checked by
+ * __test__/option-table.spec.ts). Adding an option: a row here, its decoding in the binding
+ * (`crates/bson2json-node/src/options.rs`) if it crosses it, and the code that uses it.
+ *
+ * Pure data, no requires: the CLI loads it at start-up.
+ */
+
+/** The APIs, by the name rows use: a short `label` for messages, and how docs/options.md names them. */
+const APIS = Object.freeze({
+  toJSON: { label: 'toJSON', doc: '`toJSON`, `toJSONBuffer`, `toJSONAsync`, `cursorBatch`' },
+  batch: { label: 'the batch functions', doc: '`toJSONList`, `toJSONArray`, `toNDJSON` and their `*Async` twins' },
+  stream: { label: 'createTranscodeStream', doc: '`createTranscodeStream`' },
+  find: { label: 'find', doc: '`find`' },
+  aggregate: { label: 'aggregate', doc: '`aggregate`' },
+  watch: { label: 'watch', doc: '`watch`' },
+  kafka: { label: 'changeStreamToKafka', doc: '`changeStreamToKafka` (`bson2json/kafka`)' },
+})
+
+/** The CLI commands whose flags map to options. */
+const COMMANDS = Object.freeze(['dump', 'export', 'cdc'])
+
+// Types, as data (lib/options.js turns each into a check; docs/options.md prints `text`).
+const oneOf = (...values) => ({ kind: 'enum', values, text: values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(' \\| ') })
+const bool = { kind: 'boolean', text: 'boolean' }
+const int = (min, max) => ({ kind: 'int', min, max, text: `integer ${max === undefined ? `≥ ${min}` : `${min}-${max}`}` })
+const string = { kind: 'string', text: 'non-empty string' }
+const fn = { kind: 'function', text: 'function' }
+/** Checked by its own code (named in `text`), or passed on to the driver or the server. */
+const other = (text) => ({ kind: 'other', text })
+
+/** Every transcoding API: what the per-document options reach. */
+const TRANSCODING = ['toJSON', 'batch', 'stream', 'find', 'aggregate', 'watch']
+/** The APIs that run commands on a server through the driver. */
+const CURSORS = ['find', 'aggregate']
+const SERVER = ['find', 'aggregate', 'watch']
+
+/**
+ * One row per option.
+ * - `default`: the value an option left out has; `defaultText` says it in words where it is
+ *   no one value (the server's, none).
+ * - `flags`: value → the binding's `OptionFlag` member set for it.
+ * - `compatOnly`: a js-bson option that applies to dialect 'compat' only.
+ * - `server`: the APIs where the name is the server's (sent with the command), not this one.
+ * - `unsupported`: a js-bson option accepted at its default only; the reason otherwise.
+ * - `cli`: command → the flags that give the option; `key` names the parsed value when the
+ *   command converts it itself (a field list, JSON, seconds), else the flag's value is checked
+ *   against `type` (an enum or an integer; `values`/`min`/`max` narrow it for that flag; `int:
+ *   [min, max]` makes it an integer where the API's type is the server's) and a flag without a
+ *   value (`set`) gives the option that value.
+ */
+const ROWS = [
+  // -- transcoding ------------------------------------------------------------------------
+  {
+    name: 'dialect',
+    type: oneOf('compat', 'relaxed', 'canonical'),
+    default: 'compat',
+    flags: { relaxed: 'Relaxed', canonical: 'Canonical' },
+    apis: [...TRANSCODING, 'kafka'],
+    cli: {
+      dump: [{ flags: ['-d', '--dialect'] }],
+      export: [{ flags: ['--dialect'], default: 'relaxed' }, { flags: ['--jsonFormat'], key: 'jsonFormat', values: ['relaxed', 'canonical'] }],
+      cdc: [{ flags: ['--dialect'] }],
+    },
+    doc: "`'compat'` (byte-identical to `JSON.stringify(BSON.deserialize(buf))`), `'relaxed'` or `'canonical'` Extended JSON v2",
+  },
+  {
+    name: 'utf8',
+    type: oneOf('strict', 'replace'),
+    default: 'strict',
+    flags: { replace: 'Utf8Replace' },
+    apis: TRANSCODING,
+    cli: { dump: [{ flags: ['--utf8'] }] },
+    doc: "invalid UTF-8 in string values: `'strict'` throws `BSON_INVALID_UTF8`; `'replace'` writes U+FFFD per maximal invalid subpart, as `TextDecoder` does",
+  },
+  {
+    name: 'maxDepth',
+    type: int(1, 0xffffffff),
+    default: 1000,
+    apis: TRANSCODING,
+    cli: { dump: [{ flags: ['--max-depth'] }] },
+    doc: 'nesting limit (the top-level document is depth 1); deeper input throws `BSON_TOO_DEEP`',
+  },
+  {
+    name: 'maxOutputBytes',
+    type: int(1, 2 ** 32 - 1),
+    default: 256 * 1024 * 1024,
+    apis: TRANSCODING,
+    doc: 'output limit in bytes; beyond it `BSON_OUTPUT_TOO_LARGE` instead of exhausting memory',
+  },
+  {
+    name: 'bsonVersion',
+    type: oneOf(6, 7),
+    default: 7,
+    flags: { 6: 'Bson6' },
+    apis: TRANSCODING,
+    doc: "`compat` only: the js-bson major reproduced (`find`/`aggregate`/`watch`: the driver's)",
+  },
+  {
+    name: 'promoteLongs',
+    type: bool,
+    default: true,
+    flags: { false: 'Longs' },
+    compatOnly: true,
+    apis: TRANSCODING,
+    doc: "js-bson's option: `false` prints every int64 as a `Long` object",
+  },
+  {
+    name: 'promoteValues',
+    type: bool,
+    default: true,
+    flags: { false: 'NoPromote' },
+    compatOnly: true,
+    apis: TRANSCODING,
+    doc: "js-bson's option: `false` as `promoteLongs: false`, and switches `promoteBuffers` off",
+  },
+  {
+    name: 'promoteBuffers',
+    type: bool,
+    default: false,
+    flags: { true: 'Buffers' },
+    compatOnly: true,
+    apis: TRANSCODING,
+    doc: "js-bson's option: every binary as a Node Buffer's JSON `{\"type\":\"Buffer\",\"data\":[…]}`",
+  },
+  {
+    name: 'bsonRegExp',
+    type: bool,
+    default: false,
+    flags: { true: 'BsonRegExp' },
+    compatOnly: true,
+    apis: TRANSCODING,
+    doc: "js-bson's option: a regex as `{\"pattern\",\"options\"}`",
+  },
+  {
+    name: 'validation',
+    type: other('`{ utf8: boolean }`'),
+    defaultText: '`{ utf8: true }`',
+    apis: TRANSCODING,
+    doc: "js-bson's option: `{ utf8: false }` is `utf8: 'replace'`",
+  },
+  {
+    name: 'projection',
+    type: other('projection document (lib/shape.js)'),
+    defaultText: 'none',
+    apis: ['toJSON', 'batch', 'stream', 'find', 'watch', 'kafka'],
+    server: ['find'],
+    cli: {
+      dump: [{ flags: ['-f', '--fields'], key: 'fields' }, { flags: ['--fieldFile'], key: 'fieldFile' }, { flags: ['--exclude'], key: 'exclude' }],
+      export: [{ flags: ['-f', '--fields'], key: 'fields' }, { flags: ['--fieldFile'], key: 'fieldFile' }, { flags: ['--projection'], key: 'projection' }, { flags: ['--exclude'], key: 'exclude' }],
+      cdc: [{ flags: ['--projection'], key: 'projection' }],
+    },
+    doc: "MongoDB's projection document, applied while transcoding; in `find` this name is the server's projection (the client-side one is `clientProjection`)",
+  },
+  {
+    name: 'redact',
+    type: other('`{ paths, with?, key? }` (lib/shape.js)'),
+    defaultText: 'none',
+    apis: [...TRANSCODING, 'kafka'],
+    cli: {
+      dump: [{ flags: ['--redact'], key: 'redact' }, { flags: ['--redact-key-file'], key: 'redactKeyFile' }],
+      export: [{ flags: ['--redact'], key: 'redact' }, { flags: ['--redact-key-file'], key: 'redactKeyFile' }],
+      cdc: [{ flags: ['--redact'], key: 'redact' }, { flags: ['--redact-key-file'], key: 'redactKeyFile' }],
+    },
+    doc: 'the values at these paths become `null` or an HMAC-SHA256 pseudonym (`with: \'hmac-sha256\'`, `key`)',
+  },
+  {
+    name: 'clientProjection',
+    type: other('projection document (lib/shape.js)'),
+    defaultText: 'none',
+    apis: CURSORS,
+    doc: "the client-side `projection` of `find` and `aggregate`, applied to whatever the server returned",
+  },
+  {
+    name: 'enableUtf8Validation',
+    type: bool,
+    defaultText: "the driver's",
+    apis: SERVER,
+    doc: "the driver's option: `false` is `utf8: 'replace'`",
+  },
+  // js-bson deserialize options bson2json cannot honour: accepted at js-bson's default only.
+  {
+    name: 'useBigInt64',
+    type: oneOf(false),
+    default: false,
+    unsupported: "JSON.stringify throws on every BigInt, so there is no text to reproduce; use dialect 'relaxed' for exact int64 digits",
+    apis: TRANSCODING,
+    doc: "js-bson's option, accepted at its default only (`JSON.stringify` throws on every BigInt)",
+  },
+  {
+    name: 'raw',
+    type: oneOf(false),
+    default: false,
+    unsupported: 'raw sub-documents are not JSON',
+    apis: TRANSCODING,
+    doc: "js-bson's option, accepted at its default only",
+  },
+  {
+    name: 'fieldsAsRaw',
+    type: other('`{}`'),
+    defaultText: 'none',
+    unsupported: 'raw sub-documents are not JSON',
+    apis: TRANSCODING,
+    doc: "js-bson's option, accepted empty only",
+  },
+  {
+    name: 'allowObjectSmallerThanBufferSize',
+    type: oneOf(false),
+    default: false,
+    unsupported: 'a document must fill its buffer',
+    apis: TRANSCODING,
+    doc: "js-bson's option, accepted at its default only",
+  },
+  {
+    name: 'index',
+    type: oneOf(0),
+    default: 0,
+    unsupported: 'pass a subarray instead',
+    apis: TRANSCODING,
+    doc: "js-bson's option, accepted at its default only (pass a subarray)",
+  },
+  // -- batches and the stream -------------------------------------------------------------
+  {
+    name: 'threads',
+    type: int(1, 256),
+    default: 1,
+    apis: ['batch', 'stream'],
+    doc: 'spread a batch over this many threads; output order is kept',
+  },
+  {
+    name: 'format',
+    type: oneOf('ndjson', 'array'),
+    default: 'ndjson',
+    apis: ['stream'],
+    cli: { dump: [{ flags: ['-a', '--array'], set: 'array' }] },
+    doc: 'output: newline-delimited JSON or one JSON array',
+  },
+  {
+    name: 'chunkSize',
+    type: int(1),
+    defaultText: 'none',
+    apis: ['stream'],
+    doc: 'emit output in chunks of at most this many bytes (also the BSON sub-batch size)',
+  },
+  {
+    name: 'batchBytes',
+    type: int(1),
+    default: 1024 * 1024,
+    apis: ['stream'],
+    doc: 'BSON bytes transcoded per native call when `chunkSize` is not set',
+  },
+  {
+    name: 'concurrency',
+    type: int(1, 256),
+    default: 1,
+    apis: ['stream'],
+    cli: { dump: [{ flags: ['--threads'] }] },
+    doc: 'sub-batches transcoded at once on the libuv thread pool; output order, errors and `skip` events are those of `1`',
+  },
+  {
+    name: 'maxDocumentBytes',
+    type: int(1),
+    default: 64 * 1024 * 1024,
+    apis: ['stream'],
+    doc: 'largest accepted declared document length; larger is `BSON_BAD_LENGTH`',
+  },
+  {
+    name: 'skipInvalid',
+    type: bool,
+    default: false,
+    apis: ['stream'],
+    cli: { dump: [{ flags: ['--skip-invalid'], set: true }] },
+    doc: "skip a corrupt document (a `'skip'` event) and go on with the next one",
+  },
+  ...['highWaterMark', 'readableHighWaterMark', 'writableHighWaterMark'].map((name) => ({
+    name,
+    type: other("Node's"),
+    defaultText: "Node's",
+    apis: ['stream'],
+    doc: "the `Transform`'s option of this name",
+  })),
+  // -- find and aggregate -----------------------------------------------------------------
+  {
+    name: 'batchSize',
+    type: int(0),
+    defaultText: "the server's",
+    apis: [...SERVER, 'kafka'],
+    cli: { export: [{ flags: ['--batchSize'], min: 1 }], cdc: [{ flags: ['--batch-size'], min: 1 }] },
+    doc: 'documents (events) per server batch',
+  },
+  {
+    name: 'maxAwaitTimeMS',
+    type: int(0),
+    defaultText: "the server's",
+    apis: [...SERVER, 'kafka'],
+    cli: { cdc: [{ flags: ['--max-await-ms'], min: 1 }] },
+    doc: '`getMore` wait on a tailable cursor or an idle change stream',
+  },
+  {
+    name: 'prefetch',
+    type: int(0),
+    defaultText: '1 (`watch`: 4)',
+    apis: [...SERVER, 'kafka'],
+    doc: 'batches fetched ahead of the consumer',
+  },
+  {
+    name: 'session',
+    type: other('a driver `ClientSession`'),
+    defaultText: 'one per cursor',
+    apis: CURSORS,
+    doc: 'the driver session the commands run in',
+  },
+  {
+    name: 'signal',
+    type: other('an `AbortSignal`'),
+    defaultText: 'none',
+    apis: [...SERVER, 'kafka'],
+    doc: 'aborting it ends the cursor, the change stream or the run with an error',
+  },
+  {
+    name: 'sort',
+    type: other("every form the driver's `find` takes"),
+    defaultText: 'none',
+    apis: ['find'],
+    server: ['find'],
+    cli: { export: [{ flags: ['--sort'], key: 'sort' }] },
+    doc: "the server's sort",
+  },
+  {
+    name: 'limit',
+    type: other("the server's (a negative limit: one batch)"),
+    defaultText: 'none',
+    apis: ['find'],
+    server: ['find'],
+    cli: { export: [{ flags: ['--limit'], int: [0] }] },
+    doc: "`find`'s option",
+  },
+  {
+    name: 'skip',
+    type: other("the server's"),
+    defaultText: 'none',
+    apis: ['find'],
+    server: ['find'],
+    cli: { export: [{ flags: ['--skip'], int: [0] }] },
+    doc: "`find`'s option",
+  },
+  ...[
+    ['hint', CURSORS],
+    ['maxTimeMS', CURSORS],
+    ['collation', CURSORS],
+    ['comment', CURSORS],
+    ['let', CURSORS],
+    ['allowDiskUse', CURSORS],
+    ['readConcern', CURSORS],
+    ['min', ['find']],
+    ['max', ['find']],
+    ['returnKey', ['find']],
+    ['showRecordId', ['find']],
+    ['bypassDocumentValidation', ['aggregate']],
+  ].map(([name, apis]) => ({ name, type: other("the server's"), defaultText: "the server's", apis, server: apis, doc: "the command's field of this name, sent to the server" })),
+  // -- watch ------------------------------------------------------------------------------
+  {
+    name: 'whole',
+    type: bool,
+    default: false,
+    apis: ['watch'],
+    doc: 'each event carries `json`, the whole event',
+  },
+  {
+    name: 'splitLargeEvents',
+    type: bool,
+    default: false,
+    apis: ['watch', 'kafka'],
+    doc: 'append `$changeStreamSplitLargeEvent` and reassemble the fragments into one event',
+  },
+  {
+    name: 'fullDocument',
+    type: oneOf('default', 'updateLookup', 'whenAvailable', 'required'),
+    default: 'default',
+    apis: ['watch', 'kafka'],
+    cli: { cdc: [{ flags: ['--full-document'] }] },
+    doc: "the change stream's `fullDocument`",
+  },
+  {
+    name: 'fullDocumentBeforeChange',
+    type: oneOf('off', 'whenAvailable', 'required'),
+    default: 'off',
+    apis: ['watch', 'kafka'],
+    doc: "the change stream's `fullDocumentBeforeChange`",
+  },
+  {
+    name: 'showExpandedEvents',
+    type: bool,
+    default: false,
+    apis: ['watch', 'kafka'],
+    doc: "the change stream's `showExpandedEvents`",
+  },
+  {
+    name: 'resumeAfter',
+    type: other('a resume token'),
+    defaultText: 'none',
+    apis: ['watch', 'kafka'],
+    cli: { cdc: [{ flags: ['--resume-after'], key: 'resumeAfterText' }] },
+    doc: 'start after this resume token (`changeStreamToKafka`: first start only)',
+  },
+  {
+    name: 'startAfter',
+    type: other('a resume token'),
+    defaultText: 'none',
+    apis: ['watch'],
+    doc: 'start after this resume token, even past an invalidate',
+  },
+  {
+    name: 'startAtOperationTime',
+    type: other('a BSON `Timestamp`'),
+    defaultText: 'now',
+    apis: ['watch', 'kafka'],
+    cli: { cdc: [{ flags: ['--start-at-operation-time'], key: 'startAt' }] },
+    doc: 'start at this cluster time (`changeStreamToKafka`: first start only)',
+  },
+  // -- changeStreamToKafka ----------------------------------------------------------------
+  {
+    name: 'source',
+    type: other('a driver `MongoClient`, `Db` or `Collection`'),
+    defaultText: 'required',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--uri'], key: 'uri' }, { flags: ['--db'], key: 'db' }, { flags: ['--collection'], key: 'collection' }] },
+    doc: 'what to watch: a collection, a database or the cluster',
+  },
+  {
+    name: 'pipeline',
+    type: other('an array of stages'),
+    defaultText: '`[]`',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--pipeline'], key: 'pipeline' }] },
+    doc: 'stages after `$changeStream`',
+  },
+  {
+    name: 'brokers',
+    type: other('`"HOST:PORT"` strings (an array or a comma-separated string)'),
+    defaultText: 'required',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--kafka'], key: 'kafka' }] },
+    doc: 'the bootstrap brokers',
+  },
+  { name: 'topic', type: string, defaultText: 'required', apis: ['kafka'], cli: { cdc: [{ flags: ['--topic'] }] }, doc: 'the events topic' },
+  {
+    name: 'checkpointTopic',
+    type: string,
+    defaultText: 'required',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--checkpoint-topic'] }] },
+    doc: 'the compacted topic of the resume tokens, keyed by `id`',
+  },
+  { name: 'id', type: string, defaultText: 'required', apis: ['kafka'], cli: { cdc: [{ flags: ['--id'] }] }, doc: 'the stream id: one running process per id' },
+  {
+    name: 'value',
+    type: oneOf('event', 'fullDocument'),
+    default: 'event',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--value'] }] },
+    doc: 'the message value: the whole event or its `fullDocument` (deletes: no value)',
+  },
+  {
+    name: 'overrideCheckpoint',
+    type: bool,
+    default: false,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--override-checkpoint'], set: true }] },
+    doc: 'start from `resumeAfter`, `startAtOperationTime` or now even though a checkpoint exists',
+  },
+  {
+    name: 'snapshot',
+    type: bool,
+    default: false,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--snapshot'], set: true }] },
+    doc: 'first start: copy the collection into the topic first, then stream from before the copy',
+  },
+  {
+    name: 'snapshotBatchSize',
+    type: int(1),
+    default: 1000,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--snapshot-batch-size'] }] },
+    doc: 'documents per snapshot batch',
+  },
+  {
+    name: 'snapshotParallel',
+    type: int(1, 64),
+    default: 1,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--snapshot-parallel'] }] },
+    doc: '`_id` ranges copied at once, one cursor each',
+  },
+  {
+    name: 'onHistoryLost',
+    type: oneOf('fail', 'snapshot'),
+    default: 'fail',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--on-history-lost'] }] },
+    doc: 'lost history at the checkpoint: reject, or copy the collection again',
+  },
+  { name: 'createTopics', type: bool, default: true, apis: ['kafka'], doc: 'create missing topics' },
+  {
+    name: 'partitions',
+    type: int(1),
+    default: 1,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--partitions'] }] },
+    doc: 'partitions of a newly created events topic',
+  },
+  { name: 'idleCheckpointMS', type: int(0), default: 5000, apis: ['kafka'], doc: 'checkpoint an idle stream at most this often' },
+  {
+    name: 'commitIntervalMS',
+    type: int(0),
+    default: 100,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--commit-interval-ms'] }] },
+    doc: 'commit the open transaction once it is this old (0: every batch)',
+  },
+  {
+    name: 'maxTransactionBytes',
+    type: int(1),
+    default: 8 * 1024 * 1024,
+    apis: ['kafka'],
+    doc: 'commit the open transaction once its records reach this many bytes',
+  },
+  { name: 'maxRequestBytes', type: int(1), default: 512 * 1024, apis: ['kafka'], doc: 'bytes per produce request inside a transaction' },
+  { name: 'retryDelayMS', type: int(1), default: 500, apis: ['kafka'], doc: 'first back-off after a Kafka error (doubling up to 10 s)' },
+  {
+    name: 'connectTimeoutMS',
+    type: int(1),
+    default: 10_000,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--kafka-timeout'], key: 'kafkaTimeout' }] },
+    doc: 'reject when Kafka cannot be reached at start within this (the CLI flag: seconds)',
+  },
+  {
+    name: 'retryTimeoutMS',
+    type: int(1),
+    default: 120_000,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--kafka-retry-timeout'], key: 'kafkaRetryTimeout' }] },
+    doc: 'once running, reject when Kafka stays unreachable this long (the CLI flag: seconds)',
+  },
+  {
+    name: 'mongoRetryTimeoutMS',
+    type: int(1),
+    default: 120_000,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--mongo-retry-timeout'], key: 'mongoRetryTimeout' }] },
+    doc: 'once running, reject when MongoDB has not answered this long (the CLI flag: seconds)',
+  },
+  {
+    name: 'kafka',
+    type: other('an object'),
+    defaultText: 'none',
+    apis: ['kafka'],
+    cli: { cdc: ['--kafka-tls', '--kafka-ca', '--kafka-cert', '--kafka-key', '--kafka-sasl', '--kafka-user', '--kafka-password-file'].map((f) => ({ flags: [f], key: f.slice(2).replace(/-(\w)/g, (_, c) => c.toUpperCase()), ...(f === '--kafka-tls' ? { set: true } : {}) })) },
+    doc: 'extra `@platformatic/kafka` client options (`tls`, `sasl`)',
+  },
+  { name: 'onProgress', type: fn, defaultText: 'none', apis: ['kafka'], doc: 'called after each committed transaction with the run\'s statistics' },
+  { name: 'onRestart', type: fn, defaultText: 'none', apis: ['kafka'], doc: 'called when a Kafka error restarts the stream from the last checkpoint' },
+  { name: 'onMongoRetry', type: fn, defaultText: 'none', apis: ['kafka'], doc: 'called when a transient MongoDB error is about to be retried' },
+]
+
+function freezeDeep(x) {
+  if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+    Object.freeze(x)
+    for (const v of Object.values(x)) freezeDeep(v)
+  }
+  return x
+}
+
+/** name → row, a null-prototype object (a name such as `toString` is not found on it). */
+const OPTIONS = Object.create(null)
+for (const row of ROWS) {
+  if (OPTIONS[row.name] !== undefined) throw new Error(`option ${row.name} declared twice`)
+  for (const api of row.apis) if (APIS[api] === undefined) throw new Error(`option ${row.name}: unknown API ${api}`)
+  for (const c of Object.keys(row.cli || {})) if (!COMMANDS.includes(c)) throw new Error(`option ${row.name}: unknown command ${c}`)
+  OPTIONS[row.name] = row
+}
+freezeDeep(ROWS)
+Object.freeze(OPTIONS)
+
+/** The names `api` accepts, in the table's order. */
+function namesOf(api) {
+  if (APIS[api] === undefined) throw new Error(`unknown API ${api}`)
+  return ROWS.filter((r) => r.apis.includes(api)).map((r) => r.name)
+}
+
+/** The names `api` sends to the server as fields of its command, in the table's order. */
+function serverNamesOf(api) {
+  return ROWS.filter((r) => r.server !== undefined && r.server.includes(api)).map((r) => r.name)
+}
+
+/** The APIs that take `name` (an empty list for a name that is no option). */
+function apisOf(name) {
+  const row = OPTIONS[name]
+  return row === undefined ? [] : row.apis
+}
+
+/**
+ * The flags of `command` that map to options: `[{ flag, option, key, takesValue, row, spec }]`
+ * (`spec` is the row's `cli` entry, `key` the parsed value's name).
+ */
+function flagsOf(command) {
+  const out = []
+  for (const row of ROWS) {
+    for (const spec of (row.cli && row.cli[command]) || []) {
+      for (const flag of spec.flags) out.push({ flag, option: row.name, key: spec.key || row.name, takesValue: spec.set === undefined, row, spec })
+    }
+  }
+  return out
+}
+
+module.exports = { APIS, COMMANDS, ROWS, OPTIONS, namesOf, serverNamesOf, apisOf, flagsOf }
