@@ -54,6 +54,12 @@ export interface TranscodeOptions {
   useBigInt64?: false
   /** Accepted only as js-bson's default (`false`). */
   raw?: false
+  /** Accepted only empty (js-bson's default). */
+  fieldsAsRaw?: Record<string, never>
+  /** Accepted only as js-bson's default (`false`). */
+  allowObjectSmallerThanBufferSize?: false
+  /** Accepted only as js-bson's default (`0`): pass a subarray instead. */
+  index?: 0
   /**
    * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
@@ -435,6 +441,22 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   comment?: unknown
   let?: object
   allowDiskUse?: boolean
+  /** getMore `maxTimeMS` on a tailable cursor. */
+  maxAwaitTimeMS?: number
+  readConcern?: object
+}
+
+/** The options of {@link find}: the cursor's, and the fields of the `find` command. */
+export interface FindOptions extends CursorOptions {
+  min?: object
+  max?: object
+  returnKey?: boolean
+  showRecordId?: boolean
+}
+
+/** The options of {@link aggregate}: the cursor's (no `projection`: project in the pipeline, or `clientProjection`), and the fields of the `aggregate` command. */
+export interface AggregateOptions extends Omit<CursorOptions, 'projection' | 'sort' | 'limit' | 'skip'> {
+  bypassDocumentValidation?: boolean
 }
 
 export interface PipeOptions<D> {
@@ -467,5 +489,5 @@ export interface JsonCursor extends AsyncIterable<string> {
   close(): Promise<void>
 }
 
-export declare function find(collection: CursorTarget, filter?: object, options?: CursorOptions): JsonCursor
-export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: CursorOptions): JsonCursor
+export declare function find(collection: CursorTarget, filter?: object, options?: FindOptions): JsonCursor
+export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: AggregateOptions): JsonCursor

@@ -28,7 +28,7 @@ const APIS = Object.freeze({
 const COMMANDS = Object.freeze(['dump', 'export', 'cdc'])
 
 // Types, as data (lib/options.js turns each into a check; docs/options.md prints `text`).
-const oneOf = (...values) => ({ kind: 'enum', values, text: values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(' \\| ') })
+const oneOf = (...values) => ({ kind: 'enum', values, text: values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(' | ') })
 const bool = { kind: 'boolean', text: 'boolean' }
 const int = (min, max) => ({ kind: 'int', min, max, text: `integer ${max === undefined ? `≥ ${min}` : `${min}-${max}`}` })
 const string = { kind: 'string', text: 'non-empty string' }
@@ -431,8 +431,7 @@ const ROWS = [
     type: other('a driver `MongoClient`, `Db` or `Collection`'),
     defaultText: 'required',
     apis: ['kafka'],
-    cli: { cdc: [{ flags: ['--uri'], key: 'uri' }, { flags: ['--db'], key: 'db' }, { flags: ['--collection'], key: 'collection' }] },
-    doc: 'what to watch: a collection, a database or the cluster',
+    doc: 'what to watch: a collection, a database or the cluster (the CLI: `--uri`, `--db`, `--collection`)',
   },
   {
     name: 'pipeline',

@@ -103,6 +103,9 @@ const { isTransientSourceError } = require('../kafka/errors')
 const OPTION_FLAGS = optionFlags('cdc')
 const VALUE_FLAGS = {
   ...OPTION_FLAGS.values,
+  '--uri': 'uri',
+  '--db': 'db',
+  '--collection': 'collection',
   '--progress-interval': 'progressInterval',
   '--timeout': 'timeout',
 }

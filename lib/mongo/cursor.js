@@ -374,7 +374,7 @@ function find(collection, filter = {}, options = {}) {
   const cmd = { find: c.name, filter }
   if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
   pick(cmd, options, FIND_OPTIONS)
-  if (cmd.sort !== undefined) {
+  if (Object.hasOwn(cmd, 'sort')) {
     const sort = formatSort(cmd.sort)
     if (sort === undefined) delete cmd.sort
     else cmd.sort = sort

@@ -66,11 +66,12 @@ class TranscodeStream extends Transform {
     const maxDocumentBytes = intOption(o, 'maxDocumentBytes', 1, Infinity, DEFAULT_MAX_DOCUMENT_BYTES)
     const batchBytes = intOption(o, 'batchBytes', 1, Infinity, chunkSize || DEFAULT_BATCH_BYTES)
     const concurrency = intOption(o, 'concurrency', 1, 256, 1)
-    super({
-      highWaterMark: o.highWaterMark,
-      readableHighWaterMark: o.readableHighWaterMark,
-      writableHighWaterMark: o.writableHighWaterMark,
-    })
+    // a null-prototype object: Node reads more names from it (`signal`, `objectMode`, …)
+    const streamOptions = Object.create(null)
+    streamOptions.highWaterMark = o.highWaterMark
+    streamOptions.readableHighWaterMark = o.readableHighWaterMark
+    streamOptions.writableHighWaterMark = o.writableHighWaterMark
+    super(streamOptions)
     this._opts = resolved
     this._array = format === 'array'
     this._chunkSize = chunkSize
