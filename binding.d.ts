@@ -78,8 +78,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class DumpControl {
   constructor()
   /**
-   * `[documents written, input bytes read, JSON bytes written]` so far (three atomic loads;
-   * the input's bytes are the compressed ones for a gzip input).
+   * `[documents written, input bytes read, JSON bytes written]` so far (atomic loads; the
+   * input's bytes are the compressed ones for a gzip input).
    */
   progress(): Array<number>
   /** Stops the pipeline at the next batch boundary: what is written is whole documents. */
@@ -204,8 +204,9 @@ export declare function csvHeader(fields: Array<string>): Buffer
  * The CLI's `dump` of concatenated BSON, plain or gzip, from the file `input` (or, when
  * `inFd` is not -1, that open descriptor: stdin) to the open file descriptor `outFd` (a file,
  * a device, a pipe or a socket), as NDJSON or one JSON array: read, decompressed, framed,
- * transcoded on `threads` threads and written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
- * a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
+ * transcoded on `threads` threads and written in order, off the JS thread.
+ * `checkRegex(pattern, flags)` returns V8's message for a regex it refuses, or null (compat
+ * only). Resolves with how it ended ([`DumpOutcome`]).
  */
 export declare function dumpFile(control: DumpControl, input: string, inFd: number, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
 
@@ -239,7 +240,7 @@ export interface DumpOutcome {
 /**
  * The bits of every call's `flags` argument. Exported to JavaScript (the generated
  * `binding.d.ts` carries it): `lib/options.js` reads its bits from this enum, and
- * `__test__/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
+ * `__test__/native/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
  */
 export declare const enum OptionFlag {
   /** `dialect: 'relaxed'` (the low two bits: 0 compat, 1 relaxed, 2 canonical). */

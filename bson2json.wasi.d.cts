@@ -223,7 +223,7 @@ export interface DumpOutcome {
 /**
  * The bits of every call's `flags` argument. Exported to JavaScript (the generated
  * `binding.d.ts` carries it): `lib/options.js` reads its bits from this enum, and
- * `__test__/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
+ * `__test__/native/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
  */
 export declare const enum OptionFlag {
   /** `dialect: 'relaxed'` (the low two bits: 0 compat, 1 relaxed, 2 canonical). */

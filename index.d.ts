@@ -63,7 +63,7 @@ export interface TranscodeOptions {
   /**
    * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
-   * through embedded documents and arrays of documents (README: Projection and redaction).
+   * through embedded documents and arrays of documents (docs/projection.md).
    * Operators, expressions, mixed inclusion/exclusion and colliding paths are a TypeError.
    * In `find`, this name is the server's projection: use `clientProjection`.
    */
@@ -103,6 +103,7 @@ export type TranscodeErrorCode =
   | 'BSON_OUTPUT_TOO_LARGE'
   | 'BSON_INVALID_REGEX'
   | 'BSON_NOT_A_CURSOR'
+  | 'BSON_DATE_OUT_OF_RANGE'
 
 /** The error thrown for malformed or over-limit input. `name` is `'TranscodeError'`. */
 export interface TranscodeError extends Error {
@@ -423,6 +424,10 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   prefetch?: number
   /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
   session?: object
+  /**
+   * Aborting cancels the command in flight and fails every consumer with the signal's reason
+   * (an `AbortError`): a result cut short never looks complete (`pipe(res)` cuts the response).
+   */
   signal?: AbortSignalLike
   /** Every form the driver's `find` accepts: `{ n: -1 }`, `'n'`, `['n', -1]`, `['a', 'b']`, `[['a', 1], ['b', -1]]`, a Map. */
   sort?: SortSpec

@@ -39,13 +39,31 @@ export interface ChangeStreamToKafkaOptions {
   pipeline?: object[]
   /** bootstrap brokers, "HOST:PORT" */
   brokers: string[] | string
-  /** events topic */
-  topic: string
+  /** events topic (required unless `topicPrefix` is given) */
+  topic?: string
+  /** one topic per collection, `PREFIX.db.coll` (as the connectors name them), each created when its collection is first seen */
+  topicPrefix?: string
+  /** these namespaces (`"db.coll"` or `"db"`) into these topics */
+  topics?: Record<string, string>
+  /** capture only these namespaces: `"db"`, `"db.coll"`, `*` for any characters (a `$match` after `$changeStream`) */
+  include?: string[]
+  /** leave these namespaces out (same patterns) */
+  exclude?: string[]
+  /** a heartbeat record per idle checkpoint (`idleCheckpointMS`), as each format's connector writes them */
+  heartbeatTopic?: string
   /** compacted checkpoint topic, keyed by `id` */
   checkpointTopic: string
   /** stream id: one running process per id (transactional.id `bson2json-cdc.<id>`) */
   id: string
   dialect?: 'compat' | 'relaxed' | 'canonical'
+  /**
+   * the records' format (docs/kafka.md "Record formats"): `bson2json` (default: the event in
+   * `dialect`, its documentKey as the key, headers), `mongo-kafka` (the MongoDB Kafka source
+   * connector's records with its defaults), `debezium` (Debezium's MongoDB envelope, JSON
+   * without schemas, a tombstone after each delete). The last two exclude `dialect` and
+   * `value: 'fullDocument'`.
+   */
+  format?: 'bson2json' | 'mongo-kafka' | 'debezium'
   /** message value: the whole event (default) or its fullDocument (deletes: no value) */
   value?: 'event' | 'fullDocument'
   fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
@@ -143,6 +161,19 @@ export function readCheckpoint(options: {
   kafka?: Record<string, unknown>
 }): Promise<null | { resumeToken: unknown; clusterTime?: { t: number; i: number }; events: number }>
 export function transactionalIdOf(id: string): string
+/**
+ * Reads every partition of `topic` from `from` (default: the log start) up to its last stable
+ * offset as it is when the read starts, with read_committed isolation: records of aborted
+ * transactions and control records are left out. Calls `onRecord` for each committed record;
+ * returns the offset reached per partition (pass it as `from` to read on from there).
+ * @param consumer a `@platformatic/kafka` Consumer
+ */
+export function readCommitted(
+  consumer: unknown,
+  topic: string,
+  onRecord: (partition: number, offset: bigint, record: { key: Uint8Array | null; value: Uint8Array | null; headers: [Uint8Array, Uint8Array][] }) => void,
+  from?: bigint[],
+): Promise<bigint[]>
 export class KafkaFencedError extends Error {
   code: 'ERR_BSON2JSON_KAFKA_FENCED'
 }

@@ -59,7 +59,7 @@ for (let i = 0; i < Number(warm); i++) pass();
 // Let V8's background threads finish before counting. Valgrind runs one thread at a time, and a
 // concurrent TurboFan job queued during the warm-up may not get its turn until the main thread
 // blocks; without this pause the counted passes can run in V8's baseline code instead of the
-// optimized code (README, the batch table).
+// optimized code.
 await new Promise((resolve) => setTimeout(resolve, 300));
 const fd = openSync(mark, 'w');
 fsyncSync(fd);

@@ -1,6 +1,6 @@
 // Splits a callgrind profile of a Node process into V8's garbage collection, V8's compilers and
 // the rest, by the names of the functions that ran each instruction; benchmark/change-stream.mjs
-// --instructions uses it. Tested by __test__/callgrind-split.spec.ts.
+// --instructions uses it. Tested by __test__/repo/callgrind-split.spec.ts.
 
 /** V8's garbage collector's functions (by name; the roots' visits included). */
 export const GC_FN = /^(v8::internal::|cppgc::|heap::base::)\S*?(Heap::|Heap\w*::|HeapVisitor|Scaveng|Marking|MarkCompact|Sweep|Evacuat|Compact|GC|Remembered|SlotSet|TypedSlot|Page::|MemoryChunk|MemoryAllocator|MemoryReducer|::Iterate|RootVisitor|ObjectVisitor|WeakObjects|ClearWeak|PointersUpdating|LocalAllocat|AllocationObserver|Safepoint|ArrayBufferSweeper|EphemeronTable|Minor|Pretenuring|StringTableCleaner|FreeList|BodyDescriptor|Space\w*::|Worklist|MarkBit|NeedsResetDueToFlushedBytecode|TqRuntimeFieldSlice|LiveObject|RecordMigrated)/

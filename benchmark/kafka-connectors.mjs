@@ -6,6 +6,9 @@
 //   node benchmark/kafka-connectors.mjs prefill --uri U --db D --coll C --n N
 //   node benchmark/kafka-connectors.mjs warm    --uri U --db D --coll C --brokers B --topic T [--timeout S]
 //   node benchmark/kafka-connectors.mjs wait    --brokers B --topic T --n N [--timeout S] [--settle S]
+//   node benchmark/kafka-connectors.mjs workload --uri U --db D [--colls c,d]   (the format comparison's writes)
+//   node benchmark/kafka-connectors.mjs dump    --brokers B --topic T --until ID [--timeout S]  (JSON lines: key, value)
+//   node benchmark/kafka-connectors.mjs compare --format mongo-kafka|debezium A.jsonl B.jsonl
 //
 // Documents: `_id` "k00000042k" (the k...k marker is what the counter looks for in a record's
 // value, whatever the pipeline's format: bson2json's event JSON, the MongoDB connector's JSON
@@ -33,6 +36,9 @@ const { values, positionals } = parseArgs({
     topic: { type: 'string' },
     timeout: { type: 'string', default: '120' },
     settle: { type: 'string', default: '0' },
+    colls: { type: 'string', default: 'c' },
+    until: { type: 'string' },
+    format: { type: 'string' },
   },
 })
 const cmd = positionals[0]
@@ -47,7 +53,7 @@ async function collection() {
   return { client, coll: client.db(values.db).collection(values.coll) }
 }
 
-async function reader(topic) {
+async function reader(topic, raw = false) {
   const { Consumer } = require('@platformatic/kafka')
   const { readCommitted } = require('../kafka')
   const consumer = new Consumer({ clientId: `kc-${process.pid}`, groupId: `kc-${process.pid}`, bootstrapBrokers: values.brokers.split(',') })
@@ -57,7 +63,7 @@ async function reader(topic) {
     // Reads what was committed since the last call; false while the topic does not exist.
     async next(onValue) {
       try {
-        from = await readCommitted(consumer, topic, (_p, _o, r) => onValue(r.value ? r.value.toString('latin1') : ''), from)
+        from = await readCommitted(consumer, topic, (_p, _o, r) => (raw ? onValue(r) : onValue(r.value ? r.value.toString('latin1') : '')), from)
         return true
       } catch (e) {
         if (/not found|unknown topic|UNKNOWN_TOPIC|does not host/i.test(String(e && e.message))) return false
@@ -105,7 +111,7 @@ if (cmd === 'write') {
       console.error(`kafka-connectors.mjs: nothing read back from ${values.topic} in ${values.timeout} s`)
       process.exit(1)
     }
-    await coll.insertOne({ _id: `warm-${i}`, note: 'warm-up' })
+    await coll.insertOne({ _id: `warm-${process.pid}-${i}`, note: "warm-up" })
     for (let k = 0; k < 4 && !seen; k++) {
       await sleep(250)
       await r.next((v) => {
@@ -150,7 +156,92 @@ if (cmd === 'write') {
   for (const c of counts) if (c > 1) duplicated += c - 1
   console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast }))
   await r.consumer.close()
+} else if (cmd === 'workload') {
+  // The writes of __test__/support/fixtures/kafka-connectors.json on each collection (inserts of every
+  // BSON type a consumer meets, updates, a replace, a delete), ending with an insert of
+  // {_id: "end"}: the fixture keeps what the connectors wrote for them.
+  const { client } = await collection()
+  const fs = await import('node:fs')
+  const { EJSON } = require('bson')
+  const fixture = JSON.parse(fs.readFileSync(new URL('../__test__/support/fixtures/kafka-connectors.json', import.meta.url), 'utf8'))
+  const writes = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false })
+  const db = client.db(values.db)
+  for (const name of values.colls.split(',')) {
+    const c = db.collection(name)
+    for (const w of writes) {
+      if (w.insert) await c.insertOne(w.insert)
+      else if (w.update) await c.updateOne(w.update, w.with)
+      else if (w.replace) await c.replaceOne(w.replace, w.with)
+      else await c.deleteOne(w.delete)
+    }
+  }
+  await client.close()
+} else if (cmd === 'dump') {
+  // The topic's records (key and value as text, null for none) up to the one whose key holds
+  // the --until marker, as JSON lines.
+  const r = await reader(values.topic, true)
+  const out = []
+  const deadline = Date.now() + Number(values.timeout) * 1000
+  let done = false
+  while (!done && Date.now() < deadline) {
+    await r.next((rec) => {
+      const key = rec.key ? rec.key.toString('utf8') : null
+      out.push({ key, value: rec.value ? rec.value.toString('utf8') : null })
+      if (key !== null && key.includes(values.until)) done = true
+    })
+    if (!done) await sleep(300)
+  }
+  await r.consumer.close()
+  for (const x of out) console.log(JSON.stringify(x))
+  if (!done) {
+    console.error(`kafka-connectors.mjs: ${values.topic}: no record with ${values.until} within ${values.timeout} s (${out.length} records)`)
+    process.exit(1)
+  }
+} else if (cmd === 'compare') {
+  // The connector's records (A) against cdc's (B) from the first record of the workload on
+  // (the warm-up documents before it are left out), key and value, in order. For Debezium the
+  // fields that name the connector run or its wall clock are set aside (docs/kafka.md).
+  const fs = await import('node:fs')
+  const load = (f) => {
+    const recs = fs.readFileSync(f, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const first = recs.findIndex((x) => x.key !== null && !x.key.includes('warm-'))
+    return first < 0 ? [] : recs.slice(first)
+  }
+  const [a, b] = [load(positionals[1]), load(positionals[2])]
+  const norm = (x) => {
+    if (values.format !== 'debezium' || x.value === null) return x.value
+    const v = JSON.parse(x.value)
+    delete v.ts_ms
+    delete v.ts_us
+    delete v.ts_ns
+    if (v.source) {
+      delete v.source.name
+      delete v.source.version
+    }
+    return JSON.stringify(v)
+  }
+  // An update's `after` is the document MongoDB looks up when the pipeline reads the event
+  // (fullDocument: updateLookup, Debezium's default capture mode): a pipeline that reads it after
+  // a later delete gets null. That is when each one read, not its format: counted apart.
+  const lookedUpLater = (x, y) => {
+    if (values.format !== 'debezium' || x.value === null || y.value === null) return false
+    const [v, w] = [JSON.parse(x.value), JSON.parse(y.value)]
+    if (v.op !== 'u' || w.op !== 'u' || (v.after !== null && w.after !== null)) return false
+    v.after = w.after = null
+    return norm({ value: JSON.stringify(v) }) === norm({ value: JSON.stringify(w) })
+  }
+  const diffs = []
+  let lookupTiming = 0
+  for (let k = 0; k < Math.max(a.length, b.length); k++) {
+    const x = a[k]
+    const y = b[k]
+    if (x && y && x.key === y.key && norm(x) === norm(y)) continue
+    if (x && y && x.key === y.key && lookedUpLater(x, y)) lookupTiming++
+    else diffs.push({ at: k, connector: x, cdc: y })
+  }
+  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length - lookupTiming, lookupTiming, diffs: diffs.slice(0, 5) }, null, 1))
+  process.exit(diffs.length === 0 && a.length > 0 ? 0 : 1)
 } else {
-  console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait ...')
+  console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait|workload|dump|compare ...')
   process.exit(2)
 }

@@ -5,7 +5,7 @@
 # Kafka 4.1.1 jars of Maven Central, on the same source (SecantusDB, scripts/secantus.sh) and the
 # same broker (scripts/kafka.sh). Not part of .ci/run: it takes several minutes.
 #
-#   bash benchmark/kafka-connectors.sh [live|snapshot|kill|all]   (default all)
+#   bash benchmark/kafka-connectors.sh [live|snapshot|kill|all|fetch]   (default all; fetch: the jars only)
 #
 # live:     a writer process inserts N ~1 KB documents at RATE per second while the pipeline runs
 #           (the pipeline is started first and warmed up: a document read back from its topic);
@@ -92,18 +92,25 @@ cpu_of() {
   awk -v a="${12}" -v b="${13}" -v t="$TICKS" 'BEGIN { printf "%.3f\n", (a + b) / t }'
 }
 
-# The topic a pipeline writes to, for database $1 and collection $2 (prefix p).
+# The topic prefix of pipeline $1, and the topic it writes to for database $2 and collection $3 (default c).
+prefix_of() {
+  case "$1" in
+    mongo | debezium) echo "$1" ;;
+    cdc-mongo-kafka) echo cdcmk ;;
+    cdc-debezium) echo cdcdbz ;;
+  esac
+}
 topic_of() {
   case "$1" in
     cdc) echo "cdc-$2" ;;
-    mongo | debezium) echo "$1.$2.c" ;;
+    *) echo "$(prefix_of "$1").$2.${3:-c}" ;;
   esac
 }
 
 # Starts pipeline $1 on database $2 (collection c) with start mode $3 (stream | snapshot) in its
 # own process group; the pid goes to $RUN/$2.pid, the output to $RUN/$2.log (appended).
 launch() {
-  local kind="$1" db="$2" mode="$3" work="$RUN/$2"
+  local kind="$1" db="$2" mode="$3" work="$RUN/${PIDKEY:-$2}"
   mkdir -p "$work"
   case "$kind" in
     cdc)
@@ -112,6 +119,18 @@ launch() {
       setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" --collection c --kafka "$BROKER" \
         --topic "$(topic_of cdc "$db")" --checkpoint-topic "cdc-$db-checkpoints" --id "$db" --quiet \
         "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
+      ;;
+    cdc-mongo-kafka | cdc-debezium)
+      # the connectors' record formats, written by cdc (the format comparison)
+      local extra=()
+      [ "$mode" = snapshot ] && extra=(--snapshot)
+      # database-wide (DBWIDE=1): one stream for every collection, a topic per collection as the
+      # connectors name them; else collection c into its topic
+      local scope=(--collection c --topic "$(topic_of "$kind" "$db")")
+      [ -n "${DBWIDE:-}" ] && scope=(--topic-prefix "$(prefix_of "$kind")")
+      setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" "${scope[@]}" --kafka "$BROKER" \
+        --format "${kind#cdc-}" --checkpoint-topic "$kind-$db-checkpoints" \
+        --id "$kind-$db" --quiet "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
       ;;
     mongo | debezium)
       cat >"$work/worker.properties" <<PROPS
@@ -152,7 +171,7 @@ connector.class=com.mongodb.kafka.connect.MongoSourceConnector
 tasks.max=1
 connection.uri=$URI
 database=$db
-collection=c
+${DBWIDE:+#}collection=c
 topic.prefix=mongo
 startup.mode=$startup
 output.format.key=json
@@ -172,7 +191,7 @@ tasks.max=1
 mongodb.connection.string=${URI%%\?*}?replicaSet=$SETNAME
 topic.prefix=debezium
 database.include.list=$db
-collection.include.list=$db.c
+${DBWIDE:+#}collection.include.list=$db.c
 snapshot.mode=$snap
 topic.creation.default.replication.factor=1
 topic.creation.default.partitions=1
@@ -183,7 +202,7 @@ PROPS
         >>"$work.log" 2>&1 </dev/null &
       ;;
   esac
-  echo $! >"$work.pid"
+  echo $! >"$RUN/${PIDKEY:-$db}.pid"
   disown "$!" # no "Killed" notice from the shell on SIGKILL
 }
 
@@ -302,9 +321,55 @@ name_of() {
   esac
 }
 
+# The records of each connector beside cdc's in the same format, on the same source and broker, the
+# same writes (kafka-connectors.mjs workload) on several collections of one database: per topic,
+# key and value compared record by record (FORMAT_PIPELINES, FORMAT_COLLS, FORMAT_SCOPE).
+formats() {
+  local db="fmt_$$" kind ok=0
+  local kinds="${FORMAT_PIPELINES:-mongo cdc-mongo-kafka debezium cdc-debezium}"
+  for kind in $kinds; do
+    PIDKEY="$db-$kind" launch "$kind" "$db" stream
+  done
+  for kind in $kinds; do
+    if ! helper warm --uri "$URI" --db "$db" --coll c --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --timeout 180 >&2; then
+      log "$kind did not stream: $(why "$db-$kind")"
+      ok=1
+    fi
+  done
+  local colls="${FORMAT_COLLS:-c d e}" coll
+  helper workload --uri "$URI" --db "$db" --colls "${colls// /,}"
+  for kind in $kinds; do
+    for coll in $colls; do
+      helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$coll")" --until end --timeout 120 >"$RUN/$db-$kind-$coll.jsonl" || ok=1
+    done
+  done
+  for kind in $kinds; do stop_pipeline "$db-$kind"; done
+  for kind in mongo debezium; do
+    local f="${kind/mongo/mongo-kafka}"
+    [[ " $kinds " == *" $kind "* && " $kinds " == *" cdc-$f "* ]] || continue
+    for coll in $colls; do
+      log "$f, topic of $db.$coll: the connector's records ($RUN/$db-$kind-$coll.jsonl) against cdc --format $f ($RUN/$db-cdc-$f-$coll.jsonl)"
+      helper compare --format "$f" "$RUN/$db-$kind-$coll.jsonl" "$RUN/$db-cdc-$f-$coll.jsonl" || ok=1
+    done
+  done
+  return $ok
+}
+
 main() {
   local what="${1:-all}" kind
   fetch
+  [ "$what" = fetch ] && return 0
+  if [ "$what" = formats ]; then
+    BROKER="$(bash "$ROOT/scripts/kafka.sh" start)"
+    URI="$(bash "$ROOT/scripts/secantus.sh" start)"
+    SETNAME="$(helper setname --uri "$URI")"
+    mkdir -p "$RUN"
+    # database-wide unless FORMAT_SCOPE=collection: the connectors with database= / database.include.list
+    # and no collection, cdc with --db alone and --topic-prefix
+    [ "${FORMAT_SCOPE:-db}" = db ] && DBWIDE=1
+    formats
+    return $?
+  fi
   BROKER="$(bash "$ROOT/scripts/kafka.sh" start)"
   URI="$(bash "$ROOT/scripts/secantus.sh" start)"
   # Debezium refuses a connection string without replicaSet= for a replica set ("Replica set not

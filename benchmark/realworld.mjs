@@ -10,12 +10,14 @@
 // BSON per second of the process's CPU time. The last column counts the minor page faults per MB
 // of BSON of `toJSON` and of the two `toNDJSON` calls (median of the rounds): their result
 // Buffers come from `malloc`, and pages that glibc gave back to the kernel between collections
-// are faulted in again (README "Batches").
+// are faulted in again (docs/performance.md, "Which call to use").
 //
 //   bash scripts/realworld-data.sh && node benchmark/realworld.mjs
 //   BSON_TO_JSON_SRC=<bson-to-json git dir> bash scripts/bson-to-json.sh   # the peer columns
 //   ROUNDS=21 ROUND_MS=200 DATASETS=twitter,citm-events node benchmark/realworld.mjs
 //   METHODS=toJSON,ndjsonConcat,ndjsonArray node benchmark/realworld.mjs   # and the baseline
+//   JSON_OUT=benchmark/results/realworld-node26.json node benchmark/realworld.mjs   # also as JSON
+//     (what `npm run bench:report`, benchmark/report.mjs, runs and renders into the docs)
 //
 // Datasets: twitter (its 100 statuses, one document each), canada (the whole GeoJSON file as
 // one document: number-heavy), citm (the whole catalog as one document), citm-events and
@@ -25,7 +27,8 @@
 // tmp/peers/bson-to-json-2.0.3-node<major>, as scripts/bson-to-json.sh builds it; without it the
 // peer columns read "-").
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { loadBsonToJson } from './peers.mjs';
 import { join } from 'node:path';
 
@@ -74,6 +77,11 @@ console.log(
   '| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON (concatenated, array) | bson-to-json (string) | bson-to-json (Buffer) | toJSON / bson-to-json (string) | minor page faults per MB (toJSON, concatenated, array) |',
 );
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+const report = {
+  machine: { cpu: os.cpus()[0]?.model ?? '?', cores: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, bson: bsonVersion },
+  config: { rounds: ROUNDS, roundMs: ROUND_MS, peer: peer ? `${peer.version} (${peer.isa})` : null },
+  datasets: [],
+};
 for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).split(',')) {
   const docs = await (DATASETS[name] ?? SYNTHETIC[name])();
   const concat = Buffer.concat(docs);
@@ -145,7 +153,18 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
   const pf = ['toJSON', 'ndjsonConcat', 'ndjsonArray'].map((m) => (m in med ? median(faults[m]).toFixed(0) : '-')).join(', ');
   const vsToJSON = (m) => (m in med && 'toJSON' in med ? `${(med[m] / med.toJSON).toFixed(2)}x` : '-');
   const vsPeer = 'peerString' in med && 'toJSON' in med ? `${(med.toJSON / med.peerString).toFixed(2)}x` : '-';
+  // the ratio of each round (both rates measured in that round), median over the rounds
+  const ratios = (m, base) => median(rates[m].map((v, r) => v / rates[base][r]));
+  report.datasets.push({
+    name,
+    documents: docs.length,
+    bytes,
+    methods: Object.fromEntries(
+      names.map((m) => [m, { mbps: med[m], vsBaseline: ratios(m, 'baseline'), vsToJSON: 'toJSON' in med ? ratios(m, 'toJSON') : null, faultsPerMB: median(faults[m]) }]),
+    ),
+  });
   console.log(
     `| ${name} | ${docs.length} | ${size(bytes / docs.length)} | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${vsToJSON('ndjsonConcat')}, ${vsToJSON('ndjsonArray')} | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} | ${pf} |`,
   );
 }
+if (process.env.JSON_OUT) writeFileSync(process.env.JSON_OUT, `${JSON.stringify(report, null, 1)}\n`);

@@ -1,6 +1,6 @@
 // The WASI build against the native addon and the baseline JSON.stringify(BSON.deserialize(buf)),
 // side by side in one process (and against lib/fallback.js, the JavaScript port of the core, in a
-// checkout that still has it: the README's figures were taken just before it was removed).
+// checkout that still has it).
 //
 //   npm run build && npm run build:wasi && node benchmark/wasi.mjs [--ms 400] [--raw]
 //

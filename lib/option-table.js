@@ -78,7 +78,7 @@ const ROWS = [
     flags: { replace: 'Utf8Replace' },
     apis: TRANSCODING,
     cli: { dump: [{ flags: ['--utf8'] }] },
-    doc: "invalid UTF-8 in string values: `'strict'` throws `BSON_INVALID_UTF8`; `'replace'` writes U+FFFD per maximal invalid subpart, as `TextDecoder` does",
+    doc: "invalid UTF-8 in string values: `'strict'` throws `BSON_INVALID_UTF8`; `'replace'` writes U+FFFD per maximal invalid subpart, exactly as `TextDecoder` and `Buffer#toString` do",
   },
   {
     name: 'maxDepth',
@@ -86,14 +86,14 @@ const ROWS = [
     default: 1000,
     apis: TRANSCODING,
     cli: { dump: [{ flags: ['--max-depth'] }] },
-    doc: 'nesting limit (the top-level document is depth 1); deeper input throws `BSON_TOO_DEEP`',
+    doc: 'nesting limit (the top-level document is depth 1). MongoDB stores at most 100 levels; change events add a few. Deeper input throws `BSON_TOO_DEEP`. Nesting is handled with a heap stack, never recursion, so any value is safe',
   },
   {
     name: 'maxOutputBytes',
     type: int(1, 2 ** 32 - 1),
     default: 256 * 1024 * 1024,
     apis: TRANSCODING,
-    doc: 'output limit in bytes; beyond it `BSON_OUTPUT_TOO_LARGE` instead of exhausting memory',
+    doc: 'output limit; beyond it `BSON_OUTPUT_TOO_LARGE` instead of exhausting memory. Every valid 16 MiB document fits (worst case ≈ 6.5× its size)',
   },
   {
     name: 'bsonVersion',
@@ -101,7 +101,7 @@ const ROWS = [
     default: 7,
     flags: { 6: 'Bson6' },
     apis: TRANSCODING,
-    doc: "`compat` only: the js-bson major reproduced (`find`/`aggregate`/`watch`: the driver's)",
+    doc: "`compat` only: the js-bson major reproduced, `6` or `7` ([which driver, which js-bson](dialects.md#which-driver-which-js-bson); `find`/`aggregate`/`watch`: the driver's)",
   },
   {
     name: 'promoteLongs',
@@ -110,7 +110,7 @@ const ROWS = [
     flags: { false: 'Longs' },
     compatOnly: true,
     apis: TRANSCODING,
-    doc: "js-bson's option: `false` prints every int64 as a `Long` object",
+    doc: "`compat` only, js-bson's option: `false` prints every int64, even `0`, as a `Long` object `{\"high\",\"low\",\"unsigned\"}` (js-bson 6: `{\"low\",\"high\",\"unsigned\"}`)",
   },
   {
     name: 'promoteValues',
@@ -119,7 +119,7 @@ const ROWS = [
     flags: { false: 'NoPromote' },
     compatOnly: true,
     apis: TRANSCODING,
-    doc: "js-bson's option: `false` as `promoteLongs: false`, and switches `promoteBuffers` off",
+    doc: "`compat` only, js-bson's option: `false` does what `promoteLongs: false` does (int32, double and symbol print unchanged), switches `promoteBuffers` off, and a `$ref`/`$db` held as a symbol no longer makes a DBRef",
   },
   {
     name: 'promoteBuffers',
@@ -128,7 +128,7 @@ const ROWS = [
     flags: { true: 'Buffers' },
     compatOnly: true,
     apis: TRANSCODING,
-    doc: "js-bson's option: every binary as a Node Buffer's JSON `{\"type\":\"Buffer\",\"data\":[…]}`",
+    doc: "`compat` only, js-bson's option: every binary, UUIDs included, as a Node Buffer's JSON `{\"type\":\"Buffer\",\"data\":[…]}` (subtype 2: the inner payload)",
   },
   {
     name: 'bsonRegExp',
@@ -137,14 +137,14 @@ const ROWS = [
     flags: { true: 'BsonRegExp' },
     compatOnly: true,
     apis: TRANSCODING,
-    doc: "js-bson's option: a regex as `{\"pattern\",\"options\"}`",
+    doc: "`compat` only, js-bson's option: a regex as `{\"pattern\",\"options\"}` with the options sorted; options outside `imxlsu` throw `BSON_INVALID_REGEX` (js-bson: a `BSONError`), patterns V8 rejects do not",
   },
   {
     name: 'validation',
     type: other('`{ utf8: boolean }`'),
     defaultText: '`{ utf8: true }`',
     apis: TRANSCODING,
-    doc: "js-bson's option: `{ utf8: false }` is `utf8: 'replace'`",
+    doc: "js-bson's option: `{ utf8: false }` is `utf8: 'replace'`, `{ utf8: true }` is `'strict'` (a contradiction with `utf8` is a `TypeError`; the per-key form is not supported)",
   },
   {
     name: 'projection',
@@ -157,7 +157,7 @@ const ROWS = [
       export: [{ flags: ['-f', '--fields'], key: 'fields' }, { flags: ['--fieldFile'], key: 'fieldFile' }, { flags: ['--projection'], key: 'projection' }, { flags: ['--exclude'], key: 'exclude' }],
       cdc: [{ flags: ['--projection'], key: 'projection' }],
     },
-    doc: "MongoDB's projection document, applied while transcoding; in `find` this name is the server's projection (the client-side one is `clientProjection`)",
+    doc: "MongoDB's projection document, applied while transcoding ([projection.md](projection.md)); in `find` this name is the server's projection (the client-side one is `clientProjection`)",
   },
   {
     name: 'redact',
@@ -169,7 +169,7 @@ const ROWS = [
       export: [{ flags: ['--redact'], key: 'redact' }, { flags: ['--redact-key-file'], key: 'redactKeyFile' }],
       cdc: [{ flags: ['--redact'], key: 'redact' }, { flags: ['--redact-key-file'], key: 'redactKeyFile' }],
     },
-    doc: 'the values at these paths become `null` or an HMAC-SHA256 pseudonym (`with: \'hmac-sha256\'`, `key`)',
+    doc: "`{ paths, with?, key? }`: the values at these paths become `null` or an HMAC-SHA256 pseudonym ([projection.md](projection.md))",
   },
   {
     name: 'clientProjection',
@@ -232,7 +232,7 @@ const ROWS = [
     type: int(1, 256),
     default: 1,
     apis: ['batch', 'stream'],
-    doc: 'spread a batch over this many threads; output order is kept',
+    doc: 'spread a batch over this many threads; output order is kept (the final copy into one Buffer is serial; `node benchmark/threads.mjs` measures the gain)',
   },
   {
     name: 'format',
@@ -262,7 +262,7 @@ const ROWS = [
     default: 1,
     apis: ['stream'],
     cli: { dump: [{ flags: ['--threads'] }] },
-    doc: 'sub-batches transcoded at once on the libuv thread pool; output order, errors and `skip` events are those of `1`',
+    doc: "sub-batches transcoded at once on the libuv thread pool while the stream reads on; output order, errors and `'skip'` events are those of `1`. The CLI uses one per core",
   },
   {
     name: 'maxDocumentBytes',
@@ -460,6 +460,54 @@ const ROWS = [
   },
   { name: 'id', type: string, defaultText: 'required', apis: ['kafka'], cli: { cdc: [{ flags: ['--id'] }] }, doc: 'the stream id: one running process per id' },
   {
+    name: 'topicPrefix',
+    type: string,
+    defaultText: 'none',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--topic-prefix'] }] },
+    doc: 'one topic per collection, `PREFIX.db.coll`, each created when its collection is first seen (instead of `topic`)',
+  },
+  {
+    name: 'topics',
+    type: other('`{ "db.coll" or "db": topic }`'),
+    defaultText: 'none',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--topic-map'], key: 'topicMap' }] },
+    doc: 'these namespaces into these topics',
+  },
+  {
+    name: 'include',
+    type: other('namespace patterns (`db`, `db.coll`, `*`)'),
+    defaultText: 'all',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--include'], key: 'include' }] },
+    doc: 'capture only these namespaces (a `$match` after `$changeStream`)',
+  },
+  {
+    name: 'exclude',
+    type: other('namespace patterns (`db`, `db.coll`, `*`)'),
+    defaultText: 'none',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--exclude'], key: 'exclude' }] },
+    doc: 'leave these namespaces out',
+  },
+  {
+    name: 'heartbeatTopic',
+    type: string,
+    defaultText: 'none',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--heartbeat-topic'] }] },
+    doc: "a heartbeat record per idle checkpoint, as each format's connector writes them",
+  },
+  {
+    name: 'format',
+    type: other('`FORMAT_NAMES` of lib/kafka/records.js'),
+    default: 'bson2json',
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--format'], key: 'format' }] },
+    doc: "the records' format: `'bson2json'`, `'mongo-kafka'` (the MongoDB source connector's) or `'debezium'` (docs/kafka.md)",
+  },
+  {
     name: 'value',
     type: oneOf('event', 'fullDocument'),
     default: 'event',
@@ -516,7 +564,14 @@ const ROWS = [
     cli: { cdc: [{ flags: ['--partitions'] }] },
     doc: 'partitions of a newly created events topic',
   },
-  { name: 'idleCheckpointMS', type: int(0), default: 5000, apis: ['kafka'], doc: 'checkpoint an idle stream at most this often' },
+  {
+    name: 'idleCheckpointMS',
+    type: int(0),
+    default: 5000,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--heartbeat-interval'], min: 1 }] },
+    doc: 'checkpoint an idle stream (and write a heartbeat) at most this often',
+  },
   {
     name: 'commitIntervalMS',
     type: int(0),
@@ -579,16 +634,31 @@ function freezeDeep(x) {
   return x
 }
 
-/** name → row, a null-prototype object (a name such as `toString` is not found on it). */
+/**
+ * name → row, a null-prototype object (a name such as `toString` is not found on it). A name
+ * may have two rows when their APIs differ (`format`: the stream's output, Kafka's records):
+ * this is the first; {@link rowOf} finds an API's.
+ */
 const OPTIONS = Object.create(null)
+/** API → name → row. */
+const BY_API = Object.create(null)
+for (const api of Object.keys(APIS)) BY_API[api] = Object.create(null)
 for (const row of ROWS) {
-  if (OPTIONS[row.name] !== undefined) throw new Error(`option ${row.name} declared twice`)
-  for (const api of row.apis) if (APIS[api] === undefined) throw new Error(`option ${row.name}: unknown API ${api}`)
+  for (const api of row.apis) {
+    if (BY_API[api] === undefined) throw new Error(`option ${row.name}: unknown API ${api}`)
+    if (BY_API[api][row.name] !== undefined) throw new Error(`option ${row.name} declared twice for ${api}`)
+    BY_API[api][row.name] = row
+  }
   for (const c of Object.keys(row.cli || {})) if (!COMMANDS.includes(c)) throw new Error(`option ${row.name}: unknown command ${c}`)
-  OPTIONS[row.name] = row
+  if (OPTIONS[row.name] === undefined) OPTIONS[row.name] = row
 }
 freezeDeep(ROWS)
 Object.freeze(OPTIONS)
+
+/** The row of option `name` for `api`, or undefined when `api` does not take it. */
+function rowOf(api, name) {
+  return BY_API[api][name]
+}
 
 /** The names `api` accepts, in the table's order. */
 function namesOf(api) {
@@ -603,8 +673,7 @@ function serverNamesOf(api) {
 
 /** The APIs that take `name` (an empty list for a name that is no option). */
 function apisOf(name) {
-  const row = OPTIONS[name]
-  return row === undefined ? [] : row.apis
+  return ROWS.filter((r) => r.name === name).flatMap((r) => r.apis)
 }
 
 /**
@@ -621,4 +690,4 @@ function flagsOf(command) {
   return out
 }
 
-module.exports = { APIS, COMMANDS, ROWS, OPTIONS, namesOf, serverNamesOf, apisOf, flagsOf }
+module.exports = { APIS, COMMANDS, ROWS, OPTIONS, rowOf, namesOf, serverNamesOf, apisOf, flagsOf }

@@ -15,7 +15,7 @@ const { OptionFlag } = require('./native')
 const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./native/protocol')
 const { describe, editDistance } = require('./errors')
 const { compileShape, release } = require('./shape')
-const { APIS, OPTIONS, ROWS, namesOf } = require('./option-table')
+const { APIS, OPTIONS, ROWS, rowOf, namesOf, apisOf } = require('./option-table')
 
 /** Largest accepted `maxOutputBytes` (4 GiB - 1, the largest Node Buffer on 64-bit hosts). */
 const MAX_OUTPUT_BYTES_LIMIT = OPTIONS.maxOutputBytes.type.max
@@ -112,7 +112,7 @@ function unknownOptionError(name, known, prefix = 'bson2json: ') {
       }
     }
     if (best !== null && bestD <= (name.length <= 4 ? 1 : 2)) hint = ` (did you mean '${best}'?)`
-    else if (OPTIONS[name] !== undefined) hint = ` (an option of ${orList(OPTIONS[name].apis.map((a) => APIS[a].label))} only)`
+    else if (apisOf(name).length > 0) hint = ` (an option of ${orList(apisOf(name).map((a) => APIS[a].label))} only)`
   }
   return optionError(TypeError, `${prefix}unknown option '${name}'${hint}`, 'ERR_BSON2JSON_UNKNOWN_OPTION')
 }
@@ -204,7 +204,7 @@ function resolveOptions(options, api) {
     const v = options[k]
     if (v === undefined) continue
     if (!known.has(k)) throw unknownOptionError(k, known)
-    const row = OPTIONS[k]
+    const row = typeof api === 'string' ? rowOf(api, k) : OPTIONS[k]
     // a name the caller handles itself
     if (row === undefined) continue
     if (row.unsupported !== undefined) {

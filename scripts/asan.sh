@@ -8,7 +8,7 @@
 #                                       (simdutf8's SIMD paths, zmij, ryu-js, itoa) and std.
 #                                       ASAN_SKIP_SLOW=1 skips the 16 MB / 96 MB limit tests.
 #   scripts/asan.sh --reentry           the Node addon built with AddressSanitizer (nightly) and the
-#                                       re-entry suite (__test__/reentry.spec.ts) run against it,
+#                                       re-entry suite (__test__/native/reentry.spec.ts) run against it,
 #                                       with the ASan runtime preloaded into node: a read of an
 #                                       ArrayBuffer that JavaScript detached and V8 freed mid-call
 #                                       is reported instead of passing silently. REENTRY_ROUNDS
@@ -39,7 +39,7 @@ if [ "${1:-}" = "--reentry" ]; then
   runtime="$(gcc -print-file-name=libasan.so)"
   [ -f "$runtime" ] || { echo "asan: no shared ASan runtime (gcc's libasan.so)" >&2; exit 2; }
   LD_PRELOAD="$runtime" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_segv_handler=1:handle_segv=1" \
-    npx vitest run __test__/reentry.spec.ts __test__/arguments.property.spec.ts
+    npx vitest run __test__/native/reentry.spec.ts __test__/transcode/arguments.property.spec.ts
   echo "asan: the re-entry suite passed against the ASan addon"
   exit 0
 fi

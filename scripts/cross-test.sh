@@ -32,7 +32,7 @@ CACHE="${ROOT}/tmp/cross"
 NODE_VERSION=24.19.0
 ZIGLANG_VERSION=0.15.2
 CARGO_ZIGBUILD_VERSION=0.24.1
-SPECS_DEFAULT="__test__/compat.spec.ts __test__/malformed.spec.ts __test__/corpus.spec.ts __test__/api.spec.ts __test__/long-strings.spec.ts"
+SPECS_DEFAULT="__test__/transcode/compat.spec.ts __test__/transcode/malformed.spec.ts __test__/transcode/corpus.spec.ts __test__/transcode/api.spec.ts __test__/transcode/long-strings.spec.ts"
 SPECS="${B2J_CROSS_SPECS:-${SPECS_DEFAULT}}"
 
 log() { printf 'cross-test %s: %s\n' "${TARGET}" "$*" >&2; }

@@ -2,8 +2,8 @@
 # Runs a command with `@platformatic/kafka` 2.x in place of the checkout's 1.35 (the lock keeps
 # 1.35 so that `npm ci` works on Node 20; 2.x is ESM and declares Node >= 22.22 or >= 24.6):
 #
-#   bash scripts/kafka-client-2.sh npx vitest run __test__/kafka.spec.ts
-#   bash scripts/node-versions.sh 24 bash scripts/kafka-client-2.sh npx vitest run __test__/kafka.spec.ts
+#   bash scripts/kafka-client-2.sh npx vitest run __test__/kafka/kafka.spec.ts
+#   bash scripts/node-versions.sh 24 bash scripts/kafka-client-2.sh npx vitest run __test__/kafka/kafka.spec.ts
 #
 # The pinned version is installed once into the git-ignored tmp/kafka-client-2 (its own
 # package.json and node_modules: the checkout's node_modules and package-lock.json are not

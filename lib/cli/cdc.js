@@ -11,9 +11,10 @@ const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (
 
 Usage:
   bson2json cdc --uri URI [--db DB [--collection COLL]] --kafka HOST:PORT[,HOST:PORT...]
-                --topic TOPIC --checkpoint-topic TOPIC --id NAME [options]
+                (--topic TOPIC | --topic-prefix P) --checkpoint-topic TOPIC --id NAME [options]
 
-  Without --collection the stream covers the database; without --db, the whole cluster.
+  Without --collection the stream covers the database; without --db, the whole cluster: one
+  change stream and one checkpoint, whatever the number of collections.
 
 Options:
       --uri URI                mongodb:// connection string (a replica set or sharded cluster)
@@ -21,9 +22,20 @@ Options:
       --collection COLL        collection to watch (needs --db)
       --kafka BROKERS          bootstrap brokers, HOST:PORT[,HOST:PORT...]
       --topic TOPIC            events topic (created with --partitions when missing)
+      --topic-prefix P         one topic per collection, P.DB.COLL (as the connectors name them),
+                               each created when its collection is first seen
+      --topic-map NS=TOPIC[,NS=TOPIC...]  these namespaces (DB.COLL or DB) into these topics
+      --include NS[,NS...]     capture only these namespaces: DB, DB.COLL, * for any characters
+                               (pushed to the server as a $match after $changeStream)
+      --exclude NS[,NS...]     leave these namespaces out (same patterns)
       --checkpoint-topic TOPIC compacted topic for the resume tokens, keyed by --id (created when missing)
       --id NAME                stream id: one running process per id (it names the transactional.id)
       --dialect NAME           ${choices('dialect')}
+      --format NAME            the records' format: bson2json (default: the event in --dialect,
+                               documentKey as the key, headers) | mongo-kafka (what the MongoDB
+                               Kafka source connector writes with its defaults) | debezium
+                               (Debezium's MongoDB envelope, JSON without schemas, tombstones
+                               after deletes); docs/kafka.md has what a consumer sees of each
       --value event|fullDocument  message value: the whole event (default) or only fullDocument
                                (deletes become tombstones: a key with no value)
       --full-document MODE     the change stream's fullDocument: ${choices('fullDocument')}
@@ -40,7 +52,7 @@ Options:
       --resume-after TOKEN     first start: after this resume token (Extended JSON such as
                                '{"_data":"8263..."}', or the _data hex alone)
       --snapshot               first start (no checkpoint yet, or with --override-checkpoint): copy
-                               the collection into TOPIC first (operationType "snapshot" records,
+                               the collection (with --db alone or none, every captured one) first (operationType "snapshot" records,
                                a "snapshot" header), then stream every change made since the copy
                                began; a restart resumes the copy after its last committed batch
       --snapshot-batch-size N  documents per snapshot batch (default 1000)
@@ -72,6 +84,12 @@ Options:
                                (default 10; exit 3 naming the brokers and the cause)
       --kafka-retry-timeout S  once running, give up when Kafka stays unreachable for S seconds
                                (default 120; retried meanwhile from the last checkpoint)
+      --heartbeat-interval MS  while nothing captured arrives, checkpoint the server's position at
+                               most every MS milliseconds (default 5000; the connectors'
+                               heartbeat.interval.ms), so a quiet collection on a busy server keeps a
+                               resume point inside the oplog window
+      --heartbeat-topic TOPIC  with each of those checkpoints, a heartbeat record into TOPIC (as the
+                               --format's connector writes them)
       --commit-interval-ms N   commit the open transaction (whole server batches and their
                                checkpoint) once it is N ms old (default 100; 0: every batch)
       --progress-interval S    seconds between progress lines on stderr (default 10; 0: none)
@@ -98,6 +116,7 @@ const { requirePeer } = require('./peer')
 const { describe, redact } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
 const { isTransientSourceError } = require('../kafka/errors')
+const { DEFAULTS } = require('../kafka/options')
 
 /** The option flags (lib/option-table.js) and cdc's own. */
 const OPTION_FLAGS = optionFlags('cdc')
@@ -159,16 +178,36 @@ function parseArgs(argv) {
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
-    ['--topic', 'topic'],
     ['--checkpoint-topic', 'checkpointTopic'],
     ['--id', 'id'],
   ]) {
     if (o[key] === undefined || o[key] === '') usage(`${flag} is required`)
   }
+  if ((o.topic === undefined || o.topic === '') && (o.topicPrefix === undefined || o.topicPrefix === '')) usage('--topic or --topic-prefix is required')
   if (o.collection !== undefined && o.db === undefined) usage('--collection needs --db')
+  for (const k of ['include', 'exclude']) {
+    if (o[k] === undefined) continue
+    o[k] = o[k].split(',').map((p) => p.trim())
+    for (const p of o[k]) if (!/^[^.\s]+(\.\S+)?$/.test(p)) usage(`--${k}: ${JSON.stringify(p)} is not a namespace pattern (DB, DB.COLL, * for any characters)`)
+  }
+  if (o.topicMap !== undefined) {
+    const map = {}
+    for (const pair of o.topicMap.split(',')) {
+      const m = /^([^=\s]+)=([^=\s]+)$/.exec(pair.trim())
+      if (!m) usage(`--topic-map: ${JSON.stringify(pair)} is not NS=TOPIC`)
+      map[m[1]] = m[2]
+    }
+    o.topics = map
+    delete o.topicMap
+  }
   if (o.topic === o.checkpointTopic) usage('--topic and --checkpoint-topic must differ')
   o.brokers = o.kafka.split(',')
   for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(b)} is not HOST:PORT`)
+  const { FORMAT_NAMES } = require('../kafka/records')
+  if (o.format !== undefined && !FORMAT_NAMES.includes(o.format)) usage(`--format must be ${FORMAT_NAMES.join(', ')}`)
+  if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
+    usage(`--format ${o.format} writes the connector's own records: it excludes --dialect and --value fullDocument`)
+  }
   if (o.pipeline !== undefined) {
     const { EJSON } = require('bson')
     let p
@@ -238,14 +277,14 @@ function parseArgs(argv) {
     }
     delete o.resumeAfterText
   }
-  if ((o.snapshot || o.onHistoryLost === 'snapshot') && o.collection === undefined) usage(`${o.snapshot ? '--snapshot' : '--on-history-lost snapshot'} needs --db and --collection`)
   if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
+  if (o.heartbeatTopic !== undefined && (o.heartbeatTopic === o.checkpointTopic || o.heartbeatTopic === '')) usage('--heartbeat-topic must differ from --checkpoint-topic')
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
-  o.kafkaTimeout = o.kafkaTimeout === undefined ? 10 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
+  o.kafkaTimeout = o.kafkaTimeout === undefined ? DEFAULTS.connectTimeoutMS / 1000 : intArg('--kafka-timeout', o.kafkaTimeout, 1)
   o.kafkaClient = kafkaSecurity(o, process.env)
-  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? 120 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
-  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? 120 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
+  o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? DEFAULTS.retryTimeoutMS / 1000 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
+  o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? DEFAULTS.mongoRetryTimeoutMS / 1000 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
   return o
 }
 
@@ -266,6 +305,7 @@ async function main(argv) {
   if (o.db !== undefined) source = client.db(o.db)
   if (o.collection !== undefined) source = source.collection(o.collection)
   const what = o.collection !== undefined ? `${o.db}.${o.collection}` : o.db !== undefined ? `database ${o.db}` : 'the cluster'
+  const into = o.topicPrefix !== undefined ? `${o.topicPrefix}.<db>.<collection>` : o.topic
 
   let lastEvents = 0
   let lastAt = Date.now()
@@ -296,9 +336,14 @@ async function main(argv) {
     redact: o.redact,
     brokers: o.brokers,
     topic: o.topic,
+    topicPrefix: o.topicPrefix,
+    topics: o.topics,
+    include: o.include,
+    exclude: o.exclude,
     checkpointTopic: o.checkpointTopic,
     id: o.id,
     dialect: o.dialect,
+    format: o.format,
     value: o.value,
     fullDocument: o.fullDocument,
     startAtOperationTime: o.startAtOperationTime,
@@ -308,6 +353,8 @@ async function main(argv) {
     snapshotBatchSize: o.snapshotBatchSize,
     snapshotParallel: o.snapshotParallel,
     commitIntervalMS: o.commitIntervalMS,
+    idleCheckpointMS: o.idleCheckpointMS,
+    heartbeatTopic: o.heartbeatTopic,
     kafka: o.kafkaClient,
     onHistoryLost: o.onHistoryLost,
     partitions: o.partitions,
@@ -321,10 +368,10 @@ async function main(argv) {
         snapshotSeen = s.snapshot
         announced = true
         const ranges = s.snapshot.ranges > 1 ? ` in ${s.snapshot.ranges} _id ranges` : s.snapshot.rangesNote ? ` in one _id range (${s.snapshot.rangesNote})` : ''
-        log(`copying ${what} into ${o.topic} as ${o.id}${ranges} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
+        log(`copying ${what} into ${into} as ${o.id}${ranges} (snapshot: ${s.snapshot.reason}${over}, ${s.snapshot.records} records copied before), then streaming`)
       } else if (!announced) {
         announced = true
-        log(`streaming ${what} into ${o.topic} as ${o.id} (started from ${s.startedFrom}${over})`)
+        log(`streaming ${what} into ${into} as ${o.id} (started from ${s.startedFrom}${over})`)
       }
       if (s.snapshot && s.snapshot.done && s.snapshot !== snapshotDone) {
         snapshotDone = s.snapshot

@@ -18,7 +18,6 @@ class CsvCursor extends RawCursor {
       prefetch: options.prefetch === undefined ? 2 : options.prefetch,
       batchSize: options.batchSize,
       what: 'cursor',
-      reportAbort: false,
     })
     this._cmd = command
     this._fields = fields

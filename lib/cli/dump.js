@@ -112,6 +112,7 @@ function parseArgs(argv) {
     projection: undefined,
     redact: undefined,
     nsInclude: r.nsInclude ?? [],
+    argFiles: [r.fieldFile, r.redactKeyFile].filter((f) => f !== undefined),
   }
   if (r.fields !== undefined && r.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
   if (r.fields !== undefined) o.fields = fieldList(r.fields, false)
@@ -281,6 +282,30 @@ function countLines(buf) {
 const COMMANDS = 'dump, export, cdc, help'
 
 /**
+ * The files this dump reads, which its output must not be: the input (`st`: its stat; stdin's
+ * when it is a file) and --fieldFile / --redact-key-file.
+ */
+function inputFiles(opts, st) {
+  const inputs = []
+  if (st !== null) inputs.push({ name: opts.file, st })
+  else if (opts.file === null) {
+    try {
+      inputs.push({ name: 'stdin', st: fs.fstatSync(0) })
+    } catch {
+      // no stdin: nothing to compare
+    }
+  }
+  for (const f of opts.argFiles) {
+    try {
+      inputs.push({ name: f, st: fs.statSync(f) })
+    } catch {
+      // read already, so there; gone since: nothing to compare
+    }
+  }
+  return inputs
+}
+
+/**
  * @param {string[]} argv
  * @param {{ implicit?: boolean }} [context] `implicit`: the command name was not given
  *   (`bson2json FILE`), so a missing bare word may be a mistyped command
@@ -298,8 +323,8 @@ async function main(argv, context = {}) {
 
   let totalIn = null
   let head = null
+  let st = null
   if (opts.file !== null) {
-    let st
     try {
       st = fs.statSync(opts.file)
     } catch (e) {
@@ -317,7 +342,7 @@ async function main(argv, context = {}) {
   }
 
   const layout = opts.array ? 'chunks' : opts.pretty ? 'pretty' : 'ndjson'
-  const output = Output.open(opts.out, layout) // throws: cannot write FILE: …
+  const output = Output.open(opts.out, layout, inputFiles(opts, st)) // throws: cannot write FILE: … (or the output is an input)
   let plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
   // An archive is handed back by the pipeline (with the bytes of stdin it read) to the stream.
   let handedBack = false
@@ -674,7 +699,7 @@ async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
 
 /**
  * The largest document the native pipeline accepts: the transcode stream's default
- * (lib/transcode/stream.js `DEFAULT_MAX_DOCUMENT_BYTES`, which __test__/cli-startup.spec.ts checks
+ * (lib/transcode/stream.js `DEFAULT_MAX_DOCUMENT_BYTES`, which __test__/cli/cli-startup.spec.ts checks
  * this equals), written here so that the native path does not load the stream module.
  */
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024

@@ -246,11 +246,25 @@ function parseArgs(argv) {
     if (!modes.includes(raw.readPreference)) usage(`--readPreference must be one of ${modes.join(', ')}`)
     o.readPreference = raw.readPreference
   }
+  o.argFiles = [raw.queryFile, raw.fieldFile, raw.redactKeyFile].filter((f) => f !== undefined)
   o.username = raw.username
   o.password = raw.password
   o.authSource = raw.authSource
   if (o.password !== undefined && o.username === undefined) usage('--password needs --username')
   return o
+}
+
+/** The files named by --queryFile, --fieldFile and --redact-key-file, which the output must not be. */
+function argFileStats(files) {
+  const out = []
+  for (const f of files) {
+    try {
+      out.push({ name: f, st: fs.statSync(f) })
+    } catch {
+      // read already; gone since: nothing to compare
+    }
+  }
+  return out
 }
 
 /**
@@ -278,7 +292,7 @@ async function main(argv) {
   const mongodb = requirePeer({ mongodb: 'mongodb' })
 
   const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
-  const out = Output.open(o.out, layout) // throws: cannot write FILE: …
+  const out = Output.open(o.out, layout, argFileStats(o.argFiles)) // throws: cannot write FILE: … (or the output is an input)
   const log = (line) => process.stderr.write(`bson2json export: ${line}\n`)
 
   const clientOptions = { serverSelectionTimeoutMS: o.timeout * 1000, appName: 'bson2json export' }

@@ -13,7 +13,7 @@
 
 const fs = require('fs')
 const { promisify } = require('util')
-const { CliError, describeIoError } = require('./usage')
+const { CliError, describeIoError, usage, quoteName } = require('./usage')
 
 const write = promisify(fs.write)
 const HIGH_WATER = 4 << 20
@@ -58,6 +58,14 @@ function mayBeTerminal(st) {
   return st.isCharacterDevice() && !(process.platform === 'linux' && st.rdev < 2 ** 32 && st.rdev >>> 8 === 1)
 }
 
+function fstatOrNull(fd) {
+  try {
+    return fs.fstatSync(fd)
+  } catch {
+    return null
+  }
+}
+
 /** `stdout`, and the file it is redirected to where the system says (`stdout (/data/out.json)`). */
 function stdoutName(direct) {
   if (!direct) return 'stdout'
@@ -68,14 +76,41 @@ function stdoutName(direct) {
   }
 }
 
+/**
+ * The regular file `st` is, among `inputs`, or undefined.
+ * @param {import('fs').Stats | null} st
+ * @param {{ name: string, st: import('fs').Stats }[]} inputs
+ */
+function sameFile(st, inputs) {
+  if (st === null || !st.isFile()) return undefined
+  return inputs.find((i) => i.st.isFile() && i.st.dev === st.dev && i.st.ino === st.ino)
+}
+
+/** `fs.statSync` that follows links, or null when there is nothing there (yet). */
+function statOrNull(path) {
+  try {
+    return fs.statSync(path)
+  } catch {
+    return null
+  }
+}
+
 class Output {
   /**
    * @param {string|null} path `-o FILE`, or null for stdout
    * @param {'ndjson'|'pretty'|'chunks'} layout how to find document ends inside a chunk cut short
    *   (`chunks`: only at chunk ends, for JSON arrays and CSV, whose cells may hold newlines)
+   * @param {{ name: string, st: import('fs').Stats }[]} [inputs] the files the command reads:
+   *   an output that is one of them (the same device and inode, through any path, symlink or
+   *   hard link; stdout redirected to one with `>>`) is a usage error before anything is opened
+   *   for writing (opening it would truncate the input)
    */
-  static open(path, layout) {
+  static open(path, layout, inputs = []) {
     let fd = 1
+    const input = sameFile(path === null ? fstatOrNull(1) : statOrNull(path), inputs)
+    if (input !== undefined) {
+      usage(`the output ${path === null ? stdoutName(true) : quoteName(path)} is the input ${quoteName(input.name)}: writing it would destroy the input (write to another file)`)
+    }
     if (path !== null) {
       try {
         fd = fs.openSync(path, 'w')

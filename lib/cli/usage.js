@@ -213,6 +213,22 @@ function answer(parsed, help) {
   return null
 }
 
+/** Characters a terminal acts on or that reorder text: C0 and C1 controls, DEL, line and bidi controls. */
+// oxlint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_IN_NAME = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
+
+/**
+ * A file name as a message prints it: as it is, or, when it holds a character a terminal would
+ * act on (a newline, an escape sequence, a bidi override), quoted with each such character
+ * escaped (`"a\nb"`, `"\u001b[31m"`), so one message stays one line and says what it means.
+ * @param {string} name
+ */
+function quoteName(name) {
+  const s = String(name)
+  if (!UNSAFE_IN_NAME.test(s)) return s
+  return JSON.stringify(s).replace(/[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** The name of an errno code for messages (`ENOSPC` -> "no space left on device (ENOSPC)"). */
 function describeIoError(e) {
   const text = {
@@ -232,4 +248,4 @@ function describeIoError(e) {
   return e && e.message ? String(e.message).split('\n')[0] : String(e)
 }
 
-module.exports = { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer, version, describeIoError, suggest }
+module.exports = { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer, version, describeIoError, suggest, quoteName }

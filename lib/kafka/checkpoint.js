@@ -1,9 +1,9 @@
 'use strict'
 
 /**
- * Checkpoints: where a stream id got to, read back with read_committed isolation from the
- * compacted checkpoint topic (committed in the same transaction as the events they cover), and
- * the cluster times a checkpoint and the source's oplog are at.
+ * Checkpoints: where a stream id got to, written as one record per transaction (committed with
+ * the events it covers) into the compacted checkpoint topic, read back with read_committed
+ * isolation, and the cluster times a checkpoint and the source's oplog are at.
  */
 
 const { kafka, ejson } = require('./client')
@@ -12,6 +12,32 @@ const CHECKPOINT_VERSION = 1
 const IS_TRANSACTIONAL = 1 << 4
 const IS_CONTROL = 1 << 5
 const READ_COMMITTED = 1
+
+/**
+ * The checkpoint record of stream `id` (key: the id; value: the format {@link readCheckpointWith}
+ * reads back).
+ * @param {{ checkpointTopic: string, id: string }} o
+ * @param {{ resumeToken: any, clusterTime?: {t: number, i: number}, events: number, origin?: string|null, snapshot?: any }} at
+ *   `snapshot`: while a snapshot is under way, its state (lib/kafka/snapshot-copy.js `snapshotState`)
+ */
+function checkpointRecord(o, at) {
+  return {
+    topic: o.checkpointTopic,
+    key: Buffer.from(o.id),
+    value: Buffer.from(
+      JSON.stringify({
+        v: CHECKPOINT_VERSION,
+        id: o.id,
+        resumeToken: ejson().stringify(at.resumeToken, { relaxed: false }),
+        clusterTime: at.clusterTime,
+        events: at.events,
+        at: new Date().toISOString(),
+        origin: at.origin === null ? undefined : at.origin,
+        snapshot: at.snapshot,
+      }),
+    ),
+  }
+}
 
 /**
  * Committed records of one fetched partition, in offset order: control batches are dropped, and
@@ -142,4 +168,4 @@ function tokenClusterTime(token) {
   return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
 }
 
-module.exports = { CHECKPOINT_VERSION, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime }
+module.exports = { CHECKPOINT_VERSION, checkpointRecord, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime }

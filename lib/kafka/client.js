@@ -34,7 +34,11 @@ function transactionalIdOf(id) {
   return `bson2json-cdc.${id}`
 }
 
-async function ensureTopics(o, brokers, extra, register = () => {}) {
+/**
+ * Creates the checkpoint topic (compacted, one partition) and the `wanted` topics (`partitions`
+ * each) that do not exist yet. @returns {Promise<Set<string>>} the topics that exist now
+ */
+async function ensureTopics(o, brokers, extra, register = () => {}, wanted = [o.topic]) {
   const { Admin } = kafka()
   const admin = new Admin({ retries: 1, retryDelay: 200, ...extra, clientId: `bson2json-cdc-admin.${o.id}`, bootstrapBrokers: brokers })
   register(admin)
@@ -45,8 +49,14 @@ async function ensureTopics(o, brokers, extra, register = () => {}) {
         { name: 'cleanup.policy', value: 'compact' },
         { name: 'min.compaction.lag.ms', value: '0' },
       ])
+      existing.add(o.checkpointTopic)
     }
-    if (!existing.has(o.topic)) await createTopic(admin, o.topic, o.partitions, [])
+    for (const t of wanted) {
+      if (t === undefined || existing.has(t)) continue
+      await createTopic(admin, t, o.partitions, [])
+      existing.add(t)
+    }
+    return existing
   } finally {
     register(null)
     await admin.close().catch(() => {})

@@ -2,7 +2,7 @@
 
 /** The options of `changeStreamToKafka`, checked before anything connects, and their defaults. */
 
-const { OPTIONS, namesOf } = require('../option-table')
+const { rowOf, namesOf } = require('../option-table')
 const { checkValue, unknownOptionError, ownOptions } = require('../options')
 
 const PREFIX = 'bson2json/kafka: '
@@ -13,7 +13,7 @@ const OPTION_NAMES = new Set(namesOf('kafka'))
  * The defaults of the numeric options (lib/option-table.js): lib/kafka/ reads them from the
  * options {@link withDefaults} returns.
  */
-const DEFAULTS = Object.freeze(Object.fromEntries([...OPTION_NAMES].filter((k) => OPTIONS[k].type.kind === 'int' && typeof OPTIONS[k].default === 'number').map((k) => [k, OPTIONS[k].default])))
+const DEFAULTS = Object.freeze(Object.fromEntries([...OPTION_NAMES].map((k) => rowOf('kafka', k)).filter((r) => r.type.kind === 'int' && typeof r.default === 'number').map((r) => [r.name, r.default])))
 
 /**
  * Checks the options (own properties only; a name on `Object.prototype` is not an option) and
@@ -26,16 +26,37 @@ function checkOptions(o) {
   for (const k of Object.keys(o)) {
     if (!OPTION_NAMES.has(k)) throw unknownOptionError(k, OPTION_NAMES, PREFIX)
     // enums, booleans, integers, strings and functions, from the table
-    checkValue(OPTIONS[k], o[k], PREFIX)
+    checkValue(rowOf('kafka', k), o[k], PREFIX)
   }
-  for (const k of ['topic', 'checkpointTopic', 'id']) if (o[k] === undefined) checkValue(OPTIONS[k], o[k], PREFIX)
+  for (const k of ['checkpointTopic', 'id']) if (o[k] === undefined) checkValue(rowOf('kafka', k), o[k], PREFIX)
   if (o.source === null || typeof o.source !== 'object') {
     throw new TypeError('bson2json/kafka: options.source must be a driver MongoClient, Db or Collection')
+  }
+  if (o.topic === undefined && o.topicPrefix === undefined) checkValue(rowOf('kafka', 'topic'), o.topic, PREFIX)
+  if (o.heartbeatTopic !== undefined && o.heartbeatTopic === o.checkpointTopic) {
+    throw new TypeError('bson2json/kafka: options.heartbeatTopic must be a non-empty string other than options.checkpointTopic')
+  }
+  if (o.topics !== undefined) {
+    if (o.topics === null || typeof o.topics !== 'object' || Array.isArray(o.topics) || !Object.values(o.topics).every((t) => typeof t === 'string' && t.length > 0)) {
+      throw new TypeError('bson2json/kafka: options.topics must map namespaces ("db.coll" or "db") to topic names')
+    }
+    if (Object.values(o.topics).includes(o.checkpointTopic)) throw new RangeError('bson2json/kafka: options.topics must not name options.checkpointTopic')
+  }
+  for (const k of ['include', 'exclude']) {
+    if (o[k] !== undefined && (!Array.isArray(o[k]) || !o[k].every((p) => typeof p === 'string' && /^[^.\s]+(\.\S+)?$/.test(p)))) {
+      throw new TypeError(`bson2json/kafka: options.${k} must be an array of namespace patterns ("db", "db.coll", "*" for any characters)`)
+    }
   }
   if (o.topic === o.checkpointTopic) throw new RangeError('bson2json/kafka: options.topic and options.checkpointTopic must differ')
   const brokers = typeof o.brokers === 'string' ? o.brokers.split(',') : o.brokers
   if (!Array.isArray(brokers) || brokers.length === 0 || !brokers.every((b) => typeof b === 'string' && /^[^:\s]+:\d+$/.test(b))) {
     throw new TypeError('bson2json/kafka: options.brokers must be "HOST:PORT" strings (an array or a comma-separated string)')
+  }
+  if (o.format !== undefined && !require('./records').FORMAT_NAMES.includes(o.format)) {
+    throw new RangeError(`bson2json/kafka: options.format must be one of ${require('./records').FORMAT_NAMES.join(', ')}, got ${JSON.stringify(o.format)}`)
+  }
+  if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
+    throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked (and compiled) now, applied by watch() to every event.
@@ -47,7 +68,6 @@ function checkOptions(o) {
     throw new TypeError('bson2json/kafka: options.resumeAfter and options.startAtOperationTime are exclusive')
   }
   if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
-    if (typeof o.source.collectionName !== 'string') throw new TypeError('bson2json/kafka: a snapshot (options.snapshot, onHistoryLost "snapshot") needs a Collection as options.source')
     if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
       throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
     }

@@ -58,7 +58,6 @@ class JsonCursor extends RawCursor {
       session: options.session,
       signal: options.signal,
       what: 'cursor',
-      reportAbort: false,
     })
     this._cmd = command
     this._o = o

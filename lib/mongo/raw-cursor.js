@@ -95,10 +95,11 @@ function abortError(signal, what) {
 class RawCursor {
   /**
    * @param {{ client: any, db: any, prefetch: number, prefetchGiven?: boolean, batchSize?: number,
-   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string, reportAbort?: boolean }} o
-   * `reportAbort`: an aborted signal ends the consumer with the signal's reason (default true;
-   * false ends it like close()). `prefetchGiven`: the caller chose `prefetch` (a Readable
-   * consumer then keeps it instead of fetching on demand).
+   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string }} o
+   * An aborted `signal` ends the consumer with the signal's reason (an `AbortError` when the
+   * reason is not an Error), never like the end of the results: a consumer that stopped early
+   * must not look complete. `prefetchGiven`: the caller chose `prefetch` (a Readable consumer
+   * then keeps it instead of fetching on demand).
    */
   constructor(o) {
     this._client = o.client
@@ -125,16 +126,15 @@ class RawCursor {
     this._abortReason = null
     this._lastId = null
     this._signal = o.signal
-    const report = o.reportAbort !== false
     if (this._signal) {
       if (this._signal.aborted) {
-        if (report) this._abortReason = abortError(this._signal, this._what)
+        this._abortReason = abortError(this._signal, this._what)
         this._ac.abort()
         this._closed = true
         this._closing = Promise.resolve()
       } else {
         this._onAbort = () => {
-          if (report) this._abortReason = abortError(this._signal, this._what)
+          this._abortReason = abortError(this._signal, this._what)
           this._ac.abort()
           this.close().catch(() => {})
         }

@@ -4,7 +4,7 @@
  * The one owner of the binding (the native addon, or its WASI build wrapped by `wasi.js`): every
  * call into it in the package goes through the named functions here, which take the resolved
  * options of lib/options.js (`{ flags, packed, maxDepth, maxOutputBytes, shaper }`) and pass the
- * binding its positional arguments. __test__/module-graph.spec.ts keeps it the only module
+ * binding its positional arguments. __test__/repo/module-graph.spec.ts keeps it the only module
  * that requires `load.js` or the generated loader.
  *
  * The binding is loaded when this module is first required; a platform with neither a native
@@ -149,8 +149,8 @@ function transcodeBatch(docs, layout, o, threads) {
  * byte offset and byte length, read here through the intrinsic `%TypedArray%.prototype`
  * getters (which no own property or subclass can change), and the distinct buffers; the
  * binding's `transcodeBatchViews` then looks up each distinct buffer once, instead of reading
- * every element and its memory through Node-API (~90 ns a document, the most of a small
- * document's batch budget). The binding checks every range against its buffer as it stands
+ * every element and its memory through Node-API (calls that cost more than a small document's
+ * transcoding; ARCHITECTURE.md decision 17). The binding checks every range against its buffer as it stands
  * at the call; when anything is not as the table says (an element that is not a Uint8Array,
  * a view that ends past 4 GiB, a view on a `SharedArrayBuffer`, a buffer detached or shrunk by
  * a getter of a later element) it returns `undefined` and `transcodeBatch` gets the elements as read here (each element is
@@ -216,7 +216,7 @@ function transcodeViews(docs, layout, o, threads) {
     // An element read of a typed array runs no JavaScript (no prototype, no accessor, not even
     // on a detached buffer); its feedback gives TurboFan the element's map, without which it
     // calls the `byteOffset` and `byteLength` getters as builtins instead of inlining them
-    // (~70 instructions a document on Node 20, benchmark/call-instructions.sh). Nothing
+    // (benchmark/call-instructions.sh counts the difference; ARCHITECTURE.md decision 17). Nothing
     // between it and them may call out (the map would no longer be known there).
     void d[0]
     const offset = offsetOf(d)
@@ -304,7 +304,7 @@ class PackedStrings {
  * crates/bson2json-node/src/packed.rs): built here, where V8 allocates each object and its
  * properties inline, rather than property by property through Node-API. Each event's fields
  * come in the event's own order; the numbers in the `switch` are the binding's `ChangeOp`
- * (held equal by __test__/packed-events.spec.ts).
+ * (held equal by __test__/native/packed-events.spec.ts).
  * @param {[Uint8Array, any[] | null, ...string[]]} packed
  * @returns {any[]}
  */

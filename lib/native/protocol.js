@@ -6,7 +6,7 @@
  * and `maxDepth` in one double for the per-document calls.
  */
 
-/** Default maximum nesting depth (see README: Limits). */
+/** Default maximum nesting depth (docs/api.md, Options). */
 const DEFAULT_MAX_DEPTH = 1000
 /** Default maximum output size in bytes: 256 MiB. */
 const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024

@@ -38,6 +38,10 @@ pub enum ErrorKind {
     /// `id` or without a `firstBatch`/`nextBatch` array: not a cursor document at all, e.g. the
     /// whole reply instead of its `cursor` field (`BSON_NOT_A_CURSOR`).
     NotACursor,
+    /// A date outside JavaScript's range (more than 8.64e15 ms from the epoch) where a row's
+    /// PowerSync format must render it, as PowerSync throws `RangeError: Invalid time value`
+    /// (`BSON_DATE_OUT_OF_RANGE`).
+    DateOutOfRange,
 }
 
 impl ErrorKind {
@@ -56,11 +60,12 @@ impl ErrorKind {
             ErrorKind::OutputTooLarge => "BSON_OUTPUT_TOO_LARGE",
             ErrorKind::InvalidRegex => "BSON_INVALID_REGEX",
             ErrorKind::NotACursor => "BSON_NOT_A_CURSOR",
+            ErrorKind::DateOutOfRange => "BSON_DATE_OUT_OF_RANGE",
         }
     }
 
     /// Every kind, for tests and documentation tables.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::Truncated,
         ErrorKind::BadLength,
         ErrorKind::BadTerminator,
@@ -73,6 +78,7 @@ impl ErrorKind {
         ErrorKind::OutputTooLarge,
         ErrorKind::InvalidRegex,
         ErrorKind::NotACursor,
+        ErrorKind::DateOutOfRange,
     ];
 }
 

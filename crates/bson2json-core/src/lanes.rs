@@ -50,8 +50,8 @@ pub fn short_run_is_plain(buf: &[u8], from: usize, len: usize) -> bool {
 
 /// Three 16-bit lane masks of `block` (bit k for byte k): bytes that are NUL; bytes that need
 /// JSON escaping (`< 0x20`, `"`, `\`) or are non-ASCII (`>= 0x80`); and the non-ASCII ones
-/// alone. SSE2, which every x86-64 CPU has: about ten instructions for what the SWAR words need
-/// some forty for. Callers drop the masks they do not use (the function is inlined).
+/// alone. SSE2, which every x86-64 CPU has: a fraction of the instructions the SWAR words need
+/// (ARCHITECTURE.md decision 10). Callers drop the masks they do not use (the function is inlined).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn lanes16(block: &[u8; 16]) -> (u32, u32, u32) {
@@ -404,8 +404,8 @@ pub(crate) fn with_avx2(
 /// to V8 as a one-byte string. On x86-64 the bytes are ORed 16 at a time with SSE2 (the last
 /// block overlapping the one before it, so no byte is read twice one by one), with an early
 /// answer every 64 bytes; inputs under 16 bytes take two overlapping word loads. The standard
-/// library's `is_ascii` checks up to 63 trailing bytes one at a time, which was 60-70 % of
-/// its cost on the 100-300-byte texts of small documents. [`is_ascii_swar`] is the twin on
+/// library's `is_ascii` checks up to 63 trailing bytes one at a time, most of its cost on the
+/// short texts of small documents (ARCHITECTURE.md decision 13). [`is_ascii_swar`] is the twin on
 /// other targets; tests and the `swar` fuzz target hold both equal to `<[u8]>::is_ascii`.
 #[inline]
 pub fn is_ascii(s: &[u8]) -> bool {

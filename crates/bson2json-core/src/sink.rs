@@ -297,8 +297,8 @@ pub(crate) fn put_signed_words(
 }
 
 /// Appends `"` + the 24 lowercase hex digits of the ObjectId `id` + `"` with one capacity
-/// check: on x86-64 the nibbles are split, interleaved and turned into digits by SSE2 (about
-/// fifteen instructions for all 24), elsewhere by a plain loop; `text::write_hex_plain` is its
+/// check: on x86-64 the nibbles are split, interleaved and turned into digits by SSE2 (a few
+/// vector instructions for all 24; ARCHITECTURE.md decision 11), elsewhere by a plain loop; `text::write_hex_plain` is its
 /// twin in tests.
 #[inline(always)]
 pub(crate) fn put_quoted_hex12(out: &mut Vec<u8>, id: &[u8; 12]) {

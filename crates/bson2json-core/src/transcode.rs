@@ -101,7 +101,8 @@ fn err(kind: ErrorKind, offset: usize, detail: &'static str) -> Error {
 /// position after it; `None`, with nothing written, when the value runs past `end` or is one
 /// the general path prints some other way (a non-finite double outside `compat`, an int64
 /// that `compat` does not print as a number). The numbers loop in [`Transcoder::run`] writes
-/// numbers the same way inline: calling this there cost `relaxed` 1-2 % more instructions.
+/// numbers the same way inline (calling this there measured slower in `relaxed`; ARCHITECTURE.md
+/// decision 5); the twin tests hold both to the general path.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn put_number(
@@ -152,8 +153,8 @@ fn put_number(
 /// same output-cap checks as the general path's frame for each, without the frames. `count` is
 /// the enclosing array's element count. Stops, with `out` as it was before that element, at
 /// anything else (the general path then takes the element and reports any error); the caller
-/// checks the depth. `compat` only (the lean walk's): in `relaxed` the mere call site cost 1-5 %
-/// more instructions on documents without such arrays.
+/// checks the depth. `compat` only (the lean walk's): in `relaxed` the mere call site measured
+/// slower on documents without such arrays (ARCHITECTURE.md decision 5).
 #[inline(never)]
 fn number_arrays(
     input: &[u8],
@@ -398,9 +399,8 @@ fn compat_member<const LEAN: bool>(
 /// Whether the name at `ks` is one byte and its NUL (at `ks + 1`) comes before `end`: the
 /// element names `0` to `9` of an array that ends within 16 bytes of the input's end, where
 /// the 16-byte read cannot be used (without this they take [`long_key_len`]'s call). Used in
-/// `compat` only: there it saves 60 instructions a citm event (and 0.4-0.5 % on doc10k,
-/// small250 and tiny), while in `relaxed` the same branch cost 0.2-0.7 % (callgrind on
-/// `examples/throughput`; the numbers loop taking them too cost 0.9-1.7 % on all).
+/// `compat` only, where it pays for itself; in `relaxed`, and in the numbers loop, the same
+/// branch measured slower (callgrind on `examples/throughput`; ARCHITECTURE.md decision 5).
 #[inline(always)]
 fn one_digit_name(input: &[u8], ks: usize, end: usize) -> bool {
     ks + 1 < end && input[ks] != 0 && input[ks + 1] == 0
@@ -434,8 +434,8 @@ fn put_plain_key(out: &mut Vec<u8>, comma: bool, k: ShortKey, input: &[u8], ks: 
 
 /// [`put_plain_key`] in `compat`, whose key hash already took both of the key's words out of
 /// the vector register: they are stored as they are (two 8-byte stores), with no second read
-/// of the input (2 % fewer instructions in `compat`; in `relaxed`, which does not hash, taking
-/// the second word out costs more than the read: +0.6-0.8 %).
+/// of the input. Not in `relaxed`, which does not hash: there taking the second word out of the
+/// register costs more than the read (ARCHITECTURE.md decision 4).
 #[inline(always)]
 fn put_hashed_key(out: &mut Vec<u8>, comma: bool, k: ShortKey) {
     crate::sink::put_key_words(out, comma, k.lo, k.hi, k.len);
@@ -868,7 +868,7 @@ impl Transcoder {
                 }
             }
 
-            // The value. Strings, about 40 % of the values of realistic documents, take a
+            // The value. Strings, the commonest type in realistic documents, take a
             // conditional branch ahead of the type dispatch: the jump table's indirect branch
             // mispredicts often on mixed types, and this test is cheaper to get wrong (design
             // decision 8).

@@ -292,8 +292,8 @@ pub fn write_quoted_utf8_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usiz
         let len = to - from;
         // `escape::write_quoted_in`'s one-block test, which the two-pass path below repeats
         // for short strings with something to escape or a high byte. Left to that path alone,
-        // 10 KB and ~250 B documents ran 0.4-0.6 % more instructions in both dialects
-        // (callgrind, `throughput FILE DIALECT x1`): the walker is compiled differently.
+        // the walker is compiled differently and runs more instructions in both dialects
+        // (callgrind, `throughput FILE DIALECT x1`; ARCHITECTURE.md decision 9).
         if len <= 16 && from + 16 <= buf.len() {
             let block = *crate::bytes::block16(buf, from);
             let (_, special, _) = crate::lanes::lanes16(&block);
@@ -303,8 +303,8 @@ pub fn write_quoted_utf8_in(out: &mut Vec<u8>, buf: &[u8], from: usize, to: usiz
             }
         }
         // 17-32 bytes (long keys, URLs, names): the same test on two blocks, before the AVX2
-        // call, whose fixed costs (the call, the UTF-8 state, the masked tail block) were
-        // ~170 instructions a string of this length.
+        // call, whose fixed costs (the call, the UTF-8 state, the masked tail block) outweigh
+        // the work on a string of this length.
         if len <= 32 && from + 32 <= buf.len() {
             let (_, lo, _) = crate::lanes::lanes16(crate::bytes::block16(buf, from));
             let (_, hi, _) = crate::lanes::lanes16(crate::bytes::block16(buf, from + 16));
@@ -556,7 +556,7 @@ mod tests {
                 s.pop();
             }
         }
-        // Under miri (about a million times slower) every sequence of up to two class bytes;
+        // Under miri (orders of magnitude slower) every sequence of up to two class bytes;
         // the other twins below cover longer ones.
         let depth = if cfg!(miri) {
             2

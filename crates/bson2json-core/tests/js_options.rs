@@ -1,5 +1,5 @@
 //! js-bson's deserialize options and majors in `compat` (the differential tests against js-bson
-//! itself are in `__test__/options.spec.ts`; these pin the named cases in the core alone, for both
+//! itself are in `__test__/transcode/options.spec.ts`; these pin the named cases in the core alone, for both
 //! walks: the lean one and its recording twin).
 
 use bson2json_core::{transcode, BsonVersion, Dialect, ErrorKind, Options, Transcoder};

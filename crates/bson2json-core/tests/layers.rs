@@ -49,6 +49,10 @@ const ORDER: &[&str] = &[
     "mongo::cursor",
     "mongo::split",
     "mongo",
+    // rows: top-level fields as typed values; PowerSync's format; the packed form
+    "row",
+    "row::powersync",
+    "row::packed",
 ];
 
 /// The modules that may contain `unsafe` code.

@@ -22,14 +22,14 @@ use bson2json_core::Transcoder;
 
 mod batch;
 mod changes;
+// The CLI's `dump` pipeline's task (Unix file descriptors; elsewhere `dumpFile` rejects).
+mod dump;
 mod errors;
 mod fast;
 #[allow(unsafe_code)]
 mod node_api;
 mod options;
 mod packed;
-// The CLI's `dump` pipeline (Unix file descriptors; elsewhere `dumpFile` rejects).
-mod pipeline;
 mod regex;
 mod shape;
 mod staged;

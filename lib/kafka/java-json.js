@@ -1,0 +1,214 @@
+'use strict'
+
+/**
+ * Extended JSON as the MongoDB Java driver's `JsonWriter` writes it, which is what the Kafka
+ * connectors put into their records: `strict` is `JsonMode.STRICT` (the MongoDB connector's
+ * `DefaultJson` formatter: `{"$date": millis}`, `{"$numberLong": "…"}` for every int64, legacy
+ * `$binary`/`$regex`), `relaxed` is `JsonMode.RELAXED` (Debezium's `updatedFields`: int64 as
+ * a number, `{"$date": "ISO-8601"}` within years 1970-9999), `compact` is STRICT's values with
+ * no space after a comma (`{"a": 1,"b": [1,2]}`: Debezium's `after` and its key's `id`, written
+ * with indentation on and empty indent and newline strings). All with the writer's spacing
+ * otherwise (`{"a": 1, "b": [1, 2]}`), its string escapes (`\uXXXX`, lowercase,
+ * for every UTF-16 unit outside the letter, digit, punctuation, symbol and space categories:
+ * controls, format characters, marks, surrogates) and Java's `Double.toString` for doubles.
+ *
+ * The input is canonical Extended JSON text of a document (what the binding writes with
+ * `dialect: 'canonical'`): every BSON type is explicit there, and the text is walked once in
+ * order (never `JSON.parse`, whose objects would put integer-like keys first).
+ * Written in JavaScript first (docs/kafka.md "Record formats": a per-event cost a native writer
+ * would remove).
+ */
+
+/** A canonical Extended JSON text as a tree that keeps key order: objects are `{ keys, values }`. */
+function parseCanonical(text) {
+  let i = 0
+  const ws = () => {
+    while (i < text.length) {
+      const c = text.charCodeAt(i)
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++
+      else break
+    }
+  }
+  const value = () => {
+    ws()
+    const c = text[i]
+    if (c === '{') {
+      i++
+      const keys = []
+      const values = []
+      ws()
+      if (text[i] === '}') {
+        i++
+        return { keys, values }
+      }
+      for (;;) {
+        ws()
+        keys.push(string())
+        ws()
+        i++ // ':'
+        values.push(value())
+        ws()
+        if (text[i++] === '}') return { keys, values }
+      }
+    }
+    if (c === '[') {
+      i++
+      const items = []
+      ws()
+      if (text[i] === ']') {
+        i++
+        return items
+      }
+      for (;;) {
+        items.push(value())
+        ws()
+        if (text[i++] === ']') return items
+      }
+    }
+    if (c === '"') return string()
+    const m = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/.exec(text.slice(i, i + 40))
+    if (m === null) throw new Error(`bson2json/kafka: unexpected character in canonical Extended JSON at ${i}`)
+    i += m[0].length
+    return m[0] === 'true' ? true : m[0] === 'false' ? false : m[0] === 'null' ? null : { number: m[0] }
+  }
+  const string = () => {
+    const start = i
+    i++
+    let plain = true
+    while (text[i] !== '"') {
+      if (text[i] === '\\') {
+        plain = false
+        i++
+      }
+      i++
+    }
+    i++
+    return plain ? text.slice(start + 1, i - 1) : JSON.parse(text.slice(start, i))
+  }
+  const v = value()
+  return v
+}
+
+/** Java's `Double.toString` (shortest round-trip digits; decimal in [1e-3, 1e7), else `d.dddE±n`). */
+function javaDouble(x) {
+  if (Number.isNaN(x)) return 'NaN'
+  if (x === Infinity) return 'Infinity'
+  if (x === -Infinity) return '-Infinity'
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0'
+  const a = Math.abs(x)
+  const [m, e] = a.toExponential().split('e')
+  const digits = m.replace('.', '')
+  const exp = Number(e)
+  let s
+  if (a >= 1e-3 && a < 1e7) {
+    if (exp >= 0) s = `${digits.slice(0, exp + 1).padEnd(exp + 1, '0')}.${digits.slice(exp + 1) || '0'}`
+    else s = `0.${'0'.repeat(-exp - 1)}${digits}`
+  } else {
+    s = `${digits[0]}.${digits.slice(1) || '0'}E${exp}`
+  }
+  return x < 0 ? `-${s}` : s
+}
+
+// The UTF-16 units the Java writer writes as they are: letters, digits and other numbers, space
+// separators, punctuation, symbols (Character.getType); every other one (controls, format
+// characters, marks, line/paragraph separators, private use, surrogates, unassigned) as \uXXXX.
+const KEEP = /^[\p{L}\p{Nd}\p{Nl}\p{No}\p{Zs}\p{P}\p{S}]$/u
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+const SHORT = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** A string as the Java writer quotes it. */
+function javaString(s) {
+  if (PLAIN.test(s)) return `"${s}"`
+  let out = '"'
+  for (let k = 0; k < s.length; k++) {
+    const ch = s[k]
+    const c = s.charCodeAt(k)
+    if (SHORT[ch] !== undefined) out += SHORT[ch]
+    else if (c >= 0x20 && c < 0x7f) out += ch
+    else if (c < 0xd800 || c > 0xdfff ? KEEP.test(ch) : false) out += ch
+    else out += `\\u${c.toString(16).padStart(4, '0')}`
+  }
+  return `${out}"`
+}
+
+/** ISO-8601 as java.time's ISO_OFFSET_DATE_TIME writes a UTC instant: the fraction only when not zero, without trailing zeros. */
+function javaIsoDate(ms) {
+  const iso = new Date(ms).toISOString() // 2023-11-14T22:13:20.120Z
+  const [head, frac] = iso.slice(0, -1).split('.')
+  const f = frac.replace(/0+$/, '')
+  return `${head}${f === '' ? '' : `.${f}`}Z`
+}
+
+const obj = (pairs, sep = ', ') => `{${pairs.map(([k, v]) => `${javaString(k)}: ${v}`).join(sep)}}`
+
+/**
+ * A parsed canonical value written by the Java writer in `mode` ('strict' | 'relaxed' | 'compact').
+ * @param {any} v a value of {@link parseCanonical}
+ * @param {'strict'|'relaxed'|'compact'} mode
+ */
+function write(v, mode) {
+  if (v === null) return 'null'
+  if (v === true) return 'true'
+  if (v === false) return 'false'
+  if (typeof v === 'string') return javaString(v)
+  const sep = mode === 'compact' ? ',' : ', '
+  if (Array.isArray(v)) return `[${v.map((x) => write(x, mode)).join(sep)}]`
+  if (v.number !== undefined) return v.number
+  const { keys, values } = v
+  const k0 = keys.length > 0 && keys[0].charCodeAt(0) === 0x24 /* $ */ ? keys[0] : null
+  if (k0 !== null) {
+    const x = values[0]
+    switch (k0) {
+      case '$numberInt':
+        if (keys.length === 1) return x
+        break
+      case '$numberLong':
+        if (keys.length === 1) return mode !== 'relaxed' ? obj([['$numberLong', javaString(x)]]) : x
+        break
+      case '$numberDouble':
+        if (keys.length === 1) {
+          const d = javaDouble(Number(x))
+          if (mode === 'relaxed' && !Number.isFinite(Number(x))) return obj([['$numberDouble', javaString(d)]])
+          return d
+        }
+        break
+      case '$date':
+        if (keys.length === 1 && x !== null && typeof x === 'object' && x.keys && x.keys[0] === '$numberLong') {
+          const ms = x.values[0]
+          if (mode !== 'relaxed') return obj([['$date', ms]])
+          const n = Number(ms)
+          if (n >= 0 && n <= 253402300799999) return obj([['$date', javaString(javaIsoDate(n))]])
+          return obj([['$date', obj([['$numberLong', javaString(ms)]])]])
+        }
+        break
+      case '$binary':
+        if (keys.length === 1 && x && x.keys) {
+          const b64 = x.values[x.keys.indexOf('base64')]
+          const sub = String(x.values[x.keys.indexOf('subType')]).toUpperCase().padStart(2, '0')
+          if (mode !== 'relaxed') return obj([['$binary', javaString(b64)], ['$type', javaString(sub)]], sep)
+          return obj([['$binary', obj([['base64', javaString(b64)], ['subType', javaString(sub)]], sep)]])
+        }
+        break
+      case '$regularExpression':
+        if (keys.length === 1 && x && x.keys && mode !== 'relaxed') {
+          return obj([['$regex', javaString(x.values[x.keys.indexOf('pattern')])], ['$options', javaString(x.values[x.keys.indexOf('options')])]], sep)
+        }
+        break
+      case '$dbPointer':
+        if (keys.length === 1 && x && x.keys && mode !== 'relaxed') return write(x, mode)
+        break
+      default:
+    }
+  }
+  return obj(
+    keys.map((k, j) => [k, write(values[j], mode)]),
+    sep,
+  )
+}
+
+/** Canonical Extended JSON text → the Java writer's text in `mode`. */
+function javaJson(canonical, mode) {
+  return write(parseCanonical(canonical), mode)
+}
+
+module.exports = { parseCanonical, write, javaJson, javaDouble, javaString, javaIsoDate }
