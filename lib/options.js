@@ -14,7 +14,7 @@
 const { OptionFlag } = require('./native')
 const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./native/protocol')
 const { describe, editDistance } = require('./errors')
-const { compileShape, release } = require('./shape')
+const { compileShape, leaseShape, release } = require('./shape')
 const { APIS, OPTIONS, ROWS, rowOf, namesOf, apisOf } = require('./option-table')
 
 /** Largest accepted `maxOutputBytes` (4 GiB - 1, the largest Node Buffer on 64-bit hosts). */
@@ -50,7 +50,7 @@ const COMPAT_ONLY = ROWS.filter((r) => r.compatOnly).map((r) => [r.name, [...FLA
 const COMPAT_ONLY_BITS = COMPAT_ONLY.reduce((a, [, bits]) => a | bits, 0)
 
 /**
- * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number, threads: number, shaper?: any }} Resolved
+ * @typedef {{ flags: number, packed: number, maxDepth: number, maxOutputBytes: number, dialect: string, utf8: string, bsonVersion: number, threads: number, shaper?: any, lease?: any }} Resolved
  */
 
 /** @type {Resolved} */
@@ -75,6 +75,27 @@ const BASE_KEYS = KNOWN.toJSON
 const BATCH_KEYS = KNOWN.batch
 /** The APIs whose resolved options live for one call only: their `Shaper` is pooled. */
 const ONE_CALL = new Set(['toJSON', 'batch'])
+
+/**
+ * What resolving one option takes, compiled once from its row: `check` (the row's type check,
+ * returning the value), `bits` (value → `OptionFlag` bits, or null) and `shape` (the name is a
+ * client-side projection or redaction for this API).
+ * @typedef {{ row: any, check: (v: unknown) => any, bits: Map<unknown, number> | null }} Entry
+ */
+/** @returns {Entry} */
+function entryOf(row) {
+  const t = row.type
+  let check
+  if (t.kind === 'enum') check = (v) => (t.values.includes(v) ? v : checkValue(row, v))
+  else if (t.kind === 'boolean') check = (v) => (typeof v === 'boolean' ? v : checkValue(row, v))
+  else if (t.kind === 'int') check = (v) => (Number.isInteger(v) && v >= t.min && (t.max === undefined || v <= t.max) ? v : checkValue(row, v))
+  else check = (v) => checkValue(row, v)
+  return { row, check, bits: FLAG_VALUES[row.name] || null }
+}
+/** API → Map(name → Entry); names with no row (a caller's own, in a Set) use {@link ANY_ENTRY}. */
+const ENTRIES = new Map(Object.keys(APIS).map((api) => [api, new Map(namesOf(api).map((n) => [n, entryOf(rowOf(api, n))]))]))
+/** name → Entry of its first row, for callers that pass their own Set of names. */
+const ANY_ENTRY = new Map(Object.keys(OPTIONS).map((n) => [n, entryOf(OPTIONS[n])]))
 
 /** A TypeError or RangeError about an option, with a `code`. */
 function optionError(Ctor, message, code = 'ERR_BSON2JSON_INVALID_OPTION') {
@@ -185,7 +206,8 @@ function resolveOptions(options, api) {
   if (typeof options !== 'object') {
     throw optionError(TypeError, `bson2json: options must be an object, got ${describe(options, 'object')}`)
   }
-  const known = api === undefined ? BASE_KEYS : typeof api === 'string' ? KNOWN[api] : api
+  const named = api === undefined ? 'toJSON' : typeof api === 'string' ? api : null
+  const entries = named === null ? ANY_ENTRY : ENTRIES.get(named)
   let flags = 0
   let dialect = 'compat'
   let utf8
@@ -203,27 +225,36 @@ function resolveOptions(options, api) {
     const k = keys[i]
     const v = options[k]
     if (v === undefined) continue
-    if (!known.has(k)) throw unknownOptionError(k, known)
-    const row = typeof api === 'string' ? rowOf(api, k) : OPTIONS[k]
-    // a name the caller handles itself
-    if (row === undefined) continue
+    let e
+    if (named !== null) {
+      e = entries.get(k)
+      if (e === undefined) throw unknownOptionError(k, KNOWN[named])
+    } else {
+      if (!api.has(k)) throw unknownOptionError(k, api)
+      e = ANY_ENTRY.get(k)
+      if (e === undefined) continue // a name the caller (its own Set) handles itself
+    }
+    const row = e.row
     if (row.unsupported !== undefined) {
       if (v === row.default || (k === 'fieldsAsRaw' && isEmptyObject(v))) continue
       throw optionError(TypeError, `bson2json: option ${k} is not supported: ${row.unsupported}`)
     }
     switch (k) {
+      case 'dialect':
+        dialect = e.check(v)
+        break
       case 'maxDepth':
-        maxDepth = checkValue(row, v)
+        maxDepth = e.check(v)
         continue
       case 'maxOutputBytes':
-        maxOutputBytes = checkValue(row, v)
+        maxOutputBytes = e.check(v)
         continue
       case 'threads':
-        threads = checkValue(row, v)
+        threads = e.check(v)
         continue
       case 'projection':
         // in `find`, the server's projection (the client-side one is `clientProjection`)
-        if (typeof api !== 'string' || !row.server.includes(api)) projection = v
+        if (named === null || row.server === undefined || !row.server.includes(named)) projection = v
         continue
       case 'clientProjection':
         projection = v
@@ -235,23 +266,19 @@ function resolveOptions(options, api) {
       case 'validation':
         validation = v
         continue
-      case 'dialect':
-        dialect = checkValue(row, v)
-        break
       case 'utf8':
-        utf8 = checkValue(row, v)
+        utf8 = e.check(v)
         break
       case 'bsonVersion':
-        bsonVersion = checkValue(row, v)
+        bsonVersion = e.check(v)
         break
       case 'promoteValues':
-        promoteValues = checkValue(row, v)
+        promoteValues = e.check(v)
         break
       default:
-        checkValue(row, v)
+        e.check(v)
     }
-    const bits = FLAG_VALUES[k]
-    if (bits !== undefined) flags |= bits.get(v) || 0
+    if (e.bits !== null) flags |= e.bits.get(v) || 0
   }
   if (validation !== undefined) {
     // js-bson's form: { utf8: boolean } (its per-key form { utf8: { key: boolean } } is not supported).
@@ -271,10 +298,20 @@ function resolveOptions(options, api) {
     const name = COMPAT_ONLY.find(([, bits]) => (flags & bits) !== 0)[0]
     throw optionError(TypeError, `bson2json: options.${name} applies to dialect 'compat' only (Extended JSON keeps every type)`)
   }
-  // `projection` / `redact`: compiled here, last (nothing after it throws), applied per document.
-  const shaper = projection === undefined && redact === undefined ? undefined : compileShape(projection, redact, projectionName, typeof api === 'string' && ONE_CALL.has(api))
+  // `projection` / `redact`: compiled here, last (nothing after it throws), applied per document;
+  // a one-call API's is leased from the pool (releaseOptions ends the lease)
+  let shaper
+  let lease
+  if (projection !== undefined || redact !== undefined) {
+    if (typeof api === 'string' && ONE_CALL.has(api)) {
+      lease = leaseShape(projection, redact, projectionName)
+      shaper = lease.shaper
+    } else {
+      shaper = compileShape(projection, redact, projectionName)
+    }
+  }
   // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8: utf8 === undefined ? 'strict' : utf8, bsonVersion, threads, shaper }
+  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8: utf8 === undefined ? 'strict' : utf8, bsonVersion, threads, shaper, lease }
 }
 
 /**
@@ -283,7 +320,7 @@ function resolveOptions(options, api) {
  * @param {Resolved} o
  */
 function releaseOptions(o) {
-  if (o.shaper !== undefined) release(o.shaper)
+  if (o.lease !== undefined) release(o.lease)
 }
 
 /**

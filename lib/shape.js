@@ -106,10 +106,10 @@ function redactSpec(redact) {
 
 /** Pooled `Shaper`s at most (each a few hundred bytes to a few KB of native memory). */
 const POOL_MAX = 256
-/** content key → `{ shaper, key, leases }`, least recently used first. */
+/** content key → `{ shaper, key, leases, used }`. */
 const pool = new Map()
-/** `Shaper` → its pool entry, for {@link release}. */
-const entryOf = new Map()
+/** Advances at every pooled use: an entry's `used` is when it was last used. */
+let clock = 0
 
 /** The validated spec of `projection` and `redact`, and the key that names its content. */
 function specOf(projection, redact, projectionName) {
@@ -117,7 +117,66 @@ function specOf(projection, redact, projectionName) {
   const [redactPaths, key] = redact === undefined ? [[], null] : redactSpec(redact)
   // Unambiguous: JSON quotes every string (NUL included; the addon rejects NUL in paths).
   const content = JSON.stringify([paths, include, redactPaths, key === null ? null : key.toString('base64')])
-  return { paths, include, redactPaths, key, content }
+  return { projection, redact, paths, include, redactPaths, key, content, entry: undefined }
+}
+
+/**
+ * The spec last made from these objects, kept by the identity of the projection (or the redact
+ * object): used again only while their content is still the spec's, checked property by
+ * property at each call (cheaper than making the content key again). An edit in place makes a
+ * new spec.
+ */
+const lastSpec = new WeakMap()
+
+/** Whether `projection` (own properties) is still `paths` → `include`, in order. */
+function sameProjection(projection, paths, include) {
+  if (projection === undefined) return paths.length === 0
+  const keys = Object.keys(projection)
+  if (keys.length !== paths.length) return false
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] !== paths[i]) return false
+    const v = projection[keys[i]]
+    const inc = typeof v === 'boolean' ? v : typeof v === 'number' && !Number.isNaN(v) ? v !== 0 : null
+    if (inc !== include[i]) return false
+  }
+  return true
+}
+
+/** Whether `redact` (own properties) still gives `paths` and `key`. */
+function sameRedact(redact, paths, key) {
+  if (redact === undefined) return paths.length === 0
+  const keys = Object.keys(redact)
+  for (let i = 0; i < keys.length; i++) if (!REDACT_KEYS.has(keys[i])) return false
+  const given = own(redact, 'paths')
+  if (!Array.isArray(given) || given.length !== paths.length || paths.length === 0) return false
+  for (let i = 0; i < paths.length; i++) if (!Object.hasOwn(given, i) || given[i] !== paths[i]) return false
+  const k = own(redact, 'key')
+  const w = own(redact, 'with')
+  if (key === null) return k === undefined && (w === undefined || w === 'null')
+  if (w !== undefined && w !== 'hmac-sha256') return false
+  if (!(k instanceof Uint8Array) || k.length !== key.length) return false
+  for (let i = 0; i < key.length; i++) if (k[i] !== key[i]) return false
+  return true
+}
+
+/** The spec of `projection` and `redact`: the last one made from these objects if their content is unchanged. */
+function currentSpec(projection, redact, projectionName) {
+  const holder = projection !== null && typeof projection === 'object' ? projection : redact !== null && typeof redact === 'object' ? redact : null
+  if (holder !== null) {
+    const last = lastSpec.get(holder)
+    if (
+      last !== undefined &&
+      last.projection === projection &&
+      last.redact === redact &&
+      sameProjection(projection, last.paths, last.include) &&
+      sameRedact(redact, last.redactPaths, last.key)
+    ) {
+      return last
+    }
+  }
+  const spec = specOf(projection, redact, projectionName)
+  if (holder !== null) lastSpec.set(holder, spec)
+  return spec
 }
 
 /** `native.createShaper`, with a projection error renamed after the caller's option. */
@@ -134,25 +193,35 @@ function renamed(projectionName, f) {
 }
 
 /**
- * The compiled shape of `projection` and `redact` (either may be undefined), or undefined when
- * both are: a `Shaper` of the caller's own (`pooled` false: a stream, a cursor, a change
- * stream), or a pooled one leased to the caller until it calls {@link release} (`pooled`:
- * one call of the per-document and batch functions).
+ * The compiled shape of `projection` and `redact` (either may be undefined, not both) in a
+ * `Shaper` of the caller's own: a stream, a cursor, a change stream, which use it for as long
+ * as they live, or a check of the options.
  * @param {unknown} projection
  * @param {unknown} redact
  * @param {string} [projectionName] the projection option's name in messages
- * @param {boolean} [pooled]
  */
-function compileShape(projection, redact, projectionName = 'projection', pooled = false) {
+function compileShape(projection, redact, projectionName = 'projection') {
   if (projection === undefined && redact === undefined) return undefined
   const spec = specOf(projection, redact, projectionName)
-  if (!pooled) return renamed(projectionName, () => native.createShaper(spec.paths, spec.include, spec.redactPaths, spec.key))
-  let entry = pool.get(spec.content)
-  if (entry !== undefined) {
-    // most recently used last
-    pool.delete(spec.content)
-    pool.set(spec.content, entry)
-  } else {
+  return renamed(projectionName, () => native.createShaper(spec.paths, spec.include, spec.redactPaths, spec.key))
+}
+
+/**
+ * A pooled `Shaper` of the shape of `projection` and `redact` (either may be undefined, not
+ * both), leased to one call of the per-document and batch functions: `{ shaper }`, to give
+ * back to {@link release} when the call ends. Until then it is not compiled again for other
+ * options.
+ * @param {unknown} projection
+ * @param {unknown} redact
+ * @param {string} [projectionName] the projection option's name in messages
+ * @returns {{ shaper: any }}
+ */
+function leaseShape(projection, redact, projectionName = 'projection') {
+  const spec = currentSpec(projection, redact, projectionName)
+  let entry = spec.entry
+  // the spec's entry, unless it was compiled again for other options since
+  if (entry === undefined || entry.key !== spec.content) entry = pool.get(spec.content)
+  if (entry === undefined) {
     entry = pool.size >= POOL_MAX ? evictable() : null
     if (entry !== null) {
       // A bad spec throws here and leaves the entry as it was.
@@ -161,29 +230,29 @@ function compileShape(projection, redact, projectionName = 'projection', pooled 
       pool.delete(entry.key)
     } else {
       const shaper = renamed(projectionName, () => native.createShaper(spec.paths, spec.include, spec.redactPaths, spec.key))
+      entry = { shaper, key: '', leases: 0, used: 0 }
       // Every entry leased (calls nested that deep): this one stays out of the pool.
-      if (pool.size >= POOL_MAX) return shaper
-      entry = { shaper, key: '', leases: 0 }
+      if (pool.size >= POOL_MAX) return entry
     }
     entry.key = spec.content
     pool.set(spec.content, entry)
-    entryOf.set(entry.shaper, entry)
   }
+  spec.entry = entry
+  entry.used = ++clock
   entry.leases++
-  return entry.shaper
+  return entry
 }
 
 /** The least recently used entry with no lease, or null. */
 function evictable() {
-  for (const e of pool.values()) if (e.leases === 0) return e
-  return null
+  let best = null
+  for (const e of pool.values()) if (e.leases === 0 && (best === null || e.used < best.used)) best = e
+  return best
 }
 
-/** Ends the lease {@link compileShape} gave with a pooled `shaper` (anything else: nothing). */
-function release(shaper) {
-  if (shaper === undefined) return
-  const e = entryOf.get(shaper)
-  if (e !== undefined && e.leases > 0) e.leases--
+/** Ends a lease {@link leaseShape} gave. */
+function release(lease) {
+  if (lease.leases > 0) lease.leases--
 }
 
-module.exports = { compileShape, release, own, POOL_MAX }
+module.exports = { compileShape, leaseShape, release, own, POOL_MAX }
