@@ -73,15 +73,20 @@ export declare const __napiBindingTarget: 'wasm32-wasi'
 export declare class DumpControl {
   constructor()
   /**
-   * `[documents written, input bytes read, JSON bytes written]` so far (three atomic loads;
-   * the input's bytes are the compressed ones for a gzip input).
+   * `[documents written, input bytes read, JSON bytes written]` so far (atomic loads; the
+   * input's bytes are the compressed ones for a gzip input).
    */
   progress(): Array<number>
   /** Stops the pipeline at the next batch boundary: what is written is whole documents. */
   cancel(): void
 }
 
-/** A compiled projection and redaction. */
+/**
+ * A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
+ * bounded cache reuses the `Shaper` of the entry it evicts, so a program that compiles many
+ * distinct shapes holds a bounded number of them (a new `Shaper` each time would free its
+ * memory only when Node-API runs finalizers, after the event loop turns).
+ */
 export declare class Shaper {
   /**
    * `fields[i]` with `include[i]` (the projection, in the spec's order), the redacted
@@ -89,6 +94,12 @@ export declare class Shaper {
    * naming the path.
    */
   constructor(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null)
+  /**
+   * Replaces the compiled shape with that of the arguments (as the constructor takes
+   * them); a bad spec throws and leaves the shape as it was. Calls under way keep the
+   * shape they started with; the old one is freed when the last of them ends.
+   */
+  recompile(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null): void
   /** The shaped BSON of `input` (read as `kind` says), in a new `Buffer`. */
   shape(kind: ShapeInput, input: Uint8Array): Buffer
 }
@@ -188,8 +199,9 @@ export declare function csvHeader(fields: Array<string>): Buffer
  * The CLI's `dump` of concatenated BSON, plain or gzip, from the file `input` (or, when
  * `inFd` is not -1, that open descriptor: stdin) to the open file descriptor `outFd` (a file,
  * a device, a pipe or a socket), as NDJSON or one JSON array: read, decompressed, framed,
- * transcoded on `threads` threads and written in order, off the JS thread. `checkRegex(pattern, flags)` returns V8's message for
- * a regex it refuses, or null (compat only). Resolves with how it ended ([`DumpOutcome`]).
+ * transcoded on `threads` threads and written in order, off the JS thread.
+ * `checkRegex(pattern, flags)` returns V8's message for a regex it refuses, or null (compat
+ * only). Resolves with how it ended ([`DumpOutcome`]).
  */
 export declare function dumpFile(control: DumpControl, input: string, inFd: number, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
 

@@ -22,10 +22,15 @@ const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER } = Layout
  */
 function toJSON(bson, options) {
   if (options === undefined) return transcodeDefault(bson)
+  return one(bson, options, false)
+}
+
+/** One document with options: a string, or its UTF-8 bytes when `buffer`. */
+function one(bson, options, buffer) {
   const o = resolveOptions(options, 'toJSON')
-  if (o.shaper === undefined) return native.transcode(bson, o, false)
+  if (o.lease === undefined) return native.transcode(bson, o, buffer)
   try {
-    return native.transcode(bson, o, false)
+    return native.transcode(bson, o, buffer)
   } finally {
     releaseOptions(o)
   }
@@ -39,13 +44,7 @@ function toJSON(bson, options) {
  */
 function toJSONBuffer(bson, options) {
   if (options === undefined) return transcodeBufferDefault(bson)
-  const o = resolveOptions(options, 'toJSON')
-  if (o.shaper === undefined) return native.transcode(bson, o, true)
-  try {
-    return native.transcode(bson, o, true)
-  } finally {
-    releaseOptions(o)
-  }
+  return one(bson, options, true)
 }
 
 /**
