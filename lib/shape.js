@@ -243,6 +243,19 @@ function leaseShape(projection, redact, projectionName = 'projection') {
   return entry
 }
 
+/**
+ * Checks `projection` and `redact` as {@link compileShape} would (a TypeError naming the bad
+ * path or option) without making a `Shaper` of their own: the pooled one is compiled and
+ * given back at once.
+ * @param {unknown} projection
+ * @param {unknown} redact
+ * @param {string} [projectionName]
+ */
+function checkShape(projection, redact, projectionName = 'projection') {
+  if (projection === undefined && redact === undefined) return
+  release(leaseShape(projection, redact, projectionName))
+}
+
 /** The least recently used entry with no lease, or null. */
 function evictable() {
   let best = null
@@ -255,4 +268,4 @@ function release(lease) {
   if (lease.leases > 0) lease.leases--
 }
 
-module.exports = { compileShape, leaseShape, release, own, POOL_MAX }
+module.exports = { compileShape, checkShape, leaseShape, release, own, POOL_MAX }

@@ -248,7 +248,7 @@ function parseArgs(argv) {
   }
   if (o.projection !== undefined || o.redact !== undefined) {
     try {
-      require('../shape').compileShape(o.projection, o.redact)
+      require('../shape').checkShape(o.projection, o.redact)
     } catch (e) {
       usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => `--${w}`).replace(/^bson2json: /, ''))
     }

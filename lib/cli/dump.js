@@ -155,7 +155,7 @@ function shapeOptions(r, fields) {
   }
   if (out.projection !== undefined || out.redact !== undefined) {
     try {
-      require('../shape').compileShape(out.projection, out.redact)
+      require('../shape').checkShape(out.projection, out.redact)
     } catch (e) {
       usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => (w === 'redact' ? '--redact' : r.exclude !== undefined ? '--exclude' : '--fields')).replace(/^bson2json: /, ''))
     }

@@ -10,7 +10,7 @@
 const fs = require('fs')
 const { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer } = require('./usage')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
-const { compileShape } = require('../shape')
+const { checkShape: checkShapeSpec } = require('../shape')
 const { Indenter } = require('./pretty')
 const native = require('../native')
 const { csvFind } = require('./csv-cursor')
@@ -423,7 +423,7 @@ function countLines(buf) {
 /** A projection / redact checked with the addon (a usage error naming the flag). */
 function checkShape(projection, redact, flag) {
   try {
-    compileShape(projection, redact)
+    checkShapeSpec(projection, redact)
   } catch (e) {
     usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, flag).replace(/^bson2json: /, ''))
   }

@@ -59,8 +59,8 @@ function checkOptions(o) {
     throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
-  // projection / redact: checked (and compiled) now, applied by watch() to every event.
-  if (o.projection !== undefined || o.redact !== undefined) require('../shape').compileShape(o.projection, o.redact)
+  // projection / redact: checked now (watch() compiles them and applies them to every event)
+  require('../shape').checkShape(o.projection, o.redact)
   if (o.resumeAfter !== undefined && (o.resumeAfter === null || typeof o.resumeAfter !== 'object')) {
     throw new TypeError('bson2json/kafka: options.resumeAfter must be a resume token (an object such as {_data: "82..."})')
   }
