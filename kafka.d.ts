@@ -39,18 +39,16 @@ export interface ChangeStreamToKafkaOptions {
   pipeline?: object[]
   /** bootstrap brokers, "HOST:PORT" */
   brokers: string[] | string
-  /** events topic (required unless `topicPrefix` is given) */
+  /** events topic (with `topicPrefix`: the topic of what neither names; optional then) */
   topic?: string
-  /** one topic per collection, `PREFIX.db.coll` (as the connectors name them), each created when its collection is first seen */
+  /** a topic per collection: `${topicPrefix}.${db}.${coll}` (docs/kafka.md "Databases and deployments") */
   topicPrefix?: string
-  /** these namespaces (`"db.coll"` or `"db"`) into these topics */
+  /** namespaces ("db.coll" or "db") into topics of their own */
   topics?: Record<string, string>
-  /** capture only these namespaces: `"db"`, `"db.coll"`, `*` for any characters (a `$match` after `$changeStream`) */
+  /** capture only these namespaces ("db", "db.coll", `*` for any characters): a `$match` after `$changeStream` */
   include?: string[]
   /** leave these namespaces out (same patterns) */
   exclude?: string[]
-  /** a heartbeat record per idle checkpoint (`idleCheckpointMS`), as each format's connector writes them */
-  heartbeatTopic?: string
   /** compacted checkpoint topic, keyed by `id` */
   checkpointTopic: string
   /** stream id: one running process per id (transactional.id `bson2json-cdc.<id>`) */
@@ -111,8 +109,13 @@ export interface ChangeStreamToKafkaOptions {
   createTopics?: boolean
   /** partitions of a newly created events topic (default 1) */
   partitions?: number
-  /** checkpoint an idle stream at most this often (default 5000) */
+  /**
+   * while nothing captured arrives, checkpoint the server's position at most this often (default
+   * 5000; `cdc --heartbeat-interval`): a quiet collection keeps a resume point inside the oplog window
+   */
   idleCheckpointMS?: number
+  /** with each of those checkpoints, a heartbeat record into this topic, as `format`'s connector writes them */
+  heartbeatTopic?: string
   /** commit the open transaction (whole server batches and one checkpoint) once it is this old (default 100; 0: every batch) */
   commitIntervalMS?: number
   /** commit the open transaction once its records reach this many bytes (default 8 MiB) */

@@ -83,19 +83,20 @@ function isTranscodeError(e) {
 
 
 /**
- * A TranscodeError found in JavaScript, at `index` / `offset` of a stream.
+ * A TranscodeError found in JavaScript, at `index` / `offset` of a stream; without `index`, at
+ * `offset` of one input (as the binding words one: `CODE: detail at byte N`).
  * @param {string} code
  * @param {string} detail
- * @param {number} index
+ * @param {number | undefined} index
  * @param {number} offset
  */
 function transcodeError(code, detail, index, offset) {
-  const e = new Error(`${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
+  const e = new Error(index === undefined ? `${code}: ${detail} at byte ${offset}` : `${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
   e.name = 'TranscodeError'
   e.code = code
   e.detail = detail
   e.offset = offset
-  e.index = index
+  if (index !== undefined) e.index = index
   return e
 }
 
@@ -119,4 +120,111 @@ function rebase(e, baseIndex, baseOffset, starts) {
   return e
 }
 
-module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase }
+/**
+ * An argument error given the code Node gives its own (`ERR_INVALID_ARG_TYPE` for a TypeError,
+ * `ERR_OUT_OF_RANGE` for a RangeError), unless it has one: find(), aggregate() and watch() hand
+ * it to their consumers rather than throwing it, and a consumer tells it by its code.
+ * @param {any} e
+ */
+function argumentError(e) {
+  if (e !== null && typeof e === 'object' && e.code === undefined) {
+    if (e instanceof RangeError) e.code = 'ERR_OUT_OF_RANGE'
+    else if (e instanceof TypeError) e.code = 'ERR_INVALID_ARG_TYPE'
+  }
+  return e
+}
+
+// ---- addresses in messages ------------------------------------------------------------
+
+/**
+ * Query parameters of a MongoDB connection string that carry a secret (the driver's names, which
+ * it matches case-insensitively, and `sslPEMKeyPassword`, the older name of the key password).
+ */
+const SECRET_PARAMS = new Set(['password', 'proxypassword', 'tlscertificatekeyfilepassword', 'sslpemkeypassword', 'passphrase'])
+/** `authMechanismProperties` keys whose value is not a secret (every other key's value is masked). */
+const PUBLIC_MECHANISM_PROPERTIES = new Set(['SERVICE_NAME', 'SERVICE_REALM', 'SERVICE_HOST', 'CANONICALIZE_HOST_NAME', 'ENVIRONMENT', 'TOKEN_RESOURCE', 'ALLOWED_HOSTS', 'AWS_CREDENTIAL_PROVIDER'])
+const MASK = '****'
+
+/** One `key=value` of a query string, its secret masked. */
+function redactParam(pair) {
+  const eq = pair.indexOf('=')
+  if (eq === -1) return pair
+  const key = pair.slice(0, eq)
+  const name = safeDecode(key).toLowerCase()
+  if (SECRET_PARAMS.has(name)) return `${key}=${MASK}`
+  if (name !== 'authmechanismproperties') return pair
+  // KEY:VALUE pairs separated by commas (each separator perhaps percent-encoded)
+  const value = pair.slice(eq + 1)
+  const props = value.split(/,|%2C/i).map((kv) => {
+    const m = /^(.*?)(:|%3A)/i.exec(kv)
+    if (m === null) return kv
+    return PUBLIC_MECHANISM_PROPERTIES.has(safeDecode(m[1]).toUpperCase()) ? kv : `${m[1]}${m[2]}${MASK}`
+  })
+  return `${key}=${props.join(',')}`
+}
+
+function safeDecode(s) {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+/**
+ * One address with its secrets masked: a MongoDB connection string in any form (`mongodb://`,
+ * `mongodb+srv://`, any case, or none: `bob:pw@host/db`) or a Kafka broker list
+ * (`alice:pw@host:9092,host2:9092`). The userinfo keeps its user name (`bob:****@`); every
+ * credential-bearing query parameter (`password`, `proxyPassword`, `tlsCertificateKeyFilePassword`,
+ * `sslPEMKeyPassword`, `passphrase`, the secret values of `authMechanismProperties` such as
+ * `AWS_SESSION_TOKEN`) becomes `****`. It fails closed: an `@` that might end a userinfo (a
+ * password with an unescaped `@`, `/` or `?`) masks everything before it.
+ * @param {string} text
+ */
+function redactOne(text) {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)?([\s\S]*)$/.exec(text)
+  const scheme = m[1] ?? ''
+  let rest = m[2]
+  const firstAt = rest.indexOf('@')
+  if (firstAt !== -1) {
+    // The userinfo ends at the last '@' before the query that follows the first '@' (an '@' in the
+    // password is then inside the userinfo; one in a query value after the host is not).
+    const q = rest.indexOf('?', firstAt)
+    const at = rest.lastIndexOf('@', q === -1 ? rest.length : q)
+    const userinfo = rest.slice(0, at)
+    const colon = userinfo.indexOf(':')
+    const user = colon === -1 ? userinfo : userinfo.slice(0, colon)
+    const plainUser = colon !== -1 && !/[/?#&=]/.test(user)
+    rest = `${plainUser ? `${user}:` : ''}${MASK}${rest.slice(at)}`
+  }
+  const query = rest.indexOf('?')
+  if (query !== -1) {
+    const hash = rest.indexOf('#', query)
+    const end = hash === -1 ? rest.length : hash
+    rest = `${rest.slice(0, query + 1)}${rest.slice(query + 1, end).split(/([&;])/).map((p) => (p === '&' || p === ';' ? p : redactParam(p))).join('')}${rest.slice(end)}`
+  }
+  return scheme + rest
+}
+
+/**
+ * The one redaction of addresses in anything bson2json prints. An address given alone (text that
+ * starts with a scheme, or has no whitespace) is redacted whole, so a password with a space in it
+ * is masked too; in a longer message, every word that looks like a connection string or a broker
+ * address (it has `://`, `@` or a query parameter) is, and the rest of the text is kept. See
+ * {@link redactOne} for what is masked. Used for every URI and Kafka address a message quotes
+ * (the CLI's usage errors and failure lines, `cdc`'s).
+ * @param {unknown} text
+ * @returns {string}
+ */
+function redactAddress(text) {
+  const s = String(text)
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(s) || !/\s/.test(s)) return redactOne(s)
+  return s.replace(/[^\s'"`()<>[\]{}]*(?::\/\/|@|[?&;][A-Za-z_]+=)[^\s'"`()<>[\]{}]*/g, (word) => {
+    // trailing punctuation of the sentence is not part of the address
+    const tail = /[.,:;!]+$/.exec(word)
+    const core = tail === null ? word : word.slice(0, tail.index)
+    return redactOne(core) + (tail === null ? '' : tail[0])
+  })
+}
+
+module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase, redactAddress, argumentError }

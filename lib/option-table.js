@@ -17,6 +17,7 @@
 const APIS = Object.freeze({
   toJSON: { label: 'toJSON', doc: '`toJSON`, `toJSONBuffer`, `toJSONAsync`, `cursorBatch`' },
   batch: { label: 'the batch functions', doc: '`toJSONList`, `toJSONArray`, `toNDJSON` and their `*Async` twins' },
+  row: { label: 'the row functions', doc: '`toRow`, `toRows`, `toRowsAsync`' },
   stream: { label: 'createTranscodeStream', doc: '`createTranscodeStream`' },
   find: { label: 'find', doc: '`find`' },
   aggregate: { label: 'aggregate', doc: '`aggregate`' },
@@ -37,7 +38,7 @@ const fn = { kind: 'function', text: 'function' }
 const other = (text) => ({ kind: 'other', text })
 
 /** Every transcoding API: what the per-document options reach. */
-const TRANSCODING = ['toJSON', 'batch', 'stream', 'find', 'aggregate', 'watch']
+const TRANSCODING = ['toJSON', 'batch', 'row', 'stream', 'find', 'aggregate', 'watch']
 /** The APIs that run commands on a server through the driver. */
 const CURSORS = ['find', 'aggregate']
 const SERVER = ['find', 'aggregate', 'watch']
@@ -50,6 +51,7 @@ const SERVER = ['find', 'aggregate', 'watch']
  * - `compatOnly`: a js-bson option that applies to dialect 'compat' only.
  * - `server`: the APIs where the name is the server's (sent with the command), not this one.
  * - `unsupported`: a js-bson option accepted at its default only; the reason otherwise.
+ * - `generalRowOnly`: shapes the general row format's JSON text; not with `rowFormat: 'powersync'`.
  * - `cli`: command → the flags that give the option; `key` names the parsed value when the
  *   command converts it itself (a field list, JSON, seconds), else the flag's value is checked
  *   against `type` (an enum or an integer; `values`/`min`/`max` narrow it for that flag; `int:
@@ -60,6 +62,7 @@ const ROWS = [
   // -- transcoding ------------------------------------------------------------------------
   {
     name: 'dialect',
+    generalRowOnly: true,
     type: oneOf('compat', 'relaxed', 'canonical'),
     default: 'compat',
     flags: { relaxed: 'Relaxed', canonical: 'Canonical' },
@@ -73,6 +76,7 @@ const ROWS = [
   },
   {
     name: 'utf8',
+    generalRowOnly: true,
     type: oneOf('strict', 'replace'),
     default: 'strict',
     flags: { replace: 'Utf8Replace' },
@@ -97,6 +101,7 @@ const ROWS = [
   },
   {
     name: 'bsonVersion',
+    generalRowOnly: true,
     type: oneOf(6, 7),
     default: 7,
     flags: { 6: 'Bson6' },
@@ -105,6 +110,7 @@ const ROWS = [
   },
   {
     name: 'promoteLongs',
+    generalRowOnly: true,
     type: bool,
     default: true,
     flags: { false: 'Longs' },
@@ -114,6 +120,7 @@ const ROWS = [
   },
   {
     name: 'promoteValues',
+    generalRowOnly: true,
     type: bool,
     default: true,
     flags: { false: 'NoPromote' },
@@ -123,6 +130,7 @@ const ROWS = [
   },
   {
     name: 'promoteBuffers',
+    generalRowOnly: true,
     type: bool,
     default: false,
     flags: { true: 'Buffers' },
@@ -132,6 +140,7 @@ const ROWS = [
   },
   {
     name: 'bsonRegExp',
+    generalRowOnly: true,
     type: bool,
     default: false,
     flags: { true: 'BsonRegExp' },
@@ -141,6 +150,7 @@ const ROWS = [
   },
   {
     name: 'validation',
+    generalRowOnly: true,
     type: other('`{ utf8: boolean }`'),
     defaultText: '`{ utf8: true }`',
     apis: TRANSCODING,
@@ -150,7 +160,7 @@ const ROWS = [
     name: 'projection',
     type: other('projection document (lib/shape.js)'),
     defaultText: 'none',
-    apis: ['toJSON', 'batch', 'stream', 'find', 'watch', 'kafka'],
+    apis: ['toJSON', 'batch', 'row', 'stream', 'find', 'watch', 'kafka'],
     server: ['find'],
     cli: {
       dump: [{ flags: ['-f', '--fields'], key: 'fields' }, { flags: ['--fieldFile'], key: 'fieldFile' }, { flags: ['--exclude'], key: 'exclude' }],
@@ -226,6 +236,21 @@ const ROWS = [
     apis: TRANSCODING,
     doc: "js-bson's option, accepted at its default only (pass a subarray)",
   },
+  // -- rows -------------------------------------------------------------------------------
+  {
+    name: 'rowFormat',
+    type: oneOf('general', 'powersync'),
+    default: 'general',
+    apis: ['row'],
+    doc: "the rows' values: `'general'` (values for SQL drivers, nested values as JSON text in the call's dialect) or `'powersync'` (PowerSync's `bufferToSqlite`; docs/rows.md)",
+  },
+  {
+    name: 'dateRenderMode',
+    type: { ...oneOf(0, 1, 2), range: true },
+    default: 0,
+    apis: ['row'],
+    doc: "`rowFormat: 'powersync'` only: PowerSync's `DateRenderMode`",
+  },
   // -- batches and the stream -------------------------------------------------------------
   {
     name: 'threads',
@@ -294,6 +319,14 @@ const ROWS = [
     apis: [...SERVER, 'kafka'],
     cli: { export: [{ flags: ['--batchSize'], min: 1 }], cdc: [{ flags: ['--batch-size'], min: 1 }] },
     doc: 'documents (events) per server batch',
+  },
+  {
+    name: 'timeoutMS',
+    type: int(0),
+    default: 0,
+    apis: SERVER,
+    cli: { export: [{ flags: ['--timeoutMS'] }] },
+    doc: 'give up when a reply of the server takes longer than this (a drip-feeding one included): the cursor or change stream fails with `BSON2JSON_TIMEOUT`; 0: no bound (docs/reliability.md)',
   },
   {
     name: 'maxAwaitTimeMS',

@@ -11,8 +11,7 @@
  * `Object.prototype` changes nothing), each read exactly once (a getter runs once).
  */
 
-const { OptionFlag } = require('./native')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./native/protocol')
+const { OptionFlag, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, packOptions } = require('./native')
 const { describe, editDistance } = require('./errors')
 const { compileShape, leaseShape, release } = require('./shape')
 const { APIS, OPTIONS, ROWS, rowOf, namesOf, apisOf } = require('./option-table')
@@ -21,7 +20,6 @@ const { APIS, OPTIONS, ROWS, rowOf, namesOf, apisOf } = require('./option-table'
 const MAX_OUTPUT_BYTES_LIMIT = OPTIONS.maxOutputBytes.type.max
 /** Largest accepted `threads`. */
 const MAX_THREADS = OPTIONS.threads.type.max
-const PACK = 2 ** FLAG_BITS
 
 /** `dialect` → the low two bits of `flags`. */
 const DIALECTS = Object.freeze(Object.fromEntries(OPTIONS.dialect.type.values.map((d) => [d, flagOf(OPTIONS.dialect, d)])))
@@ -56,7 +54,7 @@ const COMPAT_ONLY_BITS = COMPAT_ONLY.reduce((a, [, bits]) => a | bits, 0)
 /** @type {Resolved} */
 const DEFAULTS = Object.freeze({
   flags: 0,
-  packed: DEFAULT_MAX_DEPTH * PACK,
+  packed: packOptions(0, DEFAULT_MAX_DEPTH),
   maxDepth: DEFAULT_MAX_DEPTH,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   dialect: 'compat',
@@ -74,7 +72,7 @@ const BASE_KEYS = KNOWN.toJSON
 /** The batch functions': also `threads`. */
 const BATCH_KEYS = KNOWN.batch
 /** The APIs whose resolved options live for one call only: their `Shaper` is pooled. */
-const ONE_CALL = new Set(['toJSON', 'batch'])
+const ONE_CALL = new Set(['toJSON', 'batch', 'row'])
 
 /**
  * What resolving one option takes, compiled once from its row: `check` (the row's type check,
@@ -97,8 +95,13 @@ const ENTRIES = new Map(Object.keys(APIS).map((api) => [api, new Map(namesOf(api
 /** name → Entry of its first row, for callers that pass their own Set of names. */
 const ANY_ENTRY = new Map(Object.keys(OPTIONS).map((n) => [n, entryOf(OPTIONS[n])]))
 
-/** A TypeError or RangeError about an option, with a `code`. */
-function optionError(Ctor, message, code = 'ERR_BSON2JSON_INVALID_OPTION') {
+/**
+ * A TypeError or RangeError about an option, with Node's `code` for it, as every argument error
+ * of bson2json has (lib/errors.js `argumentError`): `ERR_INVALID_ARG_TYPE` (a value of the wrong
+ * type), `ERR_INVALID_ARG_VALUE` (an unknown name, a value not among the accepted ones),
+ * `ERR_OUT_OF_RANGE` (a number out of range).
+ */
+function optionError(Ctor, message, code = Ctor === RangeError ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARG_TYPE') {
   const e = new Ctor(message)
   e.code = code
   return e
@@ -110,7 +113,7 @@ function orList(items) {
 }
 
 /**
- * The TypeError (code `ERR_BSON2JSON_UNKNOWN_OPTION`) for an option name the caller does not
+ * The TypeError (code `ERR_INVALID_ARG_VALUE`) for an option name the caller does not
  * accept, with a hint: a dialect name used as an option points at `dialect`; a near miss (edit
  * distance at most 2, or 1 for names of up to 4 letters) names the closest accepted option; an
  * option of other APIs names them.
@@ -135,7 +138,7 @@ function unknownOptionError(name, known, prefix = 'bson2json: ') {
     if (best !== null && bestD <= (name.length <= 4 ? 1 : 2)) hint = ` (did you mean '${best}'?)`
     else if (apisOf(name).length > 0) hint = ` (an option of ${orList(apisOf(name).map((a) => APIS[a].label))} only)`
   }
-  return optionError(TypeError, `${prefix}unknown option '${name}'${hint}`, 'ERR_BSON2JSON_UNKNOWN_OPTION')
+  return optionError(TypeError, `${prefix}unknown option '${name}'${hint}`, 'ERR_INVALID_ARG_VALUE')
 }
 
 /**
@@ -153,7 +156,9 @@ function checkValue(row, v, prefix = 'bson2json: ') {
     case 'enum':
       if (!t.values.includes(v)) {
         const quoted = t.values.map((x) => (typeof x === 'string' ? `'${x}'` : String(x)))
-        throw optionError(TypeError, `${what} must be ${orList(quoted)}, got ${describe(v, typeof t.values[0])}`)
+        const message = `${what} must be ${orList(quoted)}, got ${describe(v, typeof t.values[0])}`
+        // an enum of numbers that is a range (`dateRenderMode`): a RangeError, as for an integer
+        throw t.range === true ? optionError(RangeError, message) : optionError(TypeError, message, typeof v === typeof t.values[0] ? 'ERR_INVALID_ARG_VALUE' : 'ERR_INVALID_ARG_TYPE')
       }
       return v
     case 'boolean':
@@ -220,6 +225,9 @@ function resolveOptions(options, api) {
   let projectionName = 'projection'
   let redact
   let promoteValues
+  let rowFormat
+  let dateRenderMode
+  let generalOnly
   const keys = Object.keys(options)
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]
@@ -237,7 +245,7 @@ function resolveOptions(options, api) {
     const row = e.row
     if (row.unsupported !== undefined) {
       if (v === row.default || (k === 'fieldsAsRaw' && isEmptyObject(v))) continue
-      throw optionError(TypeError, `bson2json: option ${k} is not supported: ${row.unsupported}`)
+      throw optionError(TypeError, `bson2json: option ${k} is not supported: ${row.unsupported}`, 'ERR_INVALID_ARG_VALUE')
     }
     switch (k) {
       case 'dialect':
@@ -265,6 +273,7 @@ function resolveOptions(options, api) {
         continue
       case 'validation':
         validation = v
+        if (generalOnly === undefined) generalOnly = k
         continue
       case 'utf8':
         utf8 = e.check(v)
@@ -275,9 +284,16 @@ function resolveOptions(options, api) {
       case 'promoteValues':
         promoteValues = e.check(v)
         break
+      case 'rowFormat':
+        rowFormat = e.check(v)
+        continue
+      case 'dateRenderMode':
+        dateRenderMode = e.check(v)
+        continue
       default:
         e.check(v)
     }
+    if (row.generalRowOnly === true && generalOnly === undefined) generalOnly = k
     if (e.bits !== null) flags |= e.bits.get(v) || 0
   }
   if (validation !== undefined) {
@@ -298,6 +314,9 @@ function resolveOptions(options, api) {
     const name = COMPAT_ONLY.find(([, bits]) => (flags & bits) !== 0)[0]
     throw optionError(TypeError, `bson2json: options.${name} applies to dialect 'compat' only (Extended JSON keeps every type)`)
   }
+  // The row functions: `rowMode` (`rowFormat | dateRenderMode << 2`, as the binding takes it).
+  let rowMode = 0
+  if (named === 'row') rowMode = rowModeOf(rowFormat, dateRenderMode, generalOnly)
   // `projection` / `redact`: compiled here, last (nothing after it throws), applied per document;
   // a one-call API's is leased from the pool (releaseOptions ends the lease)
   let shaper
@@ -310,8 +329,41 @@ function resolveOptions(options, api) {
       shaper = compileShape(projection, redact, projectionName)
     }
   }
-  // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8: utf8 === undefined ? 'strict' : utf8, bsonVersion, threads, shaper, lease }
+  // `packed` and `maxOutputBytes`: the pair every call of the binding takes (lib/native packs it).
+  const packed = packOptions(flags, maxDepth)
+  const u = utf8 === undefined ? 'strict' : utf8
+  if (named === 'row') return { flags, packed, maxDepth, maxOutputBytes, dialect, utf8: u, bsonVersion, threads, shaper, lease, rowMode }
+  return { flags, packed, maxDepth, maxOutputBytes, dialect, utf8: u, bsonVersion, threads, shaper, lease }
+}
+
+/**
+ * `rowFormat | dateRenderMode << 2`. `dateRenderMode` (PowerSync's `DateRenderMode`) goes with
+ * `rowFormat: 'powersync'` only, and the options of the general format's JSON text (`dialect`,
+ * `utf8`, js-bson's) do not go with it.
+ */
+function rowModeOf(rowFormat, dateRenderMode, generalOnly) {
+  const format = rowFormat === 'powersync' ? 1 : 0
+  if (dateRenderMode !== undefined && format !== 1) throw optionError(TypeError, "bson2json: options.dateRenderMode applies to rowFormat 'powersync' only")
+  if (format === 1 && generalOnly !== undefined) {
+    throw optionError(TypeError, `bson2json: options.${generalOnly} does not apply to rowFormat 'powersync' (PowerSync's rules fix every value)`)
+  }
+  return format | ((dateRenderMode === undefined ? 0 : dateRenderMode) << 2)
+}
+
+/** @typedef {Resolved & { rowMode: number }} ResolvedRow */
+
+/** @type {ResolvedRow} */
+const ROW_DEFAULTS = Object.freeze({ ...DEFAULTS, rowMode: 0 })
+
+/**
+ * The row calls' options (`toRow`, `toRows`, `toRowsAsync`): {@link resolveOptions}' with `row`,
+ * whose result carries `rowMode`. A pooled `Shaper`: end the call with {@link releaseOptions}.
+ * @param {unknown} options
+ * @returns {ResolvedRow}
+ */
+function resolveRowOptions(options) {
+  if (options === undefined || options === null) return ROW_DEFAULTS
+  return /** @type {ResolvedRow} */ (resolveOptions(options, 'row'))
 }
 
 /**
@@ -425,13 +477,13 @@ module.exports = {
   BASE_KEYS,
   BATCH_KEYS,
   KNOWN,
-  FLAG_BITS,
   resolveDriverOptions,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_OUTPUT_BYTES,
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
   releaseOptions,
+  resolveRowOptions,
   ownOptions,
   checkValue,
   intOption,

@@ -32,7 +32,7 @@ function own(o, k) {
 
 function optionTypeError(message) {
   const e = new TypeError(message)
-  e.code = 'ERR_BSON2JSON_INVALID_OPTION'
+  e.code = 'ERR_INVALID_ARG_VALUE'
   return e
 }
 
@@ -74,7 +74,7 @@ function redactSpec(redact) {
   for (const k of Object.keys(redact)) {
     if (!REDACT_KEYS.has(k) && redact[k] !== undefined) {
       const e = optionTypeError(`bson2json: unknown option 'redact.${k}' (redact takes paths, with, key)`)
-      e.code = 'ERR_BSON2JSON_UNKNOWN_OPTION'
+      e.code = 'ERR_INVALID_ARG_VALUE'
       throw e
     }
   }
@@ -186,7 +186,7 @@ function renamed(projectionName, f) {
   } catch (e) {
     if (e instanceof TypeError) {
       if (projectionName !== 'projection') e.message = e.message.replace('options.projection', `options.${projectionName}`)
-      if (e.code === undefined) e.code = 'ERR_BSON2JSON_INVALID_OPTION'
+      if (e.code === undefined) e.code = 'ERR_INVALID_ARG_VALUE'
     }
     throw e
   }

@@ -39,7 +39,9 @@
 //       [--snapshot-docs N] [--snapshot-batch-size 100] [--cut-ms M] [--blackhole-every S]
 //       [--snapshot-cut-ms M] [--snapshot-fault-rate R]
 //       [--kafka-pause-every S] [--batch-size 40] [--until-faults N [--max-seconds 3600]]
-//       [--min-faults N] [--json]
+//       [--min-faults N] [--collections N] [--json]
+// --collections N (N > 1): a database-wide stream (cdc --db D --topic-prefix P) over N collections,
+// a topic each; the checks then also require each record in its collection's topic.
 // --until-faults N: the writes (and the faults) go on past --ops / --duration until N faults were
 // injected; --max-seconds (default 3600) ends the writes in any case.
 // The broker restarts and pauses act on the broker of `scripts/kafka.sh` (its KAFKA_DIR).
@@ -135,6 +137,7 @@ async function main() {
       'fault-rate': { type: 'string', default: '0.05' },
       rate: { type: 'string', default: '300' },
       partitions: { type: 'string', default: '3' },
+      collections: { type: 'string', default: '1' },
       'batch-size': { type: 'string', default: '40' },
       'snapshot-docs': { type: 'string', default: '0' },
       'snapshot-batch-size': { type: 'string', default: '100' },
@@ -198,8 +201,13 @@ async function main() {
   const client = await MongoClient.connect(uri)
   const tag = `${process.pid}_${Date.now() % 1_000_000}`
   const dbName = `b2j_chaos_${tag}`
-  const coll = client.db(dbName).collection('c')
+  // --collections N > 1: a database-wide stream (cdc --db D --topic-prefix P) over collections
+  // c0..cN-1, document _id i in collection c(i mod N), one topic per collection.
+  const nColls = Math.max(1, Number(values.collections))
+  const colls = Array.from({ length: nColls }, (_, k) => client.db(dbName).collection(nColls === 1 ? 'c' : `c${k}`))
+  const collOf = (id) => colls[id % nColls]
   const topic = `chaos-${tag}`
+  const topics = nColls === 1 ? [topic] : colls.map((c) => `${topic}.${dbName}.${c.collectionName}`)
   const checkpointTopic = `chaos-${tag}-ck`
   const id = `chaos-${tag}`
 
@@ -210,7 +218,10 @@ async function main() {
     for (let i = 0; i < snapshotDocs; i += 1000) {
       const docs = []
       for (let j = i; j < Math.min(snapshotDocs, i + 1000); j++) docs.push({ _id: j, v: 0, pad: 'x'.repeat(j % 50) })
-      await coll.insertMany(docs, { ordered: false })
+      for (const c of colls) {
+        const mine = docs.filter((d) => collOf(d._id) === c)
+        if (mine.length > 0) await c.insertMany(mine, { ordered: false })
+      }
       for (const _ of docs) versions.push(0)
     }
     if (server) server.faults.setFaultRate(snapshotFaultRate)
@@ -243,12 +254,9 @@ async function main() {
     cdcUri,
     '--db',
     dbName,
-    '--collection',
-    'c',
+    ...(nColls === 1 ? ['--collection', 'c', '--topic', topic] : ['--topic-prefix', topic]),
     '--kafka',
     brokers,
-    '--topic',
-    topic,
     '--checkpoint-topic',
     checkpointTopic,
     '--id',
@@ -339,12 +347,12 @@ async function main() {
       // copied too (higher _ids), and the copy would chase the writer.
       if (versions.length === 0 || (n % 3 === 0 && phase === 'stream')) {
         const _id = versions.length
-        await coll.insertOne({ _id, v: 0, pad: 'x'.repeat(n % 50) })
+        await collOf(_id).insertOne({ _id, v: 0, pad: 'x'.repeat(n % 50) })
         versions.push(0)
         expected.set(`{"_id":${_id}}|0`, true)
       } else {
         const _id = snapshotDocs > 0 && n % 3 !== 2 ? (n * 7919) % snapshotDocs : (n * 7919) % versions.length
-        await coll.updateOne({ _id }, { $inc: { v: 1 } })
+        await collOf(_id).updateOne({ _id }, { $inc: { v: 1 } })
         versions[_id]++
         expected.set(`{"_id":${_id}}|${versions[_id]}`, true)
       }
@@ -469,7 +477,7 @@ async function main() {
   for (;;) {
     messages = []
     try {
-      await kafka.readCommitted(consumer, topic, (partition, offset, r) => messages.push({ partition, offset, r }))
+      for (const t of topics) await kafka.readCommitted(consumer, t, (partition, offset, r) => messages.push({ topic: t, partition, offset, r }))
     } catch (e) {
       // Not created yet: under load every cdc so far may have been killed before it created
       // its topics (node and the clients take seconds to load there); the next one will.
@@ -491,7 +499,7 @@ async function main() {
   child.kill('SIGTERM')
   const last = await child.exitInfo
   messages = []
-  await kafka.readCommitted(consumer, topic, (partition, offset, r) => messages.push({ partition, offset, r }))
+  for (const t of topics) await kafka.readCommitted(consumer, t, (partition, offset, r) => messages.push({ topic: t, partition, offset, r }))
   await consumer.close()
 
   // Checks
@@ -502,14 +510,17 @@ async function main() {
   const snapshotRecords = new Map()
   const state = new Map()
   let orderViolations = 0
-  messages.sort((a, b) => a.partition - b.partition || (a.offset < b.offset ? -1 : 1))
-  for (const { partition, r } of messages) {
+  messages.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition || (a.offset < b.offset ? -1 : 1)))
+  for (const { topic: mTopic, partition, r } of messages) {
     const key = String(r.key)
     const ev = JSON.parse(String(r.value))
     if (JSON.stringify(ev.documentKey) !== key) failures.push(`key ${key} is not the documentKey ${JSON.stringify(ev.documentKey)}`)
     const headers = new Map(r.headers.map(([a, b]) => [String(a), String(b)]))
     if (headers.get('operationType') !== ev.operationType) failures.push(`operationType header ${headers.get('operationType')} != ${ev.operationType}`)
-    if (headers.get('ns') !== `${dbName}.c`) failures.push(`ns header ${headers.get('ns')}`)
+    const ns = `${dbName}.${collOf(ev.documentKey._id).collectionName}`
+    if (headers.get('ns') !== ns) failures.push(`ns header ${headers.get('ns')}, the document's collection is ${ns}`)
+    const wantTopic = nColls === 1 ? topic : `${topic}.${ns}`
+    if (mTopic !== wantTopic) failures.push(`key ${key} of ${ns} in topic ${mTopic}`)
     if (keyPartition.has(key) && keyPartition.get(key) !== partition) failures.push(`key ${key} on partitions ${keyPartition.get(key)} and ${partition}`)
     keyPartition.set(key, partition)
     if (ev.operationType === 'snapshot') {
@@ -547,7 +558,8 @@ async function main() {
   for (const n of snapshotRecords.values()) if (n > 1) snapshotDuplicated += n - 1
   // Per key, the records replayed give the collection's final state.
   let finalStateMismatches = 0
-  const docs = await coll.find({}, { projection: { v: 1 } }).toArray()
+  const docs = []
+  for (const c of colls) docs.push(...(await c.find({}, { projection: { v: 1 } }).toArray()))
   for (const d of docs) {
     const key = JSON.stringify({ _id: d._id })
     if (state.get(key) !== d.v) {

@@ -441,13 +441,19 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: stdin and .gz through the native p
     const copies = 40
     const long = join(dir, 'long.bson.gz')
     writeFileSync(long, gzipSync(Buffer.concat(Array.from({ length: copies }, () => dump)), { level: 1 }))
-    const interrupted = async (args: string[], o: RunOptions) => {
+    // `until`: SIGINT once the progress line shows it (else 200 ms after the first progress line)
+    const interrupted = async (args: string[], o: RunOptions, until?: string) => {
       let killed = 0
       const kill = (c: ReturnType<typeof spawn>) => {
+        if (killed !== 0) return
         killed = Date.now()
         c.kill('SIGINT')
       }
-      const r = await run(['--progress', '--threads', '1', ...args], { ...o, onSpawn: (c) => c.stderr!.once('data', () => setTimeout(() => kill(c), 200)) })
+      const onSpawn = (c: ReturnType<typeof spawn>) => {
+        if (until === undefined) c.stderr!.once('data', () => setTimeout(() => kill(c), 200))
+        else c.stderr!.on('data', (d) => String(d).includes(until) && kill(c))
+      }
+      const r = await run(['--progress', '--threads', '1', ...args], { ...o, onSpawn })
       expect(r.code).toBe(130)
       // at once, though stdin is still open (the next part of the pipe comes 12 s later)
       expect(Date.now() - killed).toBeLessThan(4000)
@@ -462,7 +468,7 @@ describe.skipIf(!native.DUMP_PIPELINE)('dump: stdin and .gz through the native p
     }
     for (const stream of [false, true]) {
       // the whole dump, then the pipe stays open (the next part comes too late)
-      const n = await interrupted([], { stream, stdin: [dump, ...Array.from({ length: 40 }, () => Buffer.alloc(0))] })
+      const n = await interrupted([], { stream, stdin: [dump, ...Array.from({ length: 40 }, () => Buffer.alloc(0))] }, `${docs.length.toLocaleString('en-US')} docs`)
       expect(n, `stream ${stream}`).toBe(docs.length)
       expect(await interrupted([long], { stream })).toBeLessThan(copies * docs.length)
     }

@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
 import { MONGODB_URI, useMongo } from '../support/mongo'
+import { DATE_POOL, DOUBLE_POOL, INT64_POOL, mulberry32 } from '../support/gen'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafka = require('../../lib/kafka/sink')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -165,8 +166,9 @@ describe('options and arguments (no broker)', () => {
     await mongo.close()
     expect(r.status).toBe(3)
     expect(firstAttempt).toBeGreaterThan(0)
-    // 2 s of attempts, then the clients closed and the exit
-    expect(exited - firstAttempt).toBeLessThan(5000)
+    // 2 s of attempts, then the clients closed and the exit: under 8 s tells the 2 s limit from
+    // the default 10 s whatever the load does to the closing
+    expect(exited - firstAttempt).toBeLessThan(8000)
     const lines = r.stderr.trim().split('\n')
     expect(lines.at(-1)).toBe(`bson2json cdc: cannot reach Kafka at 127.0.0.1:${sport} within 2 s (no answer within 2 s); nothing was written`)
     expect(r.stderr).not.toMatch(/events \(/)
@@ -227,6 +229,52 @@ describe('options and arguments (no broker)', () => {
     expect(parseArgs(['--uri', 'mongodb://x', '--kafka', 'h:1', '--topic', 't', '--checkpoint-topic', 'c', '--id', 'i', '--format', 'debezium']).format).toBe('debezium')
   })
 
+  it('record formats: the one-pass Java writer equals its plain twin (the tree written) on random documents of every type, in the three modes', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { javaJson, write, parseCanonical } = require('../../lib/kafka/java-json')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EJSON, Long, Double, Int32, Decimal128, ObjectId, Binary, Timestamp, BSONRegExp, MinKey, MaxKey, BSONSymbol, Code, DBRef } = require('bson')
+    const r = mulberry32(49).next
+    const pick = <T,>(a: T[]): T => a[Math.floor(r() * a.length)]
+    const strings = ['', 'plain', 'é', 'a"b\\c', 'tab\there', '\u0000\u001f\u007f', '\u{1F600}', '\u2028\u00a0\u200b', 'x'.repeat(300), '\u0301']
+    const leaf = (): any =>
+      pick([
+        () => new Double(pick(DOUBLE_POOL)),
+        () => new Int32(Math.floor(r() * 2 ** 31) * (r() < 0.5 ? -1 : 1)),
+        () => Long.fromBigInt(pick(INT64_POOL)),
+        () => new Date(Number(pick(DATE_POOL.filter((d) => d >= -8640000000000000n && d <= 8640000000000000n)))),
+        () => pick(strings),
+        () => Decimal128.fromString(pick(['1.10', '-0', '1E+10', 'NaN', '-Infinity', '1234567890123456789012345678901234'])),
+        () => new ObjectId(),
+        () => new Binary(Buffer.from([1, 2, 3, 250]), pick([0, 4, 5, 0x80])),
+        () => new Timestamp({ t: Math.floor(r() * 2 ** 32), i: Math.floor(r() * 100) }),
+        () => new BSONRegExp(pick(['^a', 'x"y']), pick(['', 'i', 'imsx'])),
+        () => pick([true, false, null]),
+        () => new MinKey(),
+        () => new MaxKey(),
+        () => new BSONSymbol('sym'),
+        () => new Code('f()'),
+        () => new Code('g()', { s: 1 }),
+      ])()
+    const node = (depth: number): any => {
+      if (depth > 3 || r() < 0.5) return leaf()
+      if (r() < 0.3) return Array.from({ length: Math.floor(r() * 4) }, () => node(depth + 1))
+      const d: Record<string, any> = {}
+      for (let k = Math.floor(r() * 5); k > 0; k--) d[pick(['a', 'b c', '0', '12', 'é', '$x', 'ns', '_id'])] = node(depth + 1)
+      return d
+    }
+    let checked = 0
+    for (let i = 0; i < 400; i++) {
+      const doc = { _id: leaf(), v: node(0), w: [node(1), node(1)], ref: r() < 0.1 ? new DBRef('c', new ObjectId()) : 1 }
+      const text = EJSON.stringify(doc, { relaxed: false })
+      for (const mode of ['strict', 'relaxed', 'compact']) {
+        expect(javaJson(text, mode), `${mode}: ${text}`).toBe(write(parseCanonical(text), mode))
+        checked++
+      }
+    }
+    expect(checked).toBe(1200)
+  })
+
   it('scope: --topic-prefix, --topic-map, --include/--exclude parsed and checked; the $match they push', () => {
     const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'cdc', '--uri', 'mongodb://x', '--kafka', 'h:1', '--checkpoint-topic', 'c', '--id', 'i', ...a], { encoding: 'utf8' })
     expect(run().stderr).toMatch(/^bson2json cdc: --topic or --topic-prefix is required\n/)
@@ -243,6 +291,27 @@ describe('options and arguments (no broker)', () => {
     expect(() => kafka.changeStreamToKafka({ ...base })).toThrow(/options.topic must be a non-empty string/)
     expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', include: ['a b'] })).toThrow(/options.include/)
     expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', topics: { a: 'c' } })).toThrow(/must not name options.checkpointTopic/)
+  })
+
+  it('readCommitted from an offset: what lies past the stable offset of one read is delivered by the next (none skipped, none twice)', async () => {
+    // A partition of 10 one-record batches whose stable offset moves from 5 to 10 between two reads.
+    let lso = 5n
+    const rec = (k: number) => ({ offsetDelta: 0, key: Buffer.from(String(k)), value: Buffer.from(String(k)), headers: [] })
+    const all = Array.from({ length: 10 }, (_, k) => ({ firstOffset: BigInt(k), lastOffsetDelta: 0, producerId: 1n, attributes: 0, records: [rec(k)] }))
+    const consumer = {
+      metadata: async () => ({ topics: new Map([['t', { id: 'id', partitionsCount: 1, partitions: [{ leader: 1 }] }]]) }),
+      // the broker returns whole batches from the fetch offset on, past the stable offset too
+      fetch: async (req: any) => {
+        const from = req.topics[0].partitions[0].fetchOffset
+        return { responses: [{ partitions: [{ errorCode: 0, lastStableOffset: lso, logStartOffset: 0n, abortedTransactions: [], records: all.filter((b) => b.firstOffset >= from) }] }] }
+      },
+    }
+    const got: string[] = []
+    const first = await kafka.readCommitted(consumer, 't', (_p: number, _o: bigint, r: any) => got.push(String(r.key)))
+    expect([first, got]).toEqual([[5n], ['0', '1', '2', '3', '4']])
+    lso = 10n
+    const second = await kafka.readCommitted(consumer, 't', (_p: number, _o: bigint, r: any) => got.push(String(r.key)), first)
+    expect([second, got]).toEqual([[10n], ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']])
   })
 
   it('reads the cluster time out of a resume token', () => {
@@ -394,6 +463,35 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect([first.source.db, first.source.collection, first.source.name]).toEqual([`kfm${tag}`, 'c', runs[1].t.id])
   })
 
+  it('--format with --snapshot: copy_existing\'s records (mongo-kafka), op "r" (debezium), then the stream', async () => {
+    const coll = client.db(`kfs${tag}`).collection('c')
+    await coll.insertMany([{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }])
+    const runs = ['mongo-kafka', 'debezium'].map((format) => {
+      const t = names()
+      return { t, run: kafka.changeStreamToKafka({ source: coll, brokers, ...t, format, snapshot: true, maxAwaitTimeMS: 100 }) }
+    })
+    try {
+      await until(async () => runs.every((r) => !!r.run.stats.snapshot && r.run.stats.snapshot.done))
+      await coll.insertOne({ _id: 3, a: 'z' })
+      await until(async () => runs.every((r) => r.run.stats.events >= 1))
+    } finally {
+      for (const r of runs) await r.run.stop()
+    }
+    const ns = `{"db": "kfs${tag}", "coll": "c"}`
+    const mk = await readAll(runs[0].t.topic)
+    expect(mk.slice(0, 2).map((m) => [m.key, m.value])).toEqual([
+      ['{"_id": 1}', `{"_id": {"_id": 1, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 1}, "fullDocument": {"_id": 1, "a": "x"}, "ns": ${ns}}`],
+      ['{"_id": 2}', `{"_id": {"_id": 2, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 2}, "fullDocument": {"_id": 2, "a": "y"}, "ns": ${ns}}`],
+    ])
+    expect(JSON.parse(mk[2].value).operationType).toBe('insert')
+    const dz = (await readAll(runs[1].t.topic)).map((m) => ({ key: m.key, ...JSON.parse(m.value) }))
+    expect(dz.map((v) => [v.key, v.op, v.source.snapshot, v.after])).toEqual([
+      ['{"id":"1"}', 'r', 'true', '{"_id": 1,"a": "x"}'],
+      ['{"id":"2"}', 'r', 'true', '{"_id": 2,"a": "y"}'],
+      ['{"id":"3"}', 'c', 'false', '{"_id": 3,"a": "z"}'],
+    ])
+  })
+
   it('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {
     const t = names()
     const coll = client.db(`kdb${tag}`).collection('pii')
@@ -487,7 +585,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
 
   it('database-wide: one stream, one checkpoint, a topic per collection (P.db.coll, a mapped one), an excluded collection left out by the server, the snapshot over every captured collection, a new collection picked up, a drop routed to its topic', async () => {
     const t = names()
-    const dbName = `kdw${tag}`
+    const dbName = `kdww${tag}`
     const db = client.db(dbName)
     await db.collection('a').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
     await db.collection('b').insertMany([{ _id: 1 }, { _id: 2 }])
@@ -604,12 +702,23 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     for (let i = 0; i < 20; i++) await coll.insertOne({ i })
     await until(async () => (await readAll(t.topic)).length >= 20, 60_000)
     await sleep(300)
+    // The 4 s count from cdc's first failure (its "retry 1" line), which comes when it next talks
+    // to Kafka after the kill: on a loaded machine that alone took seconds, so a bound taken from
+    // the kill failed there (20.2 s against 20). From the kill, the bound only tells 4 s from the
+    // default 120 s.
+    let failedAt = 0
+    a.p.stderr.on('data', (d) => {
+      if (!failedAt && /\(retry 1, giving up in/.test(String(d))) failedAt = Date.now()
+    })
     const killed = Date.now()
     spawnSync('bash', [path.join(ROOT, 'scripts/kafka.sh'), 'kill'], { stdio: 'inherit' })
     try {
       for (let i = 20; i < 25; i++) await coll.insertOne({ i })
       expect(await a.exit).toBe(3)
-      expect(Date.now() - killed).toBeLessThan(20_000)
+      const exited = Date.now()
+      expect(failedAt).toBeGreaterThan(0)
+      expect(exited - failedAt).toBeLessThan(12_000)
+      expect(exited - killed).toBeLessThan(90_000)
       const last = a.err().trim().split('\n').at(-1)
       expect(last).toMatch(new RegExp(`^bson2json cdc: lost Kafka at ${BROKERS} for 4 s \\(.*ECONNREFUSED.*\\); 20 events committed by this run, the checkpoint is at .*: a restart resumes there$`))
       expect(a.err()).toMatch(/Kafka at .* failed: .*; restarting from the last checkpoint \(retry 1, giving up in \d+ s\)/)

@@ -4,7 +4,8 @@
  * docs/performance.md's tables from them (benchmark/report-render.mjs). This renders them again
  * from the committed JSON, without running a benchmark, and fails when a block was edited by
  * hand, lost a marker, or does not match the results; and when README.md or docs/performance.md
- * carry a figure (a ratio, a speed, a percentage) outside a generated block.
+ * carry a figure (a ratio, a speed, a percentage) outside a generated block, or when the results
+ * are not full runs on the Nodes the tables name.
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -30,6 +31,15 @@ describe('generated documentation', async () => {
       expect(bad, 'figures belong in benchmark/results/*.json and the generated blocks').toEqual([])
     })
   }
+
+  it('the committed results are full runs on the Nodes the tables name', () => {
+    const res = r.loadResults(ROOT)
+    for (const n of r.NODES as string[]) {
+      for (const kind of ['synthetic', 'realworld']) expect(res[kind][n].machine.node, `${kind} results for Node ${n}`).toMatch(new RegExp(`^v${n}\\.`))
+      expect(res.synthetic[n].config.mode, `Node ${n}: a quick run is a smoke test, not the figures to commit`).toBe('full')
+      expect(res.realworld[n].config.rounds).toBeGreaterThanOrEqual(15)
+    }
+  })
 
   it('the README chart is what the committed results render', () => {
     expect(read(r.CHART)).toBe(r.renderChart(r.loadResults(ROOT)))

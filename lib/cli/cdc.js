@@ -113,7 +113,7 @@ with the same --id; 5 the change stream was invalidated (collection/database dro
 `
 
 const { requirePeer } = require('./peer')
-const { describe, redact } = require('./mongo')
+const { describe, redact, mongoClient } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
 const { isTransientSourceError } = require('../kafka/errors')
 const { DEFAULTS } = require('../kafka/options')
@@ -202,7 +202,7 @@ function parseArgs(argv) {
   }
   if (o.topic === o.checkpointTopic) usage('--topic and --checkpoint-topic must differ')
   o.brokers = o.kafka.split(',')
-  for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(b)} is not HOST:PORT`)
+  for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(redact(b))} is not HOST:PORT`)
   const { FORMAT_NAMES } = require('../kafka/records')
   if (o.format !== undefined && !FORMAT_NAMES.includes(o.format)) usage(`--format must be ${FORMAT_NAMES.join(', ')}`)
   if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
@@ -297,6 +297,7 @@ async function main(argv) {
   const answered = answer(o, HELP)
   if (answered !== null) return answered
   const mongodb = requirePeer({ mongodb: 'mongodb', '@platformatic/kafka': '@platformatic/kafka@~1.35.0' })
+  mongoClient(mongodb, o.uri, {}) // a URI the driver refuses: a usage error quoting it redacted
   const kafka = require('../kafka/sink')
   const log = (line) => process.stderr.write(`bson2json cdc: ${line}\n`)
   const client = await connect(mongodb, o, log)

@@ -4,13 +4,14 @@
 // mongodump `.bson` / `.bson.gz` files (or stdin) into NDJSON or one JSON array.
 
 const fs = require('fs')
-const { CliError, usage, parseOptions, optionFlags, optionValues, choices, answer, describeIoError } = require('./usage')
+const { CliError, usage, parseOptions, optionFlags, optionValues, choices, answer, describeIoError, quoteName, onSignals } = require('./usage')
 const { Output } = require('./output')
-const { isArchive } = require('./archive')
-// Everything else is required where it is used: the native dump of a file (the common run,
-// ~0.3 s for 200 MB) needs neither the transcode stream (and Node's streams), zlib, --pretty's
-// indenter, the archive reader nor the --fields / --redact compilers, and start-up is part of
-// every run (benchmark/cli-startup.sh).
+const { chooseEngine, fileHead } = require('./dump-engine')
+const { startRun, report } = require('./dump-run')
+// Everything else is required where it is used: the native dump of a file (the common run)
+// needs neither the transcode stream (lib/cli/dump-stream.js, and Node's streams), zlib,
+// --pretty's indenter, the archive reader nor the --fields / --redact compilers, and start-up
+// is part of every run (benchmark/cli-startup.sh).
 
 const HELP = `bson2json - BSON to JSON, fast: the counterpart of MongoDB's \`bsondump\`
 
@@ -181,104 +182,6 @@ function fieldFile(path) {
   return fieldList(text, true)
 }
 
-const mb = (n) => (n / 1e6).toFixed(1)
-
-function formatEta(s) {
-  if (!Number.isFinite(s) || s < 0) return '?'
-  if (s < 60) return `${Math.ceil(s)}s`
-  const m = Math.floor(s / 60)
-  return m < 60 ? `${m}m${String(Math.ceil(s % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`
-}
-
-/** Yields the source's chunks, having read the first four bytes (gzip and archive magic numbers). */
-async function sniff(source) {
-  const it = source[Symbol.asyncIterator]()
-  const head = []
-  let have = 0
-  let done = false
-  while (have < 4) {
-    const r = await it.next()
-    if (r.done) {
-      done = true
-      break
-    }
-    head.push(r.value)
-    have += r.value.length
-  }
-  const first = Buffer.concat(head)
-  const gzip = first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b
-  async function* chunks() {
-    if (first.length > 0) yield first
-    if (done) return
-    for (;;) {
-      const r = await it.next()
-      if (r.done) return
-      yield r.value
-    }
-  }
-  return { gzip, head: first, chunks: chunks() }
-}
-
-/** The first bytes of a regular file (up to 4), or null when it cannot be read. */
-function fileHead(file) {
-  const head = Buffer.alloc(4)
-  try {
-    const fd = fs.openSync(file, 'r')
-    try {
-      return head.subarray(0, fs.readSync(fd, head, 0, 4, 0))
-    } finally {
-      fs.closeSync(fd)
-    }
-  } catch {
-    return null // the general path reports the error
-  }
-}
-
-/** Whether the first bytes of a file look like plain BSON: neither gzip's nor an archive's magic number. */
-function isPlainBson(head) {
-  return head !== null && head.length === 4 && !(head[0] === 0x1f && head[1] === 0x8b) && !isArchive(head)
-}
-
-/** Whether the first bytes of a file are plain BSON's or gzip's (an archive's go to the stream). */
-function isBsonOrGzip(head) {
-  return head !== null && head.length === 4 && !isArchive(head)
-}
-
-/** Whether the native pipeline can read descriptor `fd` (stdin): a file, a pipe or a socket. */
-function nativeReadable(fd) {
-  try {
-    const st = fs.fstatSync(fd)
-    return st.isFile() || st.isFIFO() || st.isSocket()
-  } catch {
-    return false
-  }
-}
-
-/** `head`, then the chunks of `rest` (stdin after the bytes the pipeline read). */
-async function* replayed(head, rest) {
-  if (head.length > 0) yield head
-  yield* rest
-}
-
-/** A hint when the input's first bytes are text: a BSON file starts with a little-endian length. */
-function notBsonHint(input) {
-  if (input === null || input.length === 0) return ''
-  const head = input.subarray(0, 4) // the bytes read as the first document's length
-  for (const c of head) if (!(c === 0x09 || c === 0x0a || c === 0x0d || (c >= 0x20 && c < 0x7f))) return ''
-  return `; the input does not look like BSON (starts with ${JSON.stringify(head.toString('latin1'))})`
-}
-
-/** The transcoder's message without the position it appends (the CLI says the position once). */
-function withoutPosition(message) {
-  return message.replace(/ \(document \d+, (?:byte \d+ of the document, )?byte offset \d+ in the stream\)$/s, '')
-}
-
-function countLines(buf) {
-  let n = 0
-  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) n++
-  return n
-}
-
 const COMMANDS = 'dump, export, cdc, help'
 
 /**
@@ -306,6 +209,42 @@ function inputFiles(opts, st) {
 }
 
 /**
+ * The input: a file (stat, first bytes) or stdin. A missing file, a directory (also on stdin) and
+ * a bare word that is neither a command nor a file are usage errors.
+ * @returns {{ name: string, file: string | null, st: import('fs').Stats | null, regular: boolean,
+ *   size: number | null, head: Buffer | null }}
+ */
+function openInput(opts, argv, context) {
+  const input = { name: opts.file === null ? '<stdin>' : quoteName(opts.file), file: opts.file, st: null, regular: false, size: null, head: null }
+  if (opts.file === null) {
+    let st = null
+    try {
+      st = fs.fstatSync(0)
+    } catch {
+      // no stdin: the read reports it
+    }
+    if (st !== null && st.isDirectory()) usage('stdin is a directory: give a FILE, or pipe BSON into stdin')
+    return input
+  }
+  try {
+    input.st = fs.statSync(opts.file)
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw new CliError(`${input.name}: ${describeIoError(e)}`)
+    if (context.implicit && argv[0] === opts.file && !/[./\\]/.test(opts.file)) {
+      throw new CliError(`'${input.name}' is neither a command nor a file (commands: ${COMMANDS})`, 2)
+    }
+    throw new CliError(`${input.name}: no such file`, 2)
+  }
+  if (input.st.isDirectory()) usage(`${input.name} is a directory`)
+  if (input.st.isFile()) {
+    input.regular = true
+    input.size = input.st.size
+    input.head = fileHead(opts.file)
+  }
+  return input
+}
+
+/**
  * @param {string[]} argv
  * @param {{ implicit?: boolean }} [context] `implicit`: the command name was not given
  *   (`bson2json FILE`), so a missing bare word may be a mistyped command
@@ -315,320 +254,25 @@ async function main(argv, context = {}) {
   const opts = parseArgs(argv)
   const answered = answer(opts, HELP)
   if (answered !== null) return answered
-  const name = opts.file === null ? '<stdin>' : opts.file
+  const input = openInput(opts, argv, context)
   const threads = opts.threads === undefined ? defaultThreads() : opts.threads
   // The pool runs the batches and the file reads: one thread more than the batches in flight.
   // libuv reads the variable when the pool first starts, which is after this point.
   if (process.env.UV_THREADPOOL_SIZE === undefined && threads + 1 > 4) process.env.UV_THREADPOOL_SIZE = String(threads + 1)
-
-  let totalIn = null
-  let head = null
-  let st = null
-  if (opts.file !== null) {
-    try {
-      st = fs.statSync(opts.file)
-    } catch (e) {
-      if (e.code !== 'ENOENT') throw new CliError(`${opts.file}: ${describeIoError(e)}`)
-      if (context.implicit && argv[0] === opts.file && !/[./\\]/.test(opts.file)) {
-        throw new CliError(`'${opts.file}' is neither a command nor a file (commands: ${COMMANDS})`, 2)
-      }
-      throw new CliError(`${opts.file}: no such file`, 2)
-    }
-    if (st.isDirectory()) usage(`${opts.file} is a directory`)
-    if (st.isFile()) {
-      totalIn = st.size
-      head = fileHead(opts.file)
-    }
-  }
-
   const layout = opts.array ? 'chunks' : opts.pretty ? 'pretty' : 'ndjson'
-  const output = Output.open(opts.out, layout, inputFiles(opts, st)) // throws: cannot write FILE: … (or the output is an input)
-  let plain = totalIn !== null && opts.nsInclude.length === 0 && isPlainBson(head)
-  // An archive is handed back by the pipeline (with the bytes of stdin it read) to the stream.
-  let handedBack = false
+  const output = Output.open(opts.out, layout, inputFiles(opts, input.st)) // throws: cannot write FILE: … (or the output is an input)
   let replay = null
-  if (opts.nsInclude.length === 0 && nativeApplies(opts, output)) {
-    const stdin = opts.file === null && nativeReadable(0)
-    if (stdin || (totalIn !== null && isBsonOrGzip(head))) {
-      const done = await dumpNative(opts, name, output, head, threads, totalIn, stdin)
-      if (done.archive === undefined) return done.status
-      // a mongodump --archive (perhaps gzip): the stream unpacks it; nothing was written
-      handedBack = true
-      plain = false
-      if (stdin) replay = done.archive
-    }
-  }
-  if (process.env.BSON2JSON_DUMP === 'native' && !handedBack) {
+  const { engine, stdin } = chooseEngine(opts, input, output)
+  if (engine === 'native') {
+    const done = await dumpNative(opts, input, output, threads, stdin)
+    if (done.archive === undefined) return done.status
+    // a mongodump --archive (perhaps gzip): the stream unpacks it; nothing was written
+    replay = stdin ? done.archive : null
+  } else if (process.env.BSON2JSON_DUMP === 'native') {
     // the tests' check that a dump they compare ran natively (an archive goes to the stream)
     throw new CliError('BSON2JSON_DUMP=native: this dump takes the transcode stream', 2)
   }
-  const { createTranscodeStream } = require('../transcode/stream')
-  const input =
-    replay !== null
-      ? require('stream').Readable.from(replayed(replay, process.stdin), { objectMode: false })
-      : opts.file === null
-        ? process.stdin
-        : fs.createReadStream(opts.file, { highWaterMark: 1 << 20 })
-
-  // Up to `threads` 1 MiB batches are transcoded at once on the libuv thread pool while the main
-  // thread reads and writes (benchmark/vs-bsondump.sh measures the speed-up).
-  const transcoder = createTranscodeStream({
-    format: 'ndjson',
-    dialect: opts.dialect,
-    utf8: opts.utf8,
-    maxDepth: opts.maxDepth,
-    concurrency: threads,
-    skipInvalid: opts.skipInvalid,
-    // --fields / --exclude / --redact: the addon's projection, ahead of the transcoder
-    projection: opts.projection,
-    redact: opts.redact,
-  })
-  const fail = (e) => transcoder.destroy(e)
-  // Listened to from the start: a failure may come while the input is still being sniffed.
-  const finished = new Promise((resolve, reject) => {
-    transcoder.once('end', resolve)
-    transcoder.once('error', reject)
-  })
-  finished.catch(() => {})
-  let bytesRead = 0
-  let bsonIn = 0
-  let gzip = false
-  // A mongodump --archive (after gzip, if any) is unpacked to the documents of the selected
-  // namespaces. `archive.origin` maps a document index back to the input's bytes for error
-  // messages.
-  let archive = null
-  let source = input
-  if (plain) {
-    // A regular file of plain BSON goes straight from the file into the transcoder, without
-    // the generators that unpack the other inputs (they cost a fifth of the throughput).
-    input.on('data', (c) => {
-      bytesRead += c.length
-      bsonIn += c.length
-    })
-    input.on('error', fail)
-    input.pipe(transcoder)
-  } else {
-    const counted = (async function* () {
-      for await (const c of input) {
-        bytesRead += c.length
-        yield c
-      }
-    })()
-    const { Readable } = require('stream')
-    let bson
-    try {
-      const sniffed = await sniff(counted)
-      gzip = sniffed.gzip
-      const raw = Readable.from(sniffed.chunks, { objectMode: false })
-      raw.on('error', fail)
-      bson = raw
-      if (gzip) {
-        const gunzip = require('zlib').createGunzip()
-        gunzip.on('error', (e) => fail(Object.assign(new Error(`the gzip data is truncated or corrupt: ${e.message}`), { gzipError: true })))
-        bson = raw.pipe(gunzip)
-      }
-    } catch (e) {
-      fail(e)
-    }
-    async function* documents() {
-      const s = await sniff(bson)
-      head = s.head
-      // The input's BSON bytes, before any projection (what --stats reports as "in").
-      const counted = (async function* () {
-        for await (const c of s.chunks) {
-          bsonIn += c.length
-          yield c
-        }
-      })()
-      if (isArchive(s.head)) {
-        archive = require('./archive').readArchive(counted, opts.nsInclude)
-        yield* archive.chunks
-      } else {
-        if (opts.nsInclude.length > 0) throw Object.assign(new Error('--nsInclude applies to a mongodump --archive input only'), { usage: true })
-        yield* counted
-      }
-    }
-    if (!transcoder.destroyed) {
-      source = Readable.from(documents(), { objectMode: false })
-      source.on('error', fail)
-      source.pipe(transcoder)
-    }
-  }
-
-  const indenter = opts.pretty ? new (require('./pretty').Indenter)() : null
-  const run = startRun(opts, totalIn, () => bytesRead, () => transcoder.documents)
-  const clearLine = run.clearLine
-  let skipped = 0
-  let bytesSkipped = 0
-  // Error positions are the transcoder's (in the input, with a projection too); from an archive
-  // they are mapped back.
-  const inputOffset = (index, offset) => {
-    const o = archive === null ? offset : archive.origin(index, offset)
-    return o === null ? `${offset} (of the archive documents)` : o
-  }
-  transcoder.on('skip', ({ index, offset: at, error, bytesSkipped: bytes }) => {
-    skipped++
-    bytesSkipped += bytes
-    if (!opts.quiet) {
-      const what = bytes === undefined ? '' : ` (${bytes} byte${bytes === 1 ? '' : 's'})`
-      process.stderr.write(
-        `${clearLine()}bson2json: ${name}: skipped corrupt document ${index} at byte offset ${inputOffset(index, at)}${what}: ${withoutPosition(error.message)}\n`,
-      )
-    }
-  })
-
-  // SIGINT / SIGTERM: stop reading, write what is converted (whole documents), say so.
-  const offSignals = onSignals((sig, exitCode) => fail(new CliError(`interrupted by ${sig}`, exitCode)))
-
-  const OUTPUT_FAILED = new Error('output failed')
-  let first = true
-  let error = null
-  try {
-    // 'data' events hand over each output chunk as pushed (async iteration would join the
-    // chunks buffered meanwhile into one new Buffer: a copy of the whole output).
-    await new Promise((resolve, reject) => {
-      transcoder.on('data', (chunk) => {
-        const docs = countLines(chunk)
-        if (docs === 0) return
-        let text = chunk
-        if (opts.array) {
-          // NDJSON -> array elements: every '\n' becomes ',' (JSON text has no raw newlines)
-          text = Buffer.from(chunk)
-          for (let i = text.indexOf(0x0a); i !== -1; i = text.indexOf(0x0a, i + 1)) text[i] = 0x2c
-          text = Buffer.concat([first ? OPEN : COMMA, text.subarray(0, text.length - 1)])
-        }
-        first = false
-        if (indenter !== null) text = indenter.push(text)
-        if (!output.write(text, docs)) {
-          transcoder.pause()
-          output.drained().then(() => (output.error !== null ? transcoder.destroy(OUTPUT_FAILED) : transcoder.resume()))
-        }
-      })
-      finished.then(resolve, reject)
-    })
-    if (opts.array) {
-      const close = first ? EMPTY_ARRAY : CLOSE
-      output.write(Buffer.concat([indenter === null ? close : indenter.push(close), NEWLINE]), 0)
-    }
-  } catch (e) {
-    error = e === OUTPUT_FAILED ? null : e
-  }
-  offSignals()
-  run.stop()
-  input.unpipe?.()
-  if (source !== input) source.destroy()
-  input.destroy() // stdin too: a pipe still open would keep the process alive after an error
-  if (replay !== null) process.stdin.destroy()
-  await output.finish()
-  if (output.closedByReader) return 0 // `bson2json x.bson | head`: the reader is gone
-  return report(opts, { name, output, error, head, gzip, bsonIn, bytesRead, skipped, bytesSkipped, inputOffset, elapsed: run.elapsed() })
-}
-
-/**
- * Progress (a bar on stderr, redrawn every 250 ms when asked for) and the run's clock.
- * @param {any} opts
- * @param {number | null} totalIn the input's size, when known
- * @param {() => number} bytesRead
- * @param {() => number} documents
- */
-function startRun(opts, totalIn, bytesRead, documents) {
-  const showProgress = !opts.quiet && (opts.progress === undefined ? process.stderr.isTTY === true : opts.progress)
-  const started = process.hrtime.bigint()
-  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9
-  let progressShown = false
-  function clearLine() {
-    if (!progressShown) return ''
-    progressShown = false
-    return process.stderr.isTTY ? '\r\x1b[K' : '\n'
-  }
-  function drawProgress() {
-    const s = elapsed()
-    const read = bytesRead()
-    const rate = read / Math.max(s, 1e-9)
-    let line = `${mb(read)} MB`
-    if (totalIn !== null) {
-      const pct = totalIn > 0 ? Math.min(100, (read / totalIn) * 100) : 100
-      line += ` / ${mb(totalIn)} MB ${pct.toFixed(0).padStart(3)}%`
-    }
-    line += `  ${documents().toLocaleString('en-US')} docs  ${mb(rate)} MB/s`
-    if (totalIn !== null) line += `  ETA ${formatEta((totalIn - read) / rate)}`
-    process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}${process.stderr.isTTY ? '' : '\n'}`)
-    progressShown = process.stderr.isTTY === true
-  }
-  const timer = showProgress ? setInterval(drawProgress, 250) : null
-  return {
-    elapsed,
-    clearLine,
-    stop() {
-      if (timer === null) return
-      clearInterval(timer)
-      drawProgress()
-      process.stderr.write(clearLine())
-    },
-  }
-}
-
-/** SIGINT / SIGTERM call `handler(signal, exitCode)` (once each); returns the function that stops listening. */
-function onSignals(handler) {
-  const signals = { SIGINT: 130, SIGTERM: 143 }
-  const onSignal = (sig) => handler(sig, signals[sig])
-  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
-  return () => {
-    for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  }
-}
-
-/**
- * The end of a run: the summary line (exit 0), or the failure's one line with the counts
- * (a thrown CliError).
- */
-function report(opts, r) {
-  const { name, output, error, head, gzip, bsonIn, bytesRead, skipped, bytesSkipped, inputOffset, elapsed: s } = r
-  const counts =
-    `${output.documents} documents${error === null && output.error === null ? '' : ' written'}` +
-    `${skipped ? ` (${skipped} skipped, ${bytesSkipped} bytes)` : ''}, ` +
-    `${mb(bsonIn)} MB BSON in${gzip ? ` (${mb(bytesRead)} MB gzip)` : ''}, ${mb(output.bytes)} MB JSON out, ${s.toFixed(2)} s`
-  if (output.error !== null) throw new CliError(`${output.describe()} (${counts})`)
-  if (error !== null) {
-    let msg
-    if (error instanceof CliError) {
-      throw new CliError(`${name}: ${error.message} (${counts})`, error.exitCode)
-    } else if (typeof error.code === 'string' && error.code.startsWith('BSON_') && typeof error.index === 'number') {
-      msg =
-        `${name}: corrupt BSON at document ${error.index}, byte offset ${inputOffset(error.index, error.offset)}${gzip ? ' (of the decompressed data)' : ''}: ` +
-        `${withoutPosition(error.message)}${error.index === 0 ? notBsonHint(head) : ''}`
-    } else if (typeof error.code === 'string' && error.syscall !== undefined) {
-      msg = `${name}: cannot read: ${describeIoError(error)}`
-    } else {
-      msg = `${name}: ${error.message}`
-    }
-    throw new CliError(`${msg} (${counts})`, error.usage === true ? 2 : 1)
-  }
-  if (!opts.quiet || opts.stats) process.stderr.write(`bson2json: ${counts}, ${mb(bsonIn / Math.max(s, 1e-9))} MB/s\n`)
-  return 0
-}
-
-/**
- * Whether the native pipeline (lib/native `dumpFile`) runs this dump: a regular file of plain
- * or gzip BSON, or stdin from a file, a pipe or a socket (the caller checks; a mongodump
- * --archive is handed back to the stream), NDJSON or one array, no --pretty, --skip-invalid or
- * projection, to an output the pipeline can write itself (a file, a device, stdout to a pipe or
- * a socket; a terminal stays on process.stdout), in a build that has it. Everything else takes
- * the transcode stream.
- * `BSON2JSON_DUMP=stream` forces the stream (the tests compare the two); `BSON2JSON_DUMP=native`
- * fails a dump that would take the stream for another reason than an archive (exit 2).
- */
-function nativeApplies(opts, output) {
-  const native = require('../native')
-  return (
-    native.DUMP_PIPELINE &&
-    process.env.BSON2JSON_DUMP !== 'stream' &&
-    !opts.pretty &&
-    !opts.skipInvalid &&
-    opts.projection === undefined &&
-    opts.redact === undefined &&
-    output.nativeWritable
-  )
+  return require('./dump-stream').dumpStream(opts, input, output, threads, replay)
 }
 
 /** An I/O error of the pipeline as Node reports one: `code`, `errno`, `syscall`. */
@@ -652,49 +296,57 @@ function ioError(outcome, syscall) {
  * does. Resolves with `{ status }`, the exit status, or `{ archive }` when the input is a
  * mongodump --archive (nothing written; `archive`: the bytes of stdin read).
  */
-async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
+async function dumpNative(opts, input, output, threads, stdin) {
   const native = require('../native')
   const { resolveOptions } = require('../options')
   const { transcodeError } = require('../errors')
   const o = resolveOptions({ dialect: opts.dialect, utf8: opts.utf8, maxDepth: opts.maxDepth })
   const control = native.createDumpControl()
   const progress = () => control.progress()
-  const run = startRun(opts, totalIn, () => progress()[1], () => progress()[0])
+  const run = startRun(opts, input.size, () => progress()[1], () => progress()[0])
   let interrupted = null
-  const offSignals = onSignals((sig, exitCode) => {
-    if (interrupted === null) interrupted = new CliError(`interrupted by ${sig}`, exitCode)
-    control.cancel()
-  })
-  let outcome
+  const offSignals = onSignals(
+    (sig, exitCode) => {
+      if (interrupted === null) interrupted = new CliError(`interrupted by ${sig}`, exitCode)
+      control.cancel()
+    },
+    // a pipeline that does not stop (a write blocked on a pipe nobody reads): what it converted
+    (sig) => `${input.name}: interrupted by ${sig} (${progress()[0]} documents converted, the last ones perhaps not written)`,
+  )
   try {
-    outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, MAX_DOCUMENT_BYTES)
+    let outcome
+    try {
+      const job = { input: stdin ? '' : opts.file, inFd: stdin ? 0 : -1, outFd: output.fd, array: opts.array, threads, maxDocumentBytes: MAX_DOCUMENT_BYTES }
+      outcome = await native.dumpFile(control, job, o)
+    } finally {
+      run.stop()
+    }
+    if (outcome.stop === 'archive' && interrupted === null) return { archive: outcome.consumed }
+    output.recordNative(outcome.documents, outcome.bytesWritten, outcome.stop === 'write' ? ioError(outcome, 'write') : null)
+    await output.finish()
+    if (output.closedByReader) return { status: 0 } // `bson2json x.bson | head`: the reader is gone
+    let error = null
+    if (outcome.stop === 'cancelled') error = interrupted ?? new CliError('interrupted', 130)
+    else if (outcome.stop === 'bson') error = transcodeError(outcome.code, outcome.detail, outcome.index, outcome.offset)
+    else if (outcome.stop === 'gzip') error = new Error(`the gzip data is truncated or corrupt: ${outcome.message}`)
+    else if (outcome.stop === 'read') error = ioError(outcome, 'read')
+    const status = report(opts, {
+      name: input.name,
+      output,
+      error,
+      head: outcome.head,
+      gzip: outcome.gzip,
+      bsonIn: outcome.bsonRead,
+      bytesRead: outcome.bytesRead,
+      skipped: 0,
+      bytesSkipped: 0,
+      inputOffset: (index, offset) => offset,
+      elapsed: run.elapsed(),
+    })
+    return { status }
   } finally {
     offSignals()
-    run.stop()
   }
-  if (outcome.stop === 'archive' && interrupted === null) return { archive: outcome.consumed }
-  output.recordNative(outcome.documents, outcome.bytesWritten, outcome.stop === 'write' ? ioError(outcome, 'write') : null)
-  await output.finish()
-  if (output.closedByReader) return { status: 0 } // `bson2json x.bson | head`: the reader is gone
-  let error = null
-  if (outcome.stop === 'cancelled') error = interrupted ?? new CliError('interrupted', 130)
-  else if (outcome.stop === 'bson') error = transcodeError(outcome.code, outcome.detail, outcome.index, outcome.offset)
-  else if (outcome.stop === 'gzip') error = new Error(`the gzip data is truncated or corrupt: ${outcome.message}`)
-  else if (outcome.stop === 'read') error = ioError(outcome, 'read')
-  const status = report(opts, {
-    name,
-    output,
-    error,
-    head: outcome.head,
-    gzip: outcome.gzip,
-    bsonIn: outcome.bsonRead,
-    bytesRead: outcome.bytesRead,
-    skipped: 0,
-    bytesSkipped: 0,
-    inputOffset: (index, offset) => offset,
-    elapsed: run.elapsed(),
-  })
-  return { status }
 }
 
 /**
@@ -704,10 +356,5 @@ async function dumpNative(opts, name, output, head, threads, totalIn, stdin) {
  */
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
-const OPEN = Buffer.from('[')
-const COMMA = Buffer.from(',')
-const CLOSE = Buffer.from(']')
-const EMPTY_ARRAY = Buffer.from('[]')
-const NEWLINE = Buffer.from('\n')
 
 module.exports = { main, parseArgs, HELP, MAX_DOCUMENT_BYTES }

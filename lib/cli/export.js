@@ -8,7 +8,7 @@
 // `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/mongo/ranges.js).
 
 const fs = require('fs')
-const { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer } = require('./usage')
+const { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer, onSignals } = require('./usage')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
 const { checkShape: checkShapeSpec } = require('../shape')
 const { Indenter } = require('./pretty')
@@ -32,6 +32,8 @@ Connection (names as in mongoexport):
       --authenticationDatabase DB   database holding the user (default: the URI's or admin)
       --readPreference MODE         primary (default) | primaryPreferred | secondary | secondaryPreferred | nearest
       --timeout S        give up after S seconds without a usable server (default 10)
+      --timeoutMS N      give up when a reply of the server takes more than N ms to arrive,
+                         however slowly it trickles in (default 0: no limit)
 
 What (names as in mongoexport):
   -d, --db DB            database
@@ -79,7 +81,7 @@ malformed JSON argument, the mongodb package missing); 130/143 interrupted by SI
 
 const { Output } = require('./output')
 const { requirePeer } = require('./peer')
-const { describe, redact } = require('./mongo')
+const { describe, redact, mongoClient } = require('./mongo')
 
 function parseJSONArg(name, text) {
   const { EJSON } = require('bson')
@@ -185,7 +187,7 @@ function parseArgs(argv) {
   } else if (raw.host !== undefined || raw.port !== undefined) {
     usage('--host/--port and --uri are exclusive')
   }
-  if (!/^mongodb(\+srv)?:\/\//.test(o.uri)) usage(`--uri must start with mongodb:// or mongodb+srv://, got '${o.uri}'`)
+  if (!/^mongodb(\+srv)?:\/\//.test(o.uri)) usage(`--uri must start with mongodb:// or mongodb+srv://, got '${redact(o.uri)}'`)
   if (o.db === undefined) {
     const m = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(o.uri)
     if (m) o.db = decodeURIComponent(m[1])
@@ -200,6 +202,7 @@ function parseArgs(argv) {
   o.limit = raw.limit
   o.batchSize = raw.batchSize
   o.timeout = raw.timeout === undefined ? 10 : nonNegative('--timeout', raw.timeout, 1)
+  o.timeoutMS = raw.timeoutMS
   o.parallel = raw.parallel === undefined ? 1 : nonNegative('--parallel', raw.parallel, 1)
   if (o.parallel > 64) usage('--parallel must be at most 64')
   if (raw.fields !== undefined && raw.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
@@ -291,15 +294,15 @@ async function main(argv) {
   if (answered !== null) return answered
   const mongodb = requirePeer({ mongodb: 'mongodb' })
 
-  const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
-  const out = Output.open(o.out, layout, argFileStats(o.argFiles)) // throws: cannot write FILE: … (or the output is an input)
-  const log = (line) => process.stderr.write(`bson2json export: ${line}\n`)
-
   const clientOptions = { serverSelectionTimeoutMS: o.timeout * 1000, appName: 'bson2json export' }
   if (o.username !== undefined) clientOptions.auth = { username: o.username, password: o.password }
   if (o.authSource !== undefined) clientOptions.authSource = o.authSource
   if (o.readPreference !== undefined) clientOptions.readPreference = o.readPreference
-  const client = new mongodb.MongoClient(o.uri, clientOptions)
+  const client = mongoClient(mongodb, o.uri, clientOptions) // a URI the driver refuses: exit 2, before the output is opened
+
+  const layout = o.type === 'csv' || o.array ? 'chunks' : o.pretty ? 'pretty' : 'ndjson'
+  const out = Output.open(o.out, layout, argFileStats(o.argFiles)) // throws: cannot write FILE: … (or the output is an input)
+  const log = (line) => process.stderr.write(`bson2json export: ${line}\n`)
 
   const showProgress = !o.quiet && (o.progress === undefined ? process.stderr.isTTY === true : o.progress)
   const started = process.hrtime.bigint()
@@ -335,11 +338,17 @@ async function main(argv) {
   let interrupted = null
   let interrupt = null
   const stopped = new Promise((resolve) => (interrupt = resolve))
-  const onSignal = (sig) => {
-    interrupted = sig
-    interrupt()
-  }
-  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
+  const countsLine = () => `${out.documents} document${out.documents === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
+  // answered within a second in every state (usage.js onSignals): a connect to a server that
+  // never answers, a reply that never comes, a stdout nobody reads
+  const offSignals = onSignals(
+    (sig) => {
+      interrupted = sig
+      interrupt()
+    },
+    (sig) => `interrupted by ${sig} (${countsLine()})`,
+    'bson2json export',
+  )
 
   let error = null
   try {
@@ -391,25 +400,28 @@ async function main(argv) {
   } catch (e) {
     error = e
   }
-  for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  if (timer !== null) clearInterval(timer)
-  // An interrupted export: the cursors are closed by client.close(); the output stops here.
-  await client.close().catch(() => {})
-  await out.finish()
-  if (timer !== null) {
-    drawProgress() // the final count, then the line is wiped for the summary
-    clearProgress()
-  }
-  if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
+  try {
+    if (timer !== null) clearInterval(timer)
+    // An interrupted export: the cursors are closed by client.close(); the output stops here.
+    await client.close().catch(() => {})
+    await out.finish()
+    if (timer !== null) {
+      drawProgress() // the final count, then the line is wiped for the summary
+      clearProgress()
+    }
+    if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
 
-  const n = out.documents
-  const counts = `${n} document${n === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
-  if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
-  if (error !== null && error !== OUTPUT_FAILED) {
-    throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
+    const n = out.documents
+    const counts = countsLine()
+    if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
+    if (error !== null && error !== OUTPUT_FAILED) {
+      throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
+    }
+    if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
+    return 0
+  } finally {
+    offSignals()
   }
-  if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
-  return 0
 }
 
 const mb = (n) => (n / 1e6).toFixed(1)
@@ -472,7 +484,7 @@ async function* jsonBatches(coll, filter, options) {
 async function runExport(coll, o, write, say) {
   const fields = o.type === 'csv' ? o.fields : null
   const options = { dialect: o.dialect, prefetch: 2 }
-  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact']) if (o[k] !== undefined) options[k] = o[k]
+  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact', 'timeoutMS']) if (o[k] !== undefined) options[k] = o[k]
   const source = (filter, extra) => (fields === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, fields, { ...options, ...extra }))
 
   const indenter = o.pretty ? new Indenter() : null

@@ -70,7 +70,7 @@ function fstatOrNull(fd) {
 function stdoutName(direct) {
   if (!direct) return 'stdout'
   try {
-    return `stdout (${fs.readlinkSync('/proc/self/fd/1')})`
+    return `stdout (${quoteName(fs.readlinkSync('/proc/self/fd/1'))})`
   } catch {
     return 'stdout'
   }
@@ -115,7 +115,7 @@ class Output {
       try {
         fd = fs.openSync(path, 'w')
       } catch (e) {
-        throw new CliError(`cannot write ${path}: ${describeIoError(e)} (0 documents written)`)
+        throw new CliError(`cannot write ${quoteName(path)}: ${describeIoError(e)} (0 documents written)`)
       }
     }
     let st = null
@@ -137,7 +137,7 @@ class Output {
   }
 
   constructor(path, fd, direct, startSize, layout) {
-    this.name = path === null ? stdoutName(direct) : path
+    this.name = path === null ? stdoutName(direct) : quoteName(path)
     this.fd = fd
     this.ownsFd = path !== null
     this.direct = direct

@@ -19,74 +19,109 @@
  * would remove).
  */
 
-/** A canonical Extended JSON text as a tree that keeps key order: objects are `{ keys, values }`. */
-function parseCanonical(text) {
-  let i = 0
-  const ws = () => {
+/**
+ * A reader of canonical Extended JSON text from position `i`: `value()` gives a tree that keeps
+ * key order (objects are `{ keys, values, start, end }`, `start`/`end` their span in the text).
+ */
+class Reader {
+  constructor(text, i = 0) {
+    this.text = text
+    this.i = i
+  }
+
+  ws() {
+    const text = this.text
+    let i = this.i
     while (i < text.length) {
       const c = text.charCodeAt(i)
       if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++
       else break
     }
+    this.i = i
   }
-  const value = () => {
-    ws()
-    const c = text[i]
-    if (c === '{') {
-      i++
+
+  value() {
+    this.ws()
+    const text = this.text
+    const c = text.charCodeAt(this.i)
+    if (c === 0x7b /* { */) {
+      const start = this.i
+      this.i++
       const keys = []
       const values = []
-      ws()
-      if (text[i] === '}') {
-        i++
-        return { keys, values }
+      this.ws()
+      if (text.charCodeAt(this.i) === 0x7d) {
+        this.i++
+        return { keys, values, start, end: this.i }
       }
       for (;;) {
-        ws()
-        keys.push(string())
-        ws()
-        i++ // ':'
-        values.push(value())
-        ws()
-        if (text[i++] === '}') return { keys, values }
+        this.ws()
+        keys.push(this.string())
+        this.ws()
+        this.i++ // ':'
+        values.push(this.value())
+        this.ws()
+        if (text.charCodeAt(this.i++) === 0x7d) return { keys, values, start, end: this.i }
       }
     }
-    if (c === '[') {
-      i++
+    if (c === 0x5b /* [ */) {
+      this.i++
       const items = []
-      ws()
-      if (text[i] === ']') {
-        i++
+      this.ws()
+      if (text.charCodeAt(this.i) === 0x5d) {
+        this.i++
         return items
       }
       for (;;) {
-        items.push(value())
-        ws()
-        if (text[i++] === ']') return items
+        items.push(this.value())
+        this.ws()
+        if (text.charCodeAt(this.i++) === 0x5d) return items
       }
     }
-    if (c === '"') return string()
-    const m = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/.exec(text.slice(i, i + 40))
-    if (m === null) throw new Error(`bson2json/kafka: unexpected character in canonical Extended JSON at ${i}`)
-    i += m[0].length
-    return m[0] === 'true' ? true : m[0] === 'false' ? false : m[0] === 'null' ? null : { number: m[0] }
+    if (c === 0x22) return this.string()
+    const lit = this.literal()
+    return lit === 'true' ? true : lit === 'false' ? false : lit === 'null' ? null : { number: lit }
   }
-  const string = () => {
-    const start = i
-    i++
-    let plain = true
-    while (text[i] !== '"') {
-      if (text[i] === '\\') {
-        plain = false
-        i++
-      }
-      i++
+
+  /** `true`, `false`, `null` or a number, as text. */
+  literal() {
+    const m = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/.exec(this.text.slice(this.i, this.i + 40))
+    if (m === null) throw new Error(`bson2json/kafka: unexpected character in canonical Extended JSON at ${this.i}`)
+    this.i += m[0].length
+    return m[0]
+  }
+
+  /** A string's span: `[start, end)` of its contents, and whether it holds escapes. */
+  stringSpan() {
+    const text = this.text
+    const start = this.i + 1
+    const quote = text.indexOf('"', start)
+    const backslash = text.indexOf('\\', start)
+    if (backslash < 0 || backslash > quote) {
+      this.i = quote + 1
+      return { start, end: quote, escaped: false }
     }
-    i++
-    return plain ? text.slice(start + 1, i - 1) : JSON.parse(text.slice(start, i))
+    // escapes: the closing quote is the first one not escaped
+    let j = backslash
+    for (;;) {
+      const c = text.charCodeAt(j)
+      if (c === 0x5c) j += 2
+      else if (c === 0x22) break
+      else j++
+    }
+    this.i = j + 1
+    return { start, end: j, escaped: true }
   }
-  const v = value()
-  return v
+
+  string() {
+    const { start, end, escaped } = this.stringSpan()
+    return escaped ? JSON.parse(this.text.slice(start - 1, end + 1)) : this.text.slice(start, end)
+  }
+}
+
+/** A canonical Extended JSON text as a tree that keeps key order (see {@link Reader}). */
+function parseCanonical(text) {
+  return new Reader(text).value()
 }
 
 /** Java's `Double.toString` (shortest round-trip digits; decimal in [1e-3, 1e7), else `d.dddE±n`). */
@@ -206,9 +241,82 @@ function write(v, mode) {
   )
 }
 
-/** Canonical Extended JSON text → the Java writer's text in `mode`. */
-function javaJson(canonical, mode) {
-  return write(parseCanonical(canonical), mode)
+/** The wrappers whose Java form differs from their canonical one (the rest are written as objects). */
+const REWRITTEN = new Set(['$numberInt', '$numberLong', '$numberDouble', '$date', '$binary', '$regularExpression', '$dbPointer'])
+
+/**
+ * Canonical Extended JSON text (from `start` to `end`, default all of it) → the Java writer's text
+ * in `mode`, in one pass over it: objects and arrays written as they are read, the wrappers
+ * above through {@link write}, strings copied as they are when they hold nothing Java escapes
+ * differently. The same text as `write(parseCanonical(canonical), mode)`, which the tests compare.
+ */
+function javaJson(canonical, mode, start = 0, end = canonical.length) {
+  const r = new Reader(canonical, start)
+  const sep = mode === 'compact' ? ',' : ', '
+  let out = ''
+  const value = () => {
+    r.ws()
+    const c = canonical.charCodeAt(r.i)
+    if (c === 0x7b) {
+      const open = r.i
+      r.i++
+      r.ws()
+      if (canonical.charCodeAt(r.i) === 0x7d) {
+        r.i++
+        out += '{}'
+        return
+      }
+      const k0 = r.string()
+      if (k0.charCodeAt(0) === 0x24 && REWRITTEN.has(k0)) {
+        r.i = open
+        out += write(r.value(), mode)
+        return
+      }
+      out += '{'
+      let key = k0
+      for (;;) {
+        out += `${javaString(key)}: `
+        r.ws()
+        r.i++ // ':'
+        value()
+        r.ws()
+        if (canonical.charCodeAt(r.i++) === 0x7d) break
+        out += sep
+        r.ws()
+        key = r.string()
+      }
+      out += '}'
+      return
+    }
+    if (c === 0x5b) {
+      r.i++
+      r.ws()
+      out += '['
+      if (canonical.charCodeAt(r.i) === 0x5d) {
+        r.i++
+        out += ']'
+        return
+      }
+      for (let first = true; ; first = false) {
+        if (!first) out += sep
+        value()
+        r.ws()
+        if (canonical.charCodeAt(r.i++) === 0x5d) break
+      }
+      out += ']'
+      return
+    }
+    if (c === 0x22) {
+      const { start: s, end: e, escaped } = r.stringSpan()
+      const raw = canonical.slice(s, e)
+      out += !escaped && PLAIN.test(raw) ? `"${raw}"` : javaString(escaped ? JSON.parse(canonical.slice(s - 1, e + 1)) : raw)
+      return
+    }
+    out += r.literal()
+  }
+  value()
+  if (r.i > end) throw new Error('bson2json/kafka: canonical Extended JSON span overrun')
+  return out
 }
 
 module.exports = { parseCanonical, write, javaJson, javaDouble, javaString, javaIsoDate }

@@ -10,7 +10,7 @@
  * records of one event (or one snapshot document).
  */
 
-const { parseCanonical, write } = require('./java-json')
+const { parseCanonical, write, javaJson } = require('./java-json')
 
 const OPERATION_TYPE = Buffer.from('operationType')
 const NS = Buffer.from('ns')
@@ -56,10 +56,8 @@ const record = (topic, key, value) => ({ topic, key: key === null ? undefined : 
 
 /** The change event as the connector's value (the event as the server sent it), its documentKey as the key (else `{"_id": token}`). */
 function mongoKafkaRecords(o, ev, out) {
-  const doc = parseCanonical(ev.json)
-  const dk = field(doc, 'documentKey')
-  const key = dk !== undefined ? write(dk, 'strict') : `{"_id": ${write(field(doc, '_id'), 'strict')}}`
-  out.push(record(o.topicOf(ev.ns), key, write(doc, 'strict')))
+  const key = typeof ev.documentKey === 'string' ? javaJson(ev.documentKey, 'strict') : `{"_id": ${write(field(parseCanonical(ev.json), '_id'), 'strict')}}`
+  out.push(record(o.topicOf(ev.ns), key, javaJson(ev.json, 'strict')))
 }
 
 /**
@@ -72,7 +70,7 @@ function mongoKafkaSnapshot(o, ev, _reason, out) {
   const id = write(field(dk, '_id'), 'strict')
   const key = write(dk, 'strict')
   const ns = `{"db": ${JSON.stringify(ev.ns.db)}, "coll": ${JSON.stringify(ev.ns.coll)}}`
-  const value = `{"_id": {"_id": ${id}, "copyingData": true}, "operationType": "insert", "documentKey": ${key}, "fullDocument": ${write(parseCanonical(ev.fullDocument), 'strict')}, "ns": ${ns}}`
+  const value = `{"_id": {"_id": ${id}, "copyingData": true}, "operationType": "insert", "documentKey": ${key}, "fullDocument": ${javaJson(ev.fullDocument, 'strict')}, "ns": ${ns}}`
   out.push(record(o.topicOf(ev.ns), key, value))
 }
 
@@ -116,7 +114,7 @@ function debeziumRecords(o, ev, out) {
   if (dk === undefined) return
   const key = debeziumKey(dk)
   const full = field(doc, 'fullDocument')
-  const after = op === 'd' || full === undefined || full === null ? 'null' : JSON.stringify(write(full, 'compact'))
+  const after = op === 'd' || full === undefined || full === null ? 'null' : JSON.stringify(javaJson(ev.json, 'compact', full.start, full.end))
   let update = 'null'
   const ud = field(doc, 'updateDescription')
   if (ev.operationType === 'update' && ud !== undefined) {
@@ -137,7 +135,7 @@ function debeziumRecords(o, ev, out) {
 /** A snapshot document as Debezium's initial snapshot writes it: `op: "r"`, `source.snapshot: "true"`. */
 function debeziumSnapshot(o, ev, _reason, out) {
   const key = debeziumKey(parseCanonical(ev.documentKey))
-  const after = JSON.stringify(write(parseCanonical(ev.fullDocument), 'compact'))
+  const after = JSON.stringify(javaJson(ev.fullDocument, 'compact'))
   const now = Date.now()
   const ct = { t: Math.floor(now / 1000), i: 0 }
   out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))

@@ -178,4 +178,5 @@ module.exports = {
   toJSONListAsync,
   toJSONArrayAsync,
   toNDJSONAsync,
+  cursorOf,
 }

@@ -5,7 +5,6 @@
 // Exports take one Rust argument per JS argument: the wrapper passes resolved options as numbers.
 #![allow(clippy::too_many_arguments)]
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use bson2json_core::batch::{
@@ -21,9 +20,10 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
-use crate::node_api::{self, bytes_of, Value};
+use crate::node_api::{self, Value};
 use crate::shape::Shaper;
-use crate::{options, regex, strings, with_wide, STATE};
+use crate::state::{with_wide, KEEP_CAPACITY, STATE};
+use crate::{options, regex, strings};
 
 /// The shape of a batch call's result (its `layout` argument). Exported to JavaScript, so the
 /// generated `binding.d.ts` types the argument and `index.js` takes the numbers from here.
@@ -124,14 +124,14 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
         units.clear();
         let value = if last == first + 1 {
             // One document (perhaps larger than a text): a rope if it is long.
-            let (value, n) = crate::strings::from_utf8(env, text, wide)?;
+            let (value, n) = strings::from_utf8(env, text, wide)?;
             units.extend([0, n as u32]);
             value
         } else if bson2json_core::is_ascii(text) {
             units.extend(r.offsets[first..=last].iter().map(|&o| (o - start) as u32));
-            crate::strings::latin1(env, text)?
+            strings::latin1(env, text)?
         } else {
-            let dst = crate::strings::utf16_scratch(wide, text.len());
+            let dst = strings::utf16_scratch(wide, text.len());
             let mut pos = 0usize;
             units.push(0);
             for i in first..last {
@@ -141,7 +141,7 @@ fn joined_value(env: &Env, r: &BatchOutput, wide: &mut Vec<u16>) -> Result<Value
                 pos += bson2json_core::to_utf16(seg, &mut dst[pos..]);
                 units.push(pos as u32);
             }
-            crate::strings::utf16(env, &wide[..pos])?
+            strings::utf16(env, &wide[..pos])?
         };
         let offsets = node_api::uint32_array(env, &units)?;
         node_api::set_element(env, result, slot, value)?;
@@ -160,64 +160,66 @@ fn bad_docs(env: &Env) -> Error {
     )
 }
 
-/// Documents of a batch, and (for concatenated input) each one's start offset.
-type Docs<'a> = (Vec<Cow<'a, [u8]>>, Option<Vec<usize>>);
-
 /// Whether `input` is a JS array (a `Proxy` of one is not: it is rejected as not bytes).
 fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
     node_api::is_array(env, Value::of_unknown(input))
 }
 
-/// The documents of a batch argument: an array of `Uint8Array`s, or one `Uint8Array` of
-/// concatenated documents (whose start offsets are returned for error reporting).
-///
-/// Reading an array element can run JavaScript (an accessor on the array or on
-/// `Array.prototype`), which may detach or shrink any buffer, so every element is read first
-/// and only then are the byte pointers taken, none of them across a step that runs JavaScript.
-fn collect_docs<'a>(env: &Env, input: &Unknown<'a>) -> Result<Docs<'a>> {
+/// A batch argument, its elements read: an array of `Uint8Array`s, or one `Uint8Array` of
+/// concatenated documents. No byte is borrowed yet.
+pub(crate) enum DocsArg {
+    List(Vec<Value>),
+    Concatenated(Value),
+}
+
+/// Reads a batch argument's elements. Reading an array element can run JavaScript (an
+/// accessor on the array or on `Array.prototype`), which may detach or shrink any buffer, so
+/// every element is read first and only then are the bytes borrowed ([`with_docs`]).
+pub(crate) fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
     let array = Value::of_unknown(input);
-    if is_array(env, input)? {
-        // Reading a JS array's length runs no JavaScript; reading its elements may (getters),
-        // which is why no byte pointer exists yet.
-        let len = node_api::array_length(env, array)?;
-        let mut values = Vec::with_capacity(len as usize);
-        for i in 0..len {
-            values.push(node_api::get_element(env, array, i)?);
-        }
-        let mut docs = Vec::with_capacity(values.len());
-        for (i, el) in values.into_iter().enumerate() {
-            #[allow(unsafe_code)]
-            // SAFETY: every element was read above; from here until the caller has transcoded
-            // (or copied) the documents and dropped them, nothing runs JavaScript (see the
-            // callers).
-            docs.push(unsafe { bytes_of(env, el, &format_args!("docs[{i}]"))? });
-        }
-        Ok((docs, None))
-    } else {
-        #[allow(unsafe_code)]
-        // SAFETY: as above: nothing runs JavaScript until the caller drops the documents.
-        let bytes = unsafe { bytes_of(env, array, &"docs") }.map_err(|_| {
-            node_api::take_exception(env);
-            bad_docs(env)
-        })?;
-        let mut ranges = Vec::new();
-        if let Err(e) = split_concatenated(&bytes, &mut ranges) {
-            drop(bytes);
-            return Err(Failure::from(e).throw(env));
-        }
-        let starts = ranges.iter().map(|r| r.0).collect();
-        let docs = match bytes {
-            Cow::Borrowed(b) => ranges
-                .into_iter()
-                .map(|(s, e)| Cow::Borrowed(&b[s..e]))
-                .collect(),
-            Cow::Owned(b) => ranges
-                .into_iter()
-                .map(|(s, e)| Cow::Owned(b[s..e].to_vec()))
-                .collect(),
-        };
-        Ok((docs, Some(starts)))
+    if !is_array(env, input)? {
+        return Ok(DocsArg::Concatenated(array));
     }
+    // Reading a JS array's length runs no JavaScript; reading its elements may (getters).
+    let len = node_api::array_length(env, array)?;
+    let mut values = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        values.push(node_api::get_element(env, array, i)?);
+    }
+    Ok(DocsArg::List(values))
+}
+
+/// `f` of the documents of `docs`, borrowed (`node_api::with_bytes`: `f` runs no JavaScript),
+/// and for concatenated input each one's start offset (for error reporting). A concatenated
+/// input that does not frame is its framing error, a value of another kind a `TypeError`.
+pub(crate) fn with_docs<R>(
+    env: &Env,
+    docs: &DocsArg,
+    f: impl FnOnce(&[&[u8]], Option<&[usize]>) -> R + Send,
+) -> std::result::Result<R, Failure> {
+    match docs {
+        DocsArg::List(values) => Ok(node_api::with_each_bytes(env, values, "docs", |d| {
+            f(d, None)
+        })?),
+        DocsArg::Concatenated(v) => {
+            let framed = node_api::with_bytes(env, *v, &"docs", |bytes| {
+                let mut ranges = Vec::new();
+                split_concatenated(bytes, &mut ranges)?;
+                let starts: Vec<usize> = ranges.iter().map(|r| r.0).collect();
+                let docs: Vec<&[u8]> = ranges.iter().map(|&(s, e)| &bytes[s..e]).collect();
+                Ok(f(&docs, Some(&starts)))
+            })
+            .map_err(|_| not_docs(env))?;
+            framed.map_err(|e: BatchError| Failure::from(e))
+        }
+    }
+}
+
+/// The `TypeError` for a batch argument that is neither documents nor concatenated documents
+/// (the one Node-API left pending cleared first).
+pub(crate) fn not_docs(env: &Env) -> Error {
+    node_api::take_exception(env);
+    bad_docs(env)
 }
 
 /// Transcodes `docs` (each one's start in the caller's buffer in `starts`, for concatenated
@@ -260,50 +262,38 @@ pub(crate) fn run_batch(
 #[napi(
     js_name = "transcodeBatch",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue"
 )]
 pub fn transcode_batch<'env>(
     env: &'env Env,
     input: Unknown<'env>,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     threads: u32,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
-    let outcome;
-    let r;
-    if shape.is_none() && !is_array(env, &input)? && threads <= 1 {
+    let (outcome, r) = if shape.is_none() && !is_array(env, &input)? && threads <= 1 {
         // Concatenated documents on this thread: framed and transcoded in one pass.
-        #[allow(unsafe_code)]
-        // SAFETY: read only by the transcoder just below; dropped at the end of this branch,
-        // before the first step that can run JavaScript (the regex check, the result).
-        let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"docs") }.map_err(|_| {
-            node_api::take_exception(env);
-            bad_docs(env)
-        })?;
-        let mut out = take_output(bytes.len());
-        outcome = STATE.with(|s| {
-            let tc = &mut s.borrow_mut().transcoder;
-            transcode_concatenated(tc, &bytes, &opts, layout.core(), &mut out)
-        });
-        r = out;
+        node_api::with_bytes(env, Value::of_unknown(&input), &"docs", |bytes| {
+            let mut out = take_output(bytes.len());
+            let outcome = STATE.with(|s| {
+                let tc = &mut s.borrow_mut().transcoder;
+                transcode_concatenated(tc, bytes, &opts, layout.core(), &mut out)
+            });
+            (outcome, out)
+        })
+        .map_err(|_| not_docs(env))?
     } else {
-        let (docs, starts) = collect_docs(env, &input)?;
-        let docs: Vec<&[u8]> = docs.iter().map(|d| &d[..]).collect();
-        (outcome, r) = run_on_thread(
-            &docs,
-            starts.as_deref(),
-            shape.as_deref(),
-            &opts,
-            layout,
-            threads,
-        );
-    }
+        let docs = docs_arg(env, &input)?;
+        with_docs(env, &docs, |docs, starts| {
+            run_on_thread(docs, starts, shape.as_deref(), &opts, layout, threads)
+        })
+        .map_err(|f| f.throw(env))?
+    };
     // The input is not read after this point: everything below works on `r`, which this call
     // owns, and may run JavaScript (the regex check, setters met while building the result).
     batch_result(env, outcome, r, layout)
@@ -361,7 +351,7 @@ fn batch_result<'env>(
 #[napi(
     js_name = "transcodeBatchViews",
     catch_unwind,
-    ts_args_type = "buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_args_type = "buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue | undefined"
 )]
 pub fn transcode_batch_views<'env>(
@@ -370,13 +360,12 @@ pub fn transcode_batch_views<'env>(
     table: Unknown<'env>,
     count: u32,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     threads: u32,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
     let list = Value::of_unknown(&buffers);
     if !node_api::is_array(env, list)? {
@@ -389,45 +378,46 @@ pub fn transcode_batch_views<'env>(
     for i in 0..buffer_count {
         values.push(node_api::get_element(env, list, i)?);
     }
-    #[allow(unsafe_code)]
-    // SAFETY: read only by the transcoder below and dropped right after it, before the first
-    // step that can run JavaScript (the regex check, the result).
-    let views =
-        unsafe { node_api::Views::new(env, &values, Value::of_unknown(&table), count as usize) };
-    let declined = || Ok(node_api::undefined(env)?.into_unknown(env));
-    let Some(views) = views else {
-        return declined();
-    };
-    let (outcome, r) = if shape.is_none() && threads <= 1 {
-        // Each row checked as it is transcoded, with no list of the documents.
-        let mut r = take_output(0);
-        let outcome = STATE.with(|s| {
-            let tc = &mut s.borrow_mut().transcoder;
-            transcode_each(
-                tc,
-                views.count(),
-                |i| views.doc(i),
-                &opts,
-                layout.core(),
-                &mut r,
-            )
-        });
-        match outcome {
-            Ok(false) => {
-                keep_output(r);
-                return declined();
+    let table = Value::of_unknown(&table);
+    let done = node_api::with_views(env, &values, table, count as usize, |views| {
+        if shape.is_none() && threads <= 1 {
+            // Each row checked as it is transcoded, with no list of the documents.
+            let mut r = take_output(0);
+            let outcome = STATE.with(|s| {
+                let tc = &mut s.borrow_mut().transcoder;
+                transcode_each(
+                    tc,
+                    views.count(),
+                    |i| views.doc(i),
+                    &opts,
+                    layout.core(),
+                    &mut r,
+                )
+            });
+            match outcome {
+                Ok(false) => {
+                    keep_output(r);
+                    None
+                }
+                Ok(true) => Some((Ok(()), r)),
+                Err(e) => Some((Err(e), r)),
             }
-            Ok(true) => (Ok(()), r),
-            Err(e) => (Err(e), r),
+        } else {
+            let docs = views.all()?;
+            Some(run_on_thread(
+                &docs,
+                None,
+                shape.as_deref(),
+                &opts,
+                layout,
+                threads,
+            ))
         }
-    } else {
-        let Some(docs) = node_api::borrow_views(&views) else {
-            return declined();
-        };
-        run_on_thread(&docs, None, shape.as_deref(), &opts, layout, threads)
-    };
-    drop(views);
-    batch_result(env, outcome, r, layout)
+    });
+    match done {
+        Some(Some((outcome, r))) => batch_result(env, outcome, r, layout),
+        _ => Ok(node_api::undefined(env)?.into_unknown(env)),
+    }
 }
 
 /// The JS result of a finished batch, after its regex check.
@@ -454,7 +444,7 @@ pub(crate) fn take_output(input_bytes: usize) -> BatchOutput {
 
 /// Gives a batch output back for the next call, unless it grew past the kept size.
 pub(crate) fn keep_output(r: BatchOutput) {
-    if r.out.capacity() <= crate::KEEP_CAPACITY {
+    if r.out.capacity() <= KEEP_CAPACITY {
         STATE.with(|s| s.borrow_mut().batch = r);
     }
 }
@@ -465,39 +455,58 @@ pub(crate) fn keep_output(r: BatchOutput) {
 #[napi(
     js_name = "transcodeCursor",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, shaper?: Shaper",
+    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, packed: number, maxOutputBytes: number, shaper?: Shaper",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }"
 )]
 pub fn transcode_cursor<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
-    #[allow(unsafe_code)]
-    // SAFETY: `bytes` is read by the framing and the transcoder and copied from (`ns`, the
-    // token), then dropped in `cursor_batch` before the first step that can run JavaScript
-    // (throwing the error, the regex check, creating the result).
-    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
-    cursor_batch(env, bytes, shape.as_deref(), layout, &opts)
+    // Everything still needed from the input is copied out while it is borrowed: the regex
+    // check and the property sets below can run JavaScript, which may detach its buffer.
+    let read = node_api::with_bytes(env, Value::of_unknown(&cursor), &"cursor", |bytes| {
+        read_cursor(bytes, shape.as_deref(), layout, &opts)
+    })?;
+    cursor_result(env, read, layout)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
 
-fn cursor_batch(
-    env: &Env,
-    bytes: Cow<'_, [u8]>,
+/// What a cursor reply's batch gave: its transcoded documents (or the failure), and the
+/// reply's fields, copied out of it.
+struct CursorRead {
+    outcome: std::result::Result<(), Failure>,
+    r: BatchOutput,
+    id: i64,
+    ns: Option<Vec<u8>>,
+    token: Option<Vec<u8>>,
+    count: usize,
+}
+
+/// Frames the cursor reply `bytes` and transcodes its batch's documents. Runs no JavaScript.
+fn read_cursor(
+    bytes: &[u8],
     shape: Option<&Shape>,
     layout: BatchLayout,
     opts: &Options,
-) -> std::result::Result<Value, Failure> {
+) -> CursorRead {
     let mut parts = CursorParts::default();
-    cursor_parts(&bytes, &mut parts)?;
+    if let Err(e) = cursor_parts(bytes, &mut parts) {
+        return CursorRead {
+            outcome: Err(e.into()),
+            r: BatchOutput::default(),
+            id: 0,
+            ns: None,
+            token: None,
+            count: 0,
+        };
+    }
     let docs: Vec<&[u8]> = parts.docs.iter().map(|&(s, e)| &bytes[s..e]).collect();
     let starts: Vec<usize> = parts.docs.iter().map(|d| d.0).collect();
     let mut r = take_output(docs.iter().map(|d| d.len()).sum());
@@ -514,21 +523,37 @@ fn cursor_batch(
             &mut r,
         )
     });
-    // Everything still needed from the input is copied out now: the regex check and the
-    // property sets below can run JavaScript, which may detach the input's buffer.
-    let count = docs.len();
-    let ns = parts.ns.map(|(s, e)| bytes[s..e].to_vec());
-    let token = parts
-        .post_batch_resume_token
-        .map(|(s, e)| bytes[s..e].to_vec());
-    drop(docs);
-    drop(bytes);
-    let out = outcome
-        .map_err(Failure::from)
-        .and_then(|()| finish(env, &mut r, layout));
+    CursorRead {
+        outcome: outcome.map_err(Failure::from),
+        r,
+        id: parts.id,
+        ns: parts.ns.map(|(s, e)| bytes[s..e].to_vec()),
+        token: parts
+            .post_batch_resume_token
+            .map(|(s, e)| bytes[s..e].to_vec()),
+        count: docs.len(),
+    }
+}
+
+/// `{ id, ns, postBatchResumeToken, count, docs }` of a [`read_cursor`], once the input is
+/// dropped.
+fn cursor_result(
+    env: &Env,
+    read: CursorRead,
+    layout: BatchLayout,
+) -> std::result::Result<Value, Failure> {
+    let CursorRead {
+        outcome,
+        mut r,
+        id,
+        ns,
+        token,
+        count,
+    } = read;
+    let out = outcome.and_then(|()| finish(env, &mut r, layout));
     keep_output(r);
     let out = out?;
-    let obj = cursor_object(env, parts.id, ns, count)?;
+    let obj = cursor_object(env, id, ns, count)?;
     let token = match token {
         Some(t) => node_api::buffer_copy(env, &t)?,
         None => node_api::null(env)?,
@@ -678,35 +703,31 @@ impl Task for BatchTask {
 #[napi(
     js_name = "transcodeBatchAsync",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper",
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper",
     ts_return_type = "Promise<BatchValue>"
 )]
 pub fn transcode_batch_async(
     env: &Env,
     input: Unknown<'_>,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     threads: u32,
     cursor: bool,
     shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<AsyncTask<BatchTask>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     // Shaping runs on the pool with the transcoding.
-    let shape = shaper.as_ref().map(|s| s.compiled());
+    let shape = shaper.as_ref().map(|s| s.shared_shape());
     if cursor {
-        #[allow(unsafe_code)]
-        // SAFETY: framed, then copied (`into_owned`) or dropped before the error is thrown;
-        // nothing in between runs JavaScript.
-        let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"cursor")? };
+        // Copied at once, then framed in the copy.
+        let data = node_api::bytes_copied(env, Value::of_unknown(&input), &"cursor")?;
         let mut parts = CursorParts::default();
-        if let Err(e) = cursor_parts(&bytes, &mut parts) {
-            drop(bytes);
+        if let Err(e) = cursor_parts(&data, &mut parts) {
             return Err(Failure::from(e).throw(env));
         }
         return Ok(AsyncTask::new(BatchTask {
-            data: bytes.into_owned(),
+            data,
             ranges: parts.docs,
             concatenated: true,
             shape,
@@ -715,27 +736,28 @@ pub fn transcode_batch_async(
             threads,
         }));
     }
-    let concatenated = !is_array(env, &input)?;
-    let docs = if concatenated {
-        // Copy first, split on the pool (errors then reject the promise).
-        #[allow(unsafe_code)]
-        // SAFETY: copied into `data` below and dropped before anything can run JavaScript.
-        let bytes = unsafe { bytes_of(env, Value::of_unknown(&input), &"docs") };
-        vec![bytes.map_err(|_| {
-            node_api::take_exception(env);
-            bad_docs(env)
-        })?]
-    } else {
-        collect_docs(env, &input)?.0
+    // The documents copied into one buffer (a spare one, see `SPARE_INPUTS`), each one's
+    // range noted.
+    let copy = |docs: &[&[u8]]| {
+        let total = docs.iter().map(|d| d.len()).sum();
+        let mut data = spare_take(&SPARE_INPUTS, total);
+        let mut ranges = Vec::with_capacity(docs.len());
+        for d in docs {
+            ranges.push((data.len(), data.len() + d.len()));
+            data.extend_from_slice(d);
+        }
+        (data, ranges)
     };
-    let total = docs.iter().map(|d| d.len()).sum();
-    let mut data = spare_take(&SPARE_INPUTS, total);
-    let mut ranges = Vec::with_capacity(docs.len());
-    for d in &docs {
-        ranges.push((data.len(), data.len() + d.len()));
-        data.extend_from_slice(d);
-    }
-    drop(docs);
+    let ((data, mut ranges), concatenated) = match docs_arg(env, &input)? {
+        DocsArg::Concatenated(v) => {
+            let copied = node_api::with_bytes(env, v, &"docs", |b| copy(&[b]));
+            (copied.map_err(|_| not_docs(env))?, true)
+        }
+        DocsArg::List(values) => (
+            node_api::with_each_bytes(env, &values, "docs", copy)?,
+            false,
+        ),
+    };
     if concatenated {
         ranges.clear();
         if let Err(e) = split_concatenated(&data, &mut ranges) {
@@ -768,24 +790,23 @@ pub fn csv_cursor<'env>(
     fields: Vec<String>,
 ) -> Result<Unknown<'env>> {
     let fields = CsvFields::new(&fields);
-    #[allow(unsafe_code)]
-    // SAFETY: read by the framing and the row writer, which copy what they keep (`ns`, the
-    // rows), then dropped before the first step that can run JavaScript (throwing the error,
-    // creating the result).
-    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? };
-    let mut parts = CursorParts::default();
-    let mut rows = Vec::with_capacity(bytes.len() / 2);
-    let outcome = cursor_parts(&bytes, &mut parts).and_then(|()| {
-        for &(s, e) in &parts.docs {
-            csv::write_row(&bytes[s..e], &fields, &mut rows).map_err(|err| err.shifted(s))?;
-        }
-        Ok(())
-    });
-    let ns = parts.ns.map(|(s, e)| bytes[s..e].to_vec());
-    drop(bytes);
-    if let Err(e) = outcome {
-        return Err(Failure::from(e).throw(env));
-    }
+    // The rows and `ns` are copies, made while the input is borrowed.
+    let read = node_api::with_bytes(env, Value::of_unknown(&cursor), &"cursor", |bytes| {
+        let mut parts = CursorParts::default();
+        let mut rows = Vec::with_capacity(bytes.len() / 2);
+        let outcome = cursor_parts(bytes, &mut parts).and_then(|()| {
+            for &(s, e) in &parts.docs {
+                csv::write_row(&bytes[s..e], &fields, &mut rows).map_err(|err| err.shifted(s))?;
+            }
+            Ok(())
+        });
+        let ns = parts.ns.map(|(s, e)| bytes[s..e].to_vec());
+        outcome.map(|()| (parts, ns, rows))
+    })?;
+    let (parts, ns, rows) = match read {
+        Ok(read) => read,
+        Err(e) => return Err(Failure::from(e).throw(env)),
+    };
     let obj = cursor_object(env, parts.id, ns, parts.docs.len())?;
     // large rows are handed over without a copy; small ones are cheaper copied
     let rows = if rows.len() > 64 * 1024 {

@@ -13,8 +13,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
-use crate::node_api::{self, bytes_of, Value};
-use crate::{options, regex, strings, with_state, State};
+use crate::node_api::{self, Value};
+use crate::state::{with_state, State};
+use crate::{options, regex, strings};
 
 /// Property names made once per call: `napi_set_named_property` makes the name's V8 string and
 /// looks it up in V8's string table on every call, ten times per event; a name made once is
@@ -284,24 +285,21 @@ impl<'a> EventWriter<'a> {
 #[napi(
     js_name = "transcodeChangeBatch",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean",
+    ts_args_type = "cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }"
 )]
 pub fn transcode_change_batch<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
     whole: bool,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     raw_fragments: Option<bool>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     // Copied: the events are read while their JS objects are built, and setting a property
     // can run JavaScript (a setter on `Object.prototype`) that could detach a borrowed input.
-    #[allow(unsafe_code)]
-    // SAFETY: copied at once (`into_owned`); nothing runs in between.
-    let bytes = unsafe { bytes_of(env, Value::of_unknown(&cursor), &"cursor")? }.into_owned();
+    let bytes = node_api::bytes_copied(env, Value::of_unknown(&cursor), &"cursor")?;
     change_batch(env, &bytes, whole, raw_fragments.unwrap_or(false), &opts)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
@@ -348,18 +346,17 @@ fn write_events(
 #[napi(
     js_name = "transcodeChangeFragments",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_args_type = "fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number",
     ts_return_type = "RawChangeEvent"
 )]
 pub fn transcode_change_fragments<'env>(
     env: &'env Env,
     fragments: Unknown<'env>,
     whole: bool,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let merged = merged_fragments(env, &fragments)?;
     write_events(env, &opts, whole, false, |w| {
         w.event(0, &merged).map_err(|f| f.in_event(0, 0))
@@ -387,17 +384,9 @@ pub(crate) fn merged_fragments(env: &Env, fragments: &Unknown<'_>) -> Result<Vec
         values.push(node_api::get_element(env, list, i)?);
     }
     let mut merged = Vec::new();
-    let mut parts = Vec::with_capacity(values.len());
-    for (i, v) in values.into_iter().enumerate() {
-        #[allow(unsafe_code)]
-        // SAFETY: read only by the merge just below, which runs no JavaScript; dropped right
-        // after it, before anything else runs.
-        parts.push(unsafe { bytes_of(env, v, &format_args!("fragments[{i}]"))? });
-    }
-    let refs: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-    let outcome = merge_fragments(&refs, &mut merged);
-    drop(refs);
-    drop(parts);
+    let outcome = node_api::with_each_bytes(env, &values, "fragments", |parts| {
+        merge_fragments(parts, &mut merged)
+    })?;
     match outcome {
         Ok(()) => Ok(merged),
         Err(e) => Err(Failure::from(e).throw(env)),

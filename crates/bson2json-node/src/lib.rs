@@ -1,93 +1,65 @@
 //! Node-API bindings for bson2json: argument conversion, handing JSON to V8, and error
-//! mapping only. All transcoding lives in `bson2json-core`.
+//! mapping only. All transcoding lives in `bson2json-core`, the CLI's dump pipeline in
+//! `bson2json-dump`.
 //!
-//! Modules: the exports ([`fast`] the per-document hot path, [`batch`] batches and cursors,
-//! [`changes`] change-stream batches (and [`packed`], the form `watch()` takes), [`shape`] projection and redaction, [`staged`] the WASI
-//! build's boundary), and what they share ([`options`] the resolved option numbers, [`errors`]
-//! the failures and the JS errors they become, [`regex`] the `RegExp` check, [`strings`] JS
-//! strings of JSON text, [`node_api`] the raw Node-API calls).
+//! The modules form a stack, each using only those listed before it here (tests/layers.rs):
+//! [`node_api`] the raw Node-API calls (the crate's `unsafe`, see there), [`state`] the
+//! per-thread scratch, [`options`] the options' one encoding, [`errors`] the failures and the JS
+//! errors they become, [`strings`] JS strings of JSON text, [`regex`] the `RegExp` check,
+//! [`output`] the single-document output protocol every export shares; then the exports:
+//! [`shape`] projection and redaction, [`batch`] batches and cursors, [`changes`] change-stream
+//! batches (and [`packed`], the form `watch()` takes), [`fast`] the per-document hot path,
+//! [`rows`] rows (`toRow`, `toRows`), [`staged`] the WASI build's boundary, [`dump`] the CLI's dump pipeline's task.
 //!
-//! This file holds the per-thread scratch the exports share.
+//! This file holds the one registration point of the exports that are not `#[napi]` items.
 #![deny(clippy::all)]
-// Raw Node-API calls live in `node_api`, the one module allowed `unsafe`.
+// Raw Node-API calls live in `node_api`; tests/layers.rs names the one other module with an
+// `unsafe` block, and why.
 #![deny(unsafe_code)]
 // The exports are only reachable through napi's registration, which test builds leave out.
 #![cfg_attr(test, allow(dead_code))]
 
-use std::cell::RefCell;
-use std::collections::HashSet;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
 
-use bson2json_core::batch::BatchOutput;
-use bson2json_core::Transcoder;
-
-mod batch;
-mod changes;
-// The CLI's `dump` pipeline's task (Unix file descriptors; elsewhere `dumpFile` rejects).
-mod dump;
-mod errors;
-mod fast;
 #[allow(unsafe_code)]
 mod node_api;
+
+mod state;
+
 mod options;
-mod packed;
-mod regex;
-mod shape;
-mod staged;
+
+mod errors;
+
 mod strings;
 
-/// Scratch buffers above this many bytes are released after the call instead of being kept
-/// for the next one: large enough to reuse the buffers of 4 MiB batches (fresh allocations of
-/// that size cost page faults on every call), small enough to bound what an idle thread holds.
-pub(crate) const KEEP_CAPACITY: usize = 32 * 1024 * 1024;
+mod regex;
 
-/// Per-thread scratch: every Node thread (main or worker) gets its own.
-///
-/// A call that can run JavaScript while it uses a buffer (creating JS values, the `RegExp`
-/// check) takes the buffer out of the slot first ([`with_state`], `std::mem::take`), so
-/// JavaScript that re-enters the addon meanwhile finds an empty buffer of its own and no
-/// `RefCell` borrow is ever held across JavaScript. Buffers grown past [`KEEP_CAPACITY`] are
-/// not put back.
-#[derive(Default)]
-pub(crate) struct State {
-    pub transcoder: Transcoder,
-    pub out: Vec<u8>,
-    pub wide: Vec<u16>,
-    /// The last synchronous batch's output, kept for the next one (its pages stay mapped and
-    /// it does not grow again from empty).
-    pub batch: BatchOutput,
-    /// (pattern, flags) pairs V8 has already accepted ([`regex::check`]).
-    pub regex_ok: HashSet<(String, String)>,
-}
+mod output;
 
-thread_local! {
-    pub(crate) static STATE: RefCell<State> = RefCell::new(State::default());
-}
+mod shape;
 
-/// Runs `f` with the thread's scratch moved out of the thread-local slot, for work that
-/// creates JS values (and so may run JavaScript: a setter on `Object.prototype`, say) while
-/// it uses the scratch. JavaScript that re-enters the addon meanwhile finds an empty state of
-/// its own instead of a borrowed one; it is dropped when `f`'s state is put back.
-pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
-    let mut st = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let r = f(&mut st);
-    STATE.with(|s| *s.borrow_mut() = st);
-    r
-}
+mod batch;
 
-/// Whether a UTF-16 scratch buffer is small enough to keep for the next call: at most
-/// [`KEEP_CAPACITY`] bytes.
-#[inline]
-pub(crate) fn keeps_wide(wide: &Vec<u16>) -> bool {
-    wide.capacity() * 2 <= KEEP_CAPACITY
-}
+mod changes;
 
-/// Takes the thread's UTF-16 scratch for `f` (which creates JS strings, and so may run
-/// JavaScript) and puts it back unless it grew past [`KEEP_CAPACITY`].
-pub(crate) fn with_wide<R>(f: impl FnOnce(&mut Vec<u16>) -> R) -> R {
-    let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
-    let r = f(&mut wide);
-    if keeps_wide(&wide) {
-        STATE.with(|s| s.borrow_mut().wide = wide);
-    }
-    r
+mod packed;
+
+mod fast;
+
+mod rows;
+
+mod staged;
+
+// The CLI's `dump` pipeline's task (Unix file descriptors; elsewhere `dumpFile` rejects).
+mod dump;
+
+/// Adds the exports made as plain Node-API callbacks (the hot path's, the WASI staging's) to the
+/// module's exports; napi-rs registers every `#[napi]` item itself. The one module-exports hook
+/// of the crate: a module with such exports adds its `register` call here.
+#[napi(module_exports)]
+pub fn register_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
+    fast::register(&env, &mut exports)?;
+    rows::register(&env, &mut exports)?;
+    staged::register(&env, &mut exports)
 }

@@ -1,5 +1,6 @@
-//! The raw Node-API calls the binding makes, as safe functions: the only module of this crate
-//! allowed `unsafe` (the crate denies it everywhere else).
+//! The raw Node-API calls the binding makes, as safe functions, and the borrows of JavaScript
+//! memory: the crate's `unsafe` code. The crate denies `unsafe` everywhere else but in one
+//! block of `packed` (tests/layers.rs holds both, and says why).
 //!
 //! Two invariants make these functions safe to call with any arguments the rest of the crate
 //! can produce:
@@ -12,10 +13,12 @@
 //!   `Value` past the callback that made it (none is stored in a static or a task), so every
 //!   `Value` passed back in is live.
 //!
-//! What this module cannot make safe is a slice of JavaScript memory: it is valid only until
-//! JavaScript next runs, which the type system cannot see. [`borrow_bytes`] is therefore an
-//! `unsafe fn`, and each of its few callers states why no JavaScript runs while it holds the
-//! slice.
+//! A slice of JavaScript memory is valid only until JavaScript next runs, which the type
+//! system cannot see of a slice, but can of a closure: [`with_bytes`], [`with_each_bytes`] and
+//! [`with_views`] hand the bytes to a `Send` closure, which holds no environment or handle and
+//! so cannot run JavaScript. [`bytes_of`] (over [`borrow_bytes`]) stays an `unsafe fn` for the
+//! one caller that makes JS values while it reads (`packed`), whose block states why none of
+//! them runs JavaScript.
 //!
 //! [`fast`]: crate::fast
 
@@ -345,29 +348,42 @@ pub(crate) fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Value> {
     Ok(v)
 }
 
+/// A new typed array of `kind` with `len` elements holding a copy of `bytes` (its whole
+/// memory, `len * element size` bytes).
+fn typed_array_copy(
+    env: &Env,
+    kind: sys::napi_typedarray_type,
+    bytes: &[u8],
+    len: usize,
+) -> Result<Value> {
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid out-pointers.
+    let ab = make(|out| unsafe {
+        sys::napi_create_arraybuffer(env.raw(), bytes.len(), &mut data, out)
+    })?;
+    if !bytes.is_empty() {
+        // SAFETY: Node-API allocated `bytes.len()` writable bytes at `data` for the new buffer,
+        // which nothing else can reach yet; `bytes` is a distinct Rust allocation.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+    }
+    // SAFETY: `ab` is the live buffer made above, whose whole memory the caller's `len`
+    // elements cover; valid out-pointer.
+    make(|out| unsafe { sys::napi_create_typedarray(env.raw(), kind, len, ab.0, 0, out) })
+}
+
 /// A new `Uint32Array` holding a copy of `units`.
 pub(crate) fn uint32_array(env: &Env, units: &[u32]) -> Result<Value> {
-    let mut data: *mut c_void = ptr::null_mut();
-    let bytes = std::mem::size_of_val(units);
-    // SAFETY: valid out-pointers.
-    let ab = make(|out| unsafe { sys::napi_create_arraybuffer(env.raw(), bytes, &mut data, out) })?;
-    if bytes > 0 {
-        // SAFETY: Node-API allocated `bytes` writable bytes at `data` for the new buffer, which
-        // nothing else can reach yet; `units` is a distinct Rust allocation of `bytes` bytes.
-        unsafe { ptr::copy_nonoverlapping(units.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes) };
-    }
-    // SAFETY: `ab` is the live buffer made above, exactly `4 * units.len()` bytes; valid
-    // out-pointer.
-    make(|out| unsafe {
-        sys::napi_create_typedarray(
-            env.raw(),
-            sys::TypedarrayType::uint32_array,
-            units.len(),
-            ab.0,
-            0,
-            out,
-        )
-    })
+    // SAFETY: the units' memory, `size_of_val(units)` initialized bytes (`u32` has no padding),
+    // read as bytes for the copy.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(units.as_ptr().cast::<u8>(), std::mem::size_of_val(units))
+    };
+    typed_array_copy(env, sys::TypedarrayType::uint32_array, bytes, units.len())
+}
+
+/// A new plain `Uint8Array` (not a `Buffer`) holding a copy of `bytes`.
+pub(crate) fn uint8_array(env: &Env, bytes: &[u8]) -> Result<Value> {
+    typed_array_copy(env, sys::TypedarrayType::uint8_array, bytes, bytes.len())
 }
 
 /// A strong reference to `v`, which keeps it alive across callbacks; read it back with
@@ -529,13 +545,8 @@ impl<'a> Views<'a> {
     ///
     /// # Safety
     /// As [`borrow_bytes`]: no JavaScript may run while the result, or a slice that
-    /// [`Views::doc`] returns, is alive.
-    pub(crate) unsafe fn new(
-        env: &Env,
-        buffers: &[Value],
-        table: Value,
-        count: usize,
-    ) -> Option<Self> {
+    /// [`Views::doc`] returns, is alive ([`with_views`] holds it so).
+    unsafe fn new(env: &Env, buffers: &[Value], table: Value, count: usize) -> Option<Self> {
         let mut memory = Vec::with_capacity(buffers.len());
         for &b in buffers {
             memory.push(arraybuffer_memory(env, b)?);
@@ -580,9 +591,11 @@ impl<'a> Views<'a> {
     }
 }
 
-/// Every document of `views`, or `None` if any row is not one ([`Views::doc`]).
-pub(crate) fn borrow_views<'a>(views: &Views<'a>) -> Option<Vec<&'a [u8]>> {
-    (0..views.count()).map(|i| views.doc(i)).collect()
+impl<'a> Views<'a> {
+    /// Every document, or `None` if any row is not one ([`Views::doc`]).
+    pub(crate) fn all(&self) -> Option<Vec<&'a [u8]>> {
+        (0..self.count()).map(|i| self.doc(i)).collect()
+    }
 }
 
 /// Copies `bytes` into the `Uint8Array` `target` at byte `offset` if they fit: `Ok(true)`;
@@ -601,6 +614,31 @@ pub(crate) fn copy_into(env: &Env, target: Value, offset: usize, bytes: &[u8]) -
         // `ArrayBuffer`), `offset + bytes.len() <= len`, and `bytes` is a distinct Rust
         // allocation. Nothing runs JavaScript between the lookup and this write.
         unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.add(offset), bytes.len()) };
+    }
+    true
+}
+
+/// Copies `words` into the `Uint8Array` `target` after their count (one 32-bit word, then the
+/// words, each in the machine's byte order, as a `Uint32Array` over the same memory reads
+/// them) if they fit: `true`; `false` (nothing written) otherwise, as [`copy_into`].
+pub(crate) fn copy_words_into(env: &Env, target: Value, words: &[u32]) -> bool {
+    let Some((data, len, false)) = uint8_array_memory(env, target) else {
+        return false;
+    };
+    let Ok(count) = u32::try_from(words.len()) else {
+        return false;
+    };
+    let bytes = std::mem::size_of_val(words);
+    if len < 4 || len - 4 < bytes {
+        return false;
+    }
+    // SAFETY: Node-API reports `len` writable bytes at `data` (a typed array on a plain
+    // `ArrayBuffer`) and `4 + bytes <= len`; `words` is a distinct Rust allocation of `bytes`
+    // initialized bytes (`u32` has no padding). Nothing runs JavaScript between the lookup
+    // and these writes.
+    unsafe {
+        ptr::copy_nonoverlapping(count.to_ne_bytes().as_ptr(), data, 4);
+        ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), data.add(4), bytes);
     }
     true
 }
@@ -634,6 +672,71 @@ pub(crate) unsafe fn bytes_of<'a>(
         // either its old or its new value; the walker then reads a stable snapshot).
         Some((bytes, true)) => Ok(Cow::Owned(bytes.to_vec())),
     }
+}
+
+/// `f` of the bytes of the `Uint8Array` (or `Buffer`) argument `value`, borrowed (a view on a
+/// `SharedArrayBuffer` is copied first, see [`bytes_of`]); a `TypeError` naming `name` for any
+/// other value.
+///
+/// This is the safe way to read JavaScript memory: `f` is `Send`, so it holds no `Env`, no
+/// [`Value`] and no napi-rs handle (none of them is `Send`), and without one it cannot make a
+/// Node-API call, so no JavaScript runs while it reads the bytes; its result cannot borrow
+/// them (`R` is chosen outside `f`'s lifetime). Whatever needs JavaScript (the regex check,
+/// making the result) comes after, on what `f` returned.
+pub(crate) fn with_bytes<R>(
+    env: &Env,
+    value: Value,
+    name: &dyn std::fmt::Display,
+    f: impl FnOnce(&[u8]) -> R + Send,
+) -> Result<R> {
+    // SAFETY: `bytes` lives until `f` returns, and `f` cannot run JavaScript (above); nothing
+    // else runs in between.
+    let bytes = unsafe { bytes_of(env, value, name)? };
+    Ok(f(&bytes))
+}
+
+/// A copy of the bytes of the `Uint8Array` (or `Buffer`) argument `value` ([`with_bytes`]).
+pub(crate) fn bytes_copied(
+    env: &Env,
+    value: Value,
+    name: &dyn std::fmt::Display,
+) -> Result<Vec<u8>> {
+    with_bytes(env, value, name, <[u8]>::to_vec)
+}
+
+/// `f` of the bytes of every `Uint8Array` of `values` (read from an array called `name`, which
+/// names `name[i]` in the `TypeError` for an element of another kind), as [`with_bytes`] does
+/// for one. The caller reads every element before this, since reading one can run JavaScript.
+pub(crate) fn with_each_bytes<R>(
+    env: &Env,
+    values: &[Value],
+    name: &str,
+    f: impl FnOnce(&[&[u8]]) -> R + Send,
+) -> Result<R> {
+    let mut owned = Vec::with_capacity(values.len());
+    for (i, &v) in values.iter().enumerate() {
+        // SAFETY: as in `with_bytes`: every slice lives until `f` returns, and nothing that
+        // runs in between (the other lookups, `f`) can run JavaScript.
+        owned.push(unsafe { bytes_of(env, v, &format_args!("{name}[{i}]"))? });
+    }
+    let docs: Vec<&[u8]> = owned.iter().map(|d| &d[..]).collect();
+    Ok(f(&docs))
+}
+
+/// `f` of the views table `table` into `buffers` ([`Views`]), as [`with_bytes`] does for one
+/// array; `None` unless every buffer is a plain `ArrayBuffer` and `table` a `Uint32Array` of at
+/// least `3 * count` numbers.
+pub(crate) fn with_views<R>(
+    env: &Env,
+    buffers: &[Value],
+    table: Value,
+    count: usize,
+    f: impl FnOnce(&Views<'_>) -> R + Send,
+) -> Option<R> {
+    // SAFETY: the views live until `f` returns, and `f` cannot run JavaScript (see
+    // `with_bytes`); its result cannot borrow them.
+    let views = unsafe { Views::new(env, buffers, table, count)? };
+    Some(f(&views))
 }
 
 /// The most arguments a plain Node-API callback reads.

@@ -11,7 +11,7 @@ use napi::bindgen_prelude::*;
 
 use crate::errors::Failure;
 use crate::node_api;
-use crate::STATE;
+use crate::state::STATE;
 
 /// Accepted (pattern, flags) pairs kept per thread before the cache is emptied.
 const KEPT: usize = 4096;

@@ -1,9 +1,7 @@
 //! `Shaper`: a projection and/or redaction (core `project`) compiled once per call or stream,
 //! applied to each document as a BSON → BSON pass ahead of the unchanged transcoder.
 
-use std::borrow::Cow;
-use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
 use bson2json_core::Options;
@@ -11,9 +9,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::{type_error, Failure};
-use crate::fast::{finish_out, transcode_out};
 use crate::node_api;
-use crate::KEEP_CAPACITY;
+use crate::output::{transcode_out, Held, Outcome};
+use crate::state::KEEP_CAPACITY;
 
 /// `Shaper.shape` results above this size become external buffers (no copy).
 const EXTERNAL_ABOVE: usize = 64 * 1024;
@@ -34,52 +32,56 @@ pub enum ShapeInput {
 }
 
 /// A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
-/// bounded cache reuses the `Shaper` of the entry it evicts, so a program that compiles many
+/// bounded pool reuses the `Shaper` of the entry it evicts, so a program that compiles many
 /// distinct shapes holds a bounded number of them (a new `Shaper` each time would free its
 /// memory only when Node-API runs finalizers, after the event loop turns).
 #[napi]
 pub struct Shaper {
-    /// A call holds its own count of the shape, taken before anything that can run
-    /// JavaScript (which could recompile this `Shaper`), so the shape it started with
-    /// outlives it.
-    shape: RefCell<Arc<Shape>>,
+    /// A call holds its own count of the shape ([`Shaper::compiled`]), taken before anything
+    /// that can run JavaScript (which could recompile this `Shaper`), so the shape it started
+    /// with outlives it.
+    shape: Mutex<Arc<Shape>>,
 }
 
 impl Shaper {
     /// The compiled shape, counted for this call (or a task on another thread).
     pub(crate) fn compiled(&self) -> Arc<Shape> {
-        Arc::clone(&self.shape.borrow())
+        Arc::clone(&self.slot())
+    }
+
+    /// The shape's slot, locked (only ever for a clone or a swap: nothing panics while it is
+    /// held, and a poisoned lock still holds a whole `Arc`).
+    fn slot(&self) -> MutexGuard<'_, Arc<Shape>> {
+        self.shape
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The compiled shape, for a task on another thread ([`Shaper::compiled`]).
+    pub(crate) fn shared_shape(&self) -> Arc<Shape> {
+        self.compiled()
     }
 
     /// Shapes the one document `bson` into the thread's scratch, then transcodes it as
-    /// [`with_output`] does. An error's offset is where the fault is in `bson` (the shaped
-    /// document's offset mapped back), found before `bson` is dropped, which is before
-    /// anything here can run JavaScript (the regex check, `finish`). The scratch is taken out
-    /// of the thread state meanwhile (JavaScript that re-enters finds empty buffers of its
-    /// own) and kept unless large.
-    pub(crate) fn transcode_one<R>(
-        &self,
-        env: &Env,
-        bson: Cow<'_, [u8]>,
-        opts: &Options,
-        finish: impl FnOnce(&[u8], &mut Vec<u16>) -> Result<R>,
-    ) -> std::result::Result<R, Failure> {
+    /// [`transcode_out`] does; [`finish_out`] finishes it once `bson` is dropped. An error's
+    /// offset is where the fault is in `bson` (the shaped document's offset mapped back). Runs
+    /// no JavaScript. The scratch is taken out of the thread state meanwhile and kept unless
+    /// large.
+    ///
+    /// [`finish_out`]: crate::output::finish_out
+    pub(crate) fn shape_out(&self, bson: &[u8], opts: &Options) -> (Outcome, Held) {
         let shape = self.compiled();
         let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         shaped.clear();
-        let r = match shape.document(&bson, &mut shaped, &mut scratch) {
-            Err(e) => {
-                drop(bson);
-                Err(Failure::from(e))
-            }
+        let r = match shape.document(bson, &mut shaped, &mut scratch) {
+            Err(e) => (Err(e), Held::take()),
             Ok(()) => {
                 let (outcome, held) = transcode_out(&shaped, opts);
                 let outcome = outcome.map_err(|e| {
-                    let at = shape.source_offset(&bson, e.offset());
+                    let at = shape.source_offset(bson, e.offset());
                     bson2json_core::Error::custom(e.kind(), at, e.detail())
                 });
-                drop(bson);
-                finish_out(env, outcome, held, finish)
+                (outcome, held)
             }
         };
         if shaped.capacity() + scratch.capacity() <= KEEP_CAPACITY {
@@ -104,7 +106,7 @@ impl Shaper {
     ) -> Result<Self> {
         let shape = compile(&env, &fields, &include, &redact, key)?;
         Ok(Shaper {
-            shape: RefCell::new(Arc::new(shape)),
+            shape: Mutex::new(Arc::new(shape)),
         })
     }
 
@@ -122,7 +124,7 @@ impl Shaper {
     ) -> Result<()> {
         let shape = Arc::new(compile(&env, &fields, &include, &redact, key)?);
         // Swapped out, then dropped once the borrow has ended.
-        let old = std::mem::replace(&mut *self.shape.borrow_mut(), shape);
+        let old = std::mem::replace(&mut *self.slot(), shape);
         drop(old);
         Ok(())
     }

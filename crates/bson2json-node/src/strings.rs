@@ -16,6 +16,7 @@ use std::cell::Cell;
 use napi::bindgen_prelude::*;
 
 use crate::node_api::{self, Reference, Value};
+use crate::state::keeps_wide;
 
 /// The payload above which V8 would put a string in its large-object space:
 /// `kMaxRegularHeapObjectSize` (128 KiB) less the string header, with room to spare.
@@ -164,10 +165,10 @@ fn rope(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
 }
 
 /// A JS string of the UTF-8 JSON `text` ([`from_utf8`]). `wide` is scratch; it is released if
-/// this text grew it past [`crate::KEEP_CAPACITY`].
+/// this text grew it past [`KEEP_CAPACITY`](crate::state::KEEP_CAPACITY).
 pub(crate) fn json(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<Value> {
     let value = from_utf8(env, text, wide).map(|(v, _)| v);
-    if !crate::keeps_wide(wide) {
+    if !keeps_wide(wide) {
         *wide = Vec::new();
     }
     value
