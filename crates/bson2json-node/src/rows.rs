@@ -198,7 +198,7 @@ fn finish(
         )?;
     }
     if let Form::Planned = form {
-        let texts = make_texts(env, &mut s.packed, &mut s.wide, &s.plans)?;
+        let texts = make_texts(env, &mut s.packed, &s.wide, &s.plans)?;
         let words = node_api::uint32_array(env, &s.packed.words)?;
         return Ok(result_array(env, words, &s.packed.bins, texts)?);
     }
@@ -336,7 +336,7 @@ fn plan_texts(p: &mut PackedRows, wide: &mut Vec<u16>, plans: &mut Vec<TextPlan>
 fn make_texts(
     env: &Env,
     p: &mut PackedRows,
-    wide: &mut Vec<u16>,
+    wide: &[u16],
     plans: &[TextPlan],
 ) -> Result<Vec<Value>> {
     let mut texts = Vec::with_capacity(plans.len());
