@@ -3,7 +3,7 @@
 // side in one process:
 //
 // 1. documents per second of `toRow(doc, { rowFormat: 'powersync' })` and of
-//    `bufferToSqlite(doc, 0)`, per document, on the public real-world data
+//    `bufferToSqlite(doc, 0)`, one call per document, on the public real-world data
 //    (scripts/realworld-data.sh: twitter's statuses, canada, citm_catalog, its events and
 //    performances) and on the full documents of PowerSync's own benchmark
 //    (scripts/benchmark-change-document-json.mts in that package: 1 KB, 10 KB and 100 KB
@@ -86,12 +86,13 @@ const DATASETS = {
   citm: () => [ser(read('citm_catalog.json'))],
   'citm-events': () => Object.values(read('citm_catalog.json').events).map(ser),
   'citm-performances': () => read('citm_catalog.json').performances.map(ser),
-  'insert-1k': () => [powersyncDocument('insert', 1024)],
-  'insert-10k': () => [powersyncDocument('insert', 10240)],
-  'insert-100k': () => [powersyncDocument('insert', 102400)],
-  'update-1k': () => [powersyncDocument('update', 1024)],
-  'update-10k': () => [powersyncDocument('update', 10240)],
-  'update-100k': () => [powersyncDocument('update', 102400)],
+  // 64 of each, so that toRows has a batch
+  'insert-1k': () => Array(64).fill(powersyncDocument('insert', 1024)),
+  'insert-10k': () => Array(64).fill(powersyncDocument('insert', 10240)),
+  'insert-100k': () => Array(64).fill(powersyncDocument('insert', 102400)),
+  'update-1k': () => Array(64).fill(powersyncDocument('update', 1024)),
+  'update-10k': () => Array(64).fill(powersyncDocument('update', 10240)),
+  'update-100k': () => Array(64).fill(powersyncDocument('update', 102400)),
 };
 
 /** The process's CPU time in ms. */

@@ -4,7 +4,7 @@
 //! of at most [`TEXT_BYTES`], which lib/native/index.js (`unpackRows`) turns into the row
 //! objects, cutting the texts with `slice`. Making each value and setting each property
 //! through Node-API would cost a call into V8's runtime per field (ARCHITECTURE.md,
-//! decisions 19 and 21).
+//! decisions 19 and 28).
 //!
 //! The result: `[words, bins | null, text0, text1, …]`. A string operand in `words` is its
 //! UTF-16 end in the current text, with [`NEXT_TEXT`] set when it is the first of the next
