@@ -82,6 +82,18 @@ export declare class DumpControl {
   cancel(): void
 }
 
+/**
+ * What a [`RowsTask`] resolves with: its rows, planned on the pool and made into JS values
+ * only when JavaScript asks ([`PendingRows::take`]), so that the tasks of a large batch,
+ * which the pool may finish together, each make theirs in a turn of the event loop of their
+ * own (lib/native/index.js). A failure is thrown by `take` (so it reaches JavaScript the same
+ * way in the native and the WASI build).
+ */
+export declare class PendingRows {
+  /** The rows, packed (`[words, bins | null, ...texts]`), or the failure thrown; once. */
+  take(): PackedRows
+}
+
 /** A compiled projection and redaction. */
 export declare class Shaper {
   /**
@@ -393,3 +405,15 @@ export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], 
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
 export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, packed: number, maxOutputBytes: number, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
+
+/**
+ * The rows of many documents, packed: `input` is an array of `Uint8Array`s, concatenated
+ * documents, or (`cursor`) a raw reply's `cursor` document.
+ */
+export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): PackedRows
+
+/**
+ * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
+ * split there.
+ */
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PendingRows>

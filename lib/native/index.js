@@ -497,7 +497,12 @@ const decodeRows = rowDecoder(RowTag)
  * @param {any[]} packed
  */
 function unpackRows(packed) {
-  const w = packed[0]
+  let w = packed[0]
+  if (!(w instanceof Uint32Array)) {
+    // the WASI build: Buffers that view wasm memory, copied now (and the words aligned)
+    w = new Uint32Array(new Uint8Array(w).buffer)
+    if (packed[1] !== null) packed[1] = new Uint8Array(packed[1])
+  }
   return decodeRows(w, new DataView(w.buffer, w.byteOffset, w.byteLength), 0, w.length, packed)
 }
 
@@ -521,7 +526,8 @@ const ROW_SCRATCH_MAX = 4 * 1024 * 1024
  * @returns {object}
  */
 function transcodeRow(bson, o, rowMode) {
-  if (rowBusy) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
+  // the WASI build sees a copy of a typed array argument in wasm memory: no scratch there
+  if (rowBusy || !POOLED) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
   rowBusy = true
   try {
     let r = b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, rowScratch, o.shaper)

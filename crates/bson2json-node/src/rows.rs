@@ -36,6 +36,9 @@ use crate::{options, regex, strings};
 
 /// A string operand with this bit set is the first of the next text.
 const NEXT_TEXT: u32 = 1 << 31;
+/// A string operand with this bit set is the first of a text that starts with one unit of
+/// padding (the WASI build only: see [`plan_texts`]). V8's strings are shorter than 2^30.
+const PADDED: u32 = 1 << 30;
 /// UTF-8 bytes per text at most: at most 128 KiB of V8 payload even as UTF-16, so each text is
 /// a flat string in V8's regular heap, which `slice` shares.
 const TEXT_BYTES: usize = 64 * 1024 - 32;
@@ -199,7 +202,7 @@ fn finish(
     }
     if let Form::Planned = form {
         let texts = make_texts(env, &mut s.packed, &s.wide, &s.plans)?;
-        let words = node_api::uint32_array(env, &s.packed.words)?;
+        let words = words_value(env, &s.packed.words)?;
         return Ok(result_array(env, words, &s.packed.bins, texts)?);
     }
     Ok(with_wide(|wide| match form {
@@ -211,8 +214,31 @@ fn finish(
 /// `[words, bins | null, ...texts]` of `p` (its string operands set to their UTF-16 ends).
 fn packed_value(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Value> {
     let texts = texts_now(env, p, wide)?;
-    let words = node_api::uint32_array(env, &p.words)?;
+    let words = words_value(env, &p.words)?;
     result_array(env, words, &p.bins, texts)
+}
+
+/// The words as a `Uint32Array`; in the WASI build a `Buffer` of their bytes, which
+/// lib/native copies at once (there a typed array made here is a view of wasm memory).
+fn words_value(env: &Env, words: &[u32]) -> Result<Value> {
+    #[cfg(target_family = "wasm")]
+    {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        node_api::buffer_copy(env, &bytes)
+    }
+    #[cfg(not(target_family = "wasm"))]
+    node_api::uint32_array(env, words)
+}
+
+/// The byte values as a plain `Uint8Array`; in the WASI build a `Buffer`, copied at once by
+/// lib/native (as [`words_value`]).
+fn bytes_value(env: &Env, bins: &[u8]) -> Result<Value> {
+    #[cfg(target_family = "wasm")]
+    {
+        node_api::buffer_copy(env, bins)
+    }
+    #[cfg(not(target_family = "wasm"))]
+    node_api::uint8_array(env, bins)
 }
 
 /// `[words, bins | null, ...texts]`.
@@ -222,7 +248,7 @@ fn result_array(env: &Env, words: Value, bins: &[u8], texts: Vec<Value>) -> Resu
     let bins = if bins.is_empty() {
         node_api::null(env)?
     } else {
-        node_api::uint8_array(env, bins)?
+        bytes_value(env, bins)?
     };
     node_api::set_element(env, result, 1, bins)?;
     for (i, t) in texts.into_iter().enumerate() {
@@ -245,7 +271,7 @@ fn row_value(
     let mut texts = texts_now(env, p, wide)?;
     let in_scratch = scratch.is_some_and(|target| node_api::copy_words_into(env, target, &p.words));
     if !in_scratch {
-        let words = node_api::uint32_array(env, &p.words)?;
+        let words = words_value(env, &p.words)?;
         return result_array(env, words, &p.bins, texts);
     }
     if p.bins.is_empty() && texts.len() <= 1 {
@@ -291,19 +317,32 @@ fn plan_texts(p: &mut PackedRows, wide: &mut Vec<u16>, plans: &mut Vec<TextPlan>
         }
         let to = strings[last - 1].1;
         let chunk = &text[from..to];
-        if last - first == 1 && chunk.len() > OWN_STRING_BYTES {
+        // emnapi (the WASI build) cuts a one-byte string at its first NUL, whatever its
+        // length: a text holding one (a shape's keys, a string value) is made as UTF-16 there;
+        // and it drops a UTF-16 text's leading U+FEFF (a byte order mark to its decoder): such
+        // a text starts with one unit of padding there, which the first string's
+        // [`PADDED`] bit tells lib/native to skip
+        let wasm = cfg!(target_family = "wasm");
+        let nul_cut = wasm && chunk.contains(&0);
+        let padded = wasm && chunk.starts_with(&[0xEF, 0xBB, 0xBF]);
+        if last - first == 1 && chunk.len() > OWN_STRING_BYTES && !nul_cut && !padded {
             plans.push(TextPlan::Own(first, from, to));
-        } else if bson2json_core::is_ascii(chunk) {
+        } else if !nul_cut && bson2json_core::is_ascii(chunk) {
             for &(w, e) in &strings[first..last] {
                 words[w] |= (e - from) as u32;
             }
             plans.push(TextPlan::Latin1(from, to));
         } else {
-            let need = used + chunk.len() + bson2json_core::UTF16_SLACK;
+            let need = used + 1 + chunk.len() + bson2json_core::UTF16_SLACK;
             if wide.len() < need {
                 wide.resize(need, 0);
             }
             let (mut pos, mut at) = (used, from);
+            if padded {
+                wide[pos] = u16::from(b' ');
+                pos += 1;
+                words[strings[first].0] |= PADDED;
+            }
             for &(w, e) in &strings[first..last] {
                 // `pos` never passes the string's byte offset in the chunk, so `wide[pos..]`
                 // holds the string plus the converter's slack; every string is well-formed.
