@@ -42,9 +42,10 @@ export interface RawChangeEvent {
 export type PackedChangeEvents = [Uint8Array, unknown[] | null, ...string[]]
 
 /**
- * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
- * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
- * (a projection / redaction) shapes the document first.
+ * One document to JSON text. `packed, maxOutputBytes`: the options' pair every call takes
+ * (`packed` = `flags + maxDepth * 2 ** FLAG_BITS`, flags the `OptionFlag` bits and the dialect
+ * in the two low bits), `maxOutputBytes` only when it is not the default; `shaper` (a
+ * projection / redaction) shapes the document first.
  */
 export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): string
 
@@ -189,15 +190,36 @@ export declare function csvCursor(cursor: Uint8Array, fields: string[]): { id: b
 /** The CSV header line of `fields` (the names as given, quoted as the rows' cells are). */
 export declare function csvHeader(fields: Array<string>): Buffer
 
+/** The default maximum nesting depth (the core's), exported to JavaScript. */
+export declare const DEFAULT_MAX_DEPTH: number
+
+/** The default maximum output size in bytes (the core's), exported to JavaScript. */
+export declare const DEFAULT_MAX_OUTPUT_BYTES: number
+
 /**
- * The CLI's `dump` of concatenated BSON, plain or gzip, from the file `input` (or, when
- * `inFd` is not -1, that open descriptor: stdin) to the open file descriptor `outFd` (a file,
- * a device, a pipe or a socket), as NDJSON or one JSON array: read, decompressed, framed,
- * transcoded on `threads` threads and written in order, off the JS thread.
- * `checkRegex(pattern, flags)` returns V8's message for a regex it refuses, or null (compat
- * only). Resolves with how it ended ([`DumpOutcome`]).
+ * The CLI's `dump` of concatenated BSON, plain or gzip, from `job`'s file or descriptor to its
+ * output descriptor, as NDJSON or one JSON array: read, decompressed, framed, transcoded on
+ * `threads` threads and written in order, off the JS thread, with the options' pair of
+ * options.rs. `checkRegex(pattern, flags)` returns V8's message for a regex it refuses, or
+ * null (compat only). Resolves with how it ended ([`DumpOutcome`]).
  */
-export declare function dumpFile(control: DumpControl, input: string, inFd: number, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
+export declare function dumpFile(control: DumpControl, job: DumpJob, packed: number, maxOutputBytes: number, checkRegex: (pattern: string, flags: string) => string | null): Promise<DumpOutcome>
+
+/** What `dumpFile` dumps, and how (its options aside). */
+export interface DumpJob {
+  /** The file to read (unless `inFd` is not -1). */
+  input: string
+  /** An open descriptor to read instead of `input` (stdin), or -1. */
+  inFd: number
+  /** The open descriptor to write to: a file, a device, a pipe or a socket. */
+  outFd: number
+  /** One JSON array instead of NDJSON. */
+  array: boolean
+  /** Transcoding threads. */
+  threads: number
+  /** The largest document accepted. */
+  maxDocumentBytes: number
+}
 
 /**
  * How a `dumpFile` ended. `stop` is `'end'`, `'cancelled'`, `'bson'` (a fault in the input:
@@ -227,9 +249,15 @@ export interface DumpOutcome {
 }
 
 /**
- * The bits of every call's `flags` argument. Exported to JavaScript (the generated
- * `binding.d.ts` carries it): `lib/options.js` reads its bits from this enum, and
- * `__test__/native/reentry.spec.ts` checks each option sets its bit. The two low bits are the dialect.
+ * The bits of `packed` below `maxDepth`. Exported to JavaScript (`lib/native` reads it).
+ * Room for eight more flags: a new [`OptionFlag`] changes neither it nor any call.
+ */
+export declare const FLAG_BITS: number
+
+/**
+ * The flag bits of `packed`. Exported to JavaScript (the generated `binding.d.ts` carries
+ * it): `lib/options.js` reads its bits from this enum, and `__test__/native/reentry.spec.ts`
+ * checks each option sets its bit. The two low bits are the dialect.
  */
 export declare const enum OptionFlag {
   /** `dialect: 'relaxed'` (the low two bits: 0 compat, 1 relaxed, 2 canonical). */
@@ -261,11 +289,53 @@ export declare const enum ShapeInput {
   ChangeCursor = 4,
 }
 
+/** Doubles in the arguments region (`stagedArgs()`). */
+export declare const STAGED_ARGS: number
+
+/**
+ * The slots of the arguments region: what the staged calls read (the input's length, the
+ * options' pair of options.rs, then each call's own) and write (the output's encoding and
+ * length). Exported, so lib/native/wasi.js takes the numbers from here.
+ */
+export declare const enum StagedArg {
+  /** The input's length: the first bytes of the staged input region. */
+  Length = 0,
+  /** The options' `packed`. */
+  Packed = 1,
+  /** The options' `maxOutputBytes`. */
+  MaxOutputBytes = 2,
+  /**
+   * `transcodeStaged`: 1 for a string result, 0 for bytes; `transcodeBatchStaged`: the
+   * `BatchLayout`.
+   */
+  Kind = 3,
+  /** `transcodeBatchStaged`: the threads. */
+  Threads = 4,
+  /** Written by the call: the output's [`StagedEncoding`]. */
+  Encoding = 6,
+  /**
+   * Written by the call: the output's length, or `-1 - length` when the output region moved
+   * (see the module docs).
+   */
+  Result = 7,
+}
+
 /**
  * A `Buffer` view of the arguments region (64 bytes, 8-aligned: `new Float64Array(v.buffer,
  * v.byteOffset, 8)`).
  */
 export declare function stagedArgs(): Buffer
+
+/**
+ * The staged output's encoding ([`StagedArg::Encoding`]): UTF-8 (a `Buffer` result, or a
+ * list), ASCII (`latin1Slice`: no decoding), UTF-16LE (`ucs2Slice`: V8 copies it; V8's UTF-8
+ * decoder is several times slower as soon as one character is not ASCII, see strings.rs).
+ */
+export declare const enum StagedEncoding {
+  Utf8 = 0,
+  Ascii = 1,
+  Utf16 = 2,
+}
 
 /** The staged input region, grown to at least `min_bytes`; a `Buffer` view of all of it. */
 export declare function stagedInput(minBytes: number): Buffer
@@ -277,10 +347,10 @@ export declare function stagedInput(minBytes: number): Buffer
 export declare function stagedOutput(): Buffer
 
 /** Batch core, synchronous: `input` is `Uint8Array[]` or concatenated documents. */
-export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue
+export declare function transcodeBatch(input: Uint8Array | Uint8Array[], layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue
 
 /** Batch core on the libuv thread pool: same arguments as `transcodeBatch`, returns a Promise. */
-export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper): Promise<BatchValue>
+export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper): Promise<BatchValue>
 
 /**
  * `transcodeBatch` for an array of `Uint8Array`s described by a views table, which
@@ -293,7 +363,7 @@ export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], la
  * is transcoded, and to the end of the table when one fails): the wrapper then calls
  * `transcodeBatch` with the elements, the plain twin this call must agree with.
  */
-export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue | undefined
+export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue | undefined
 
 /**
  * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
@@ -302,14 +372,14 @@ export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint3
  * `rawFragments`, each fragment of a split event is `{ resumeToken, splitEvent, raw }`, `raw`
  * a copy of its BSON (see `transcodeChangeFragments`).
  */
-export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }
+export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }
 
 /**
  * `transcodeChangeBatch`, packed: `{ id, ns, postBatchResumeToken, events }` with `events` the
  * packed events `[words, extras, ...texts]` that lib/native/index.js unpacks into the objects
  * `transcodeChangeBatch` returns.
  */
-export declare function transcodeChangeBatchPacked(cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
+export declare function transcodeChangeBatchPacked(cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
 
 /**
  * The event that the fragments of one split event (their `raw` bytes, in order, from
@@ -317,21 +387,26 @@ export declare function transcodeChangeBatchPacked(cursor: Uint8Array, whole: bo
  * ([`merge_fragments`]) and returned exactly as `transcodeChangeBatch` returns an event that
  * was not split.
  */
-export declare function transcodeChangeFragments(fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): RawChangeEvent
+export declare function transcodeChangeFragments(fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number): RawChangeEvent
 
 /** `transcodeChangeFragments`, packed: the merged event as packed events (one event). */
-export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number): PackedChangeEvents
+export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number): PackedChangeEvents
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
  * `find`/`aggregate`/`getMore` reply (`db.command(cmd, { raw: true })` hands it back as a
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
-export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
+export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, packed: number, maxOutputBytes: number, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
 
 /**
- * `transcode` on the first `len` bytes of the staged input into the staged output:
- * `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
- * maxOutputBytes)`. Returns the output's length (see the module docs).
+ * The rows of many documents, packed: `input` is an array of `Uint8Array`s, concatenated
+ * documents, or (`cursor`) a raw reply's `cursor` document.
  */
-export declare function transcodeStaged(len: number, packed: number, maxOutputBytes: number, text: boolean): [number, number]
+export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): PackedRows
+
+/**
+ * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
+ * split there.
+ */
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PackedRows>

@@ -311,8 +311,14 @@ export interface WatchOptions extends TranscodeOptions {
   /** Each event carries `json`: the whole event (in `compat`, `JSON.stringify` of the driver's event). */
   whole?: boolean
   batchSize?: number
-  /** getMore `maxTimeMS` (how long the server waits for new events). */
+  /** getMore `maxTimeMS` (how long the server waits for new events); below `timeoutMS` when both are set. */
   maxAwaitTimeMS?: number
+  /**
+   * The longest wait for each server reply, in ms (0: no limit, the default): past it the command
+   * is cancelled and the stream fails with a `TimeoutError` (`code` `BSON2JSON_TIMEOUT`), a reply
+   * that trickles in too. Without `maxAwaitTimeMS`, getMores then wait at most min(1000, timeoutMS / 2).
+   */
+  timeoutMS?: number
   fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required'
   fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required'
   showExpandedEvents?: boolean
@@ -395,7 +401,11 @@ export declare class ChangeStreamInvalidatedError extends Error {
   readonly event: ChangeEvent
 }
 
-/** Opens a change stream run on raw replies (one native call per batch), resumed per the spec. */
+/**
+ * Opens a change stream run on raw replies (one native call per batch), resumed per the spec.
+ * Never throws: an argument error (a `TypeError`/`RangeError` with `code` `ERR_INVALID_ARG_TYPE` /
+ * `ERR_OUT_OF_RANGE`) fails the first read, as a server error does.
+ */
 export declare function watch(target: WatchTarget, pipeline?: object[], options?: WatchOptions): ChangeStream
 
 export type SortDirection = 1 | -1 | 'asc' | 'desc' | 'ascending' | 'descending' | { $meta: string }
@@ -416,6 +426,12 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   batchSize?: number
   /** Batches fetched ahead of the consumer. Default 1. */
   prefetch?: number
+  /**
+   * The longest wait for each server reply (the first command and each getMore), in ms (0: no
+   * limit, the default): past it the command is cancelled and every consumer fails with a
+   * `TimeoutError` (`code` `BSON2JSON_TIMEOUT`), a reply that trickles in byte by byte too.
+   */
+  timeoutMS?: number
   /** A driver ClientSession to use (otherwise one is started and ended per cursor). */
   session?: object
   /**
@@ -447,7 +463,10 @@ export interface PipeOptions<D> {
   highWaterMark?: number
   /** Default true; false leaves the destination open when the cursor ends. */
   end?: boolean
-  /** Called with the error and the destination; before an HTTP response's headers are sent it must answer. */
+  /**
+   * Called with the full error and the destination (log it on your side); before an HTTP
+   * response's headers are sent it must answer (instead of the default generic `500`).
+   */
   onError?: (err: Error, destination: D) => void
 }
 
@@ -464,7 +483,9 @@ export interface JsonCursor extends AsyncIterable<string> {
   /**
    * Pipes into a writable such as an `http.ServerResponse` (sets Content-Type if unset) and
    * handles every error: before an HTTP response's headers are sent, a `500` with
-   * `{"error","code"}` (or `onError`, which then answers); after, the response is destroyed.
+   * `{"error":"query failed","code":…}` (the server's numeric code or bson2json's `BSON_*` /
+   * `ERR_*` code, else null; never the message, which can quote the query or the database's
+   * address), or `onError` with the full error, which then answers; after, the response is destroyed.
    * Other writables are destroyed with the error, as `stream.pipeline` does.
    */
   pipe<D>(destination: D, options?: PipeOptions<D>): D
@@ -472,5 +493,11 @@ export interface JsonCursor extends AsyncIterable<string> {
   close(): Promise<void>
 }
 
+/**
+ * `find` returning JSON text. Never throws: an argument error (a filter that is not an object, a
+ * bad option: a `TypeError`/`RangeError` with `code` `ERR_INVALID_ARG_TYPE` / `ERR_OUT_OF_RANGE`)
+ * fails every consumer as a server error does (`pipe(res)` answers 500), and nothing is sent.
+ */
 export declare function find(collection: CursorTarget, filter?: object, options?: CursorOptions): JsonCursor
+/** `aggregate` returning JSON text; never throws either (see {@link find}). */
 export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: CursorOptions): JsonCursor

@@ -9,8 +9,8 @@
  */
 
 const api = require('./lib/transcode/api')
+const rows = require('./lib/transcode/rows')
 const { isTranscodeError } = require('./lib/errors')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = require('./lib/native/protocol')
 const native = require('./lib/native')
 const { createTranscodeStream } = require('./lib/transcode/stream')
 const { find, aggregate } = require('./lib/mongo/cursor')
@@ -26,9 +26,12 @@ module.exports.toJSONAsync = api.toJSONAsync
 module.exports.toJSONListAsync = api.toJSONListAsync
 module.exports.toJSONArrayAsync = api.toJSONArrayAsync
 module.exports.toNDJSONAsync = api.toNDJSONAsync
+module.exports.toRow = rows.toRow
+module.exports.toRows = rows.toRows
+module.exports.toRowsAsync = rows.toRowsAsync
 module.exports.isTranscodeError = isTranscodeError
-module.exports.DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
-module.exports.DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_MAX_OUTPUT_BYTES
+module.exports.DEFAULT_MAX_DEPTH = native.DEFAULT_MAX_DEPTH
+module.exports.DEFAULT_MAX_OUTPUT_BYTES = native.DEFAULT_MAX_OUTPUT_BYTES
 module.exports.backend = native.name
 module.exports.createTranscodeStream = createTranscodeStream
 module.exports.watch = watch

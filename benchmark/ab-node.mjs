@@ -19,6 +19,9 @@ if (!process.env.A || !process.env.B) {
   process.exit(2);
 }
 const mods = [['A', require(process.env.A)], ['B', require(process.env.B)]];
+// The default options as a build's batch call takes them: the pair (packed, maxOutputBytes) of a
+// build that exports FLAG_BITS, the three numbers (flags, maxDepth, maxOutputBytes) of one before.
+const options = (m) => (typeof m.FLAG_BITS === 'number' ? [1000 * 2 ** m.FLAG_BITS, 2 ** 32 - 1] : [0, 1000, 2 ** 32 - 1]);
 const ROUNDS = Number(process.env.ROUNDS || 9);
 const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
 
@@ -41,7 +44,7 @@ for (const wl of (process.env.WL || 'tiny,small250,doc1k').split(',')) {
                 // (toJSONList before its JS `slice`s).
                 const layout = method === 'list' ? 4 : 1;
                 let n = 0;
-                for (const b of batches) n += m.transcodeBatch(b, layout, 0, 1000, 2 ** 32 - 1, 1).length;
+                for (const b of batches) n += m.transcodeBatch(b, layout, ...options(m), 1).length;
                 return n;
               };
         once();

@@ -20,7 +20,9 @@
 #           (every KILL_EVERY s) and restarted at once; then the topic is read read_committed and
 #           each _id counted: missing and duplicated events.
 # A pipeline that cannot run against SecantusDB is reported with its error and skipped.
-# Environment: N (20000), RATE (400), SNAP (20000), KILL_N (12000), KILL_RATE (400), KILLS (3),
+# Flat out: RATE=50000 (insertMany of 500 every 10 ms, never waiting: as fast as the source takes
+# them), WARM_N=5000 (a warm-up first, WARM_PAUSE seconds to drain it).
+# Environment: N (20000), RATE (400), WARM_N (0), WARM_PAUSE (10), SNAP (20000), KILL_N (12000), KILL_RATE (400), KILLS (3),
 # KILL_EVERY (8), PIPELINES ("cdc mongo debezium"), CONNECT_DIR (<repo>/tmp/kafka-connect,
 # git-ignored: the jars and the work files), JAVA, MVN; KAFKA_* and SECANTUS_* as in those scripts.
 set -euo pipefail
@@ -249,6 +251,11 @@ live() {
   start_streaming "$kind" "$db" || return 0
   pid="$(cat "$RUN/$db.pid")"
   [ "$kind" = cdc ] || pid="$(pgrep -P "$pid" java || echo "$pid")"
+  if [ "${WARM_N:-0}" -gt 0 ]; then
+    # a warm-up at the same rate (ids past the measured ones, not counted), then a pause to drain it
+    helper write --uri "$URI" --db "$db" --coll c --n "$WARM_N" --rate "$RATE" --start $((N + 1000000)) >/dev/null
+    sleep "${WARM_PAUSE:-10}"
+  fi
   c0="$(cpu_of "$pid")"
   helper wait --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --n "$N" --timeout $((N / RATE + 180)) --settle 0 >"$RUN/$db.wait" &
   local waiter=$!
@@ -316,6 +323,7 @@ kill_test() {
 name_of() {
   case "$1" in
     cdc) echo "bson2json cdc" ;;
+    cdc-mongo-kafka | cdc-debezium) echo "bson2json cdc --format ${1#cdc-}" ;;
     mongo) echo "MongoDB connector $MONGO_CONNECTOR" ;;
     debezium) echo "Debezium MongoDB $DEBEZIUM" ;;
   esac

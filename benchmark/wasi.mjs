@@ -74,7 +74,7 @@ const workloads = [
     name: 'toNDJSON 1000 x ~270 B',
     docs: batches,
     bytes: sum(batches[0]),
-    run: (b, batch) => b.transcodeBatch(batch, NDJSON, o.flags, o.maxDepth, o.maxOutputBytes, 1),
+    run: (b, batch) => b.transcodeBatch(batch, NDJSON, o.packed, o.maxOutputBytes, 1),
   },
   { name: `toJSON one ${(big.length / 1e6).toFixed(1)} MB doc (string)`, docs: [big], run: (b, d) => b.transcode(d) },
   { name: `toJSONBuffer one ${(big.length / 1e6).toFixed(1)} MB doc`, docs: [big], run: (b, d) => b.transcodeBuffer(d) },

@@ -83,19 +83,20 @@ function isTranscodeError(e) {
 
 
 /**
- * A TranscodeError found in JavaScript, at `index` / `offset` of a stream.
+ * A TranscodeError found in JavaScript, at `index` / `offset` of a stream; without `index`, at
+ * `offset` of one input (as the binding words one: `CODE: detail at byte N`).
  * @param {string} code
  * @param {string} detail
- * @param {number} index
+ * @param {number | undefined} index
  * @param {number} offset
  */
 function transcodeError(code, detail, index, offset) {
-  const e = new Error(`${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
+  const e = new Error(index === undefined ? `${code}: ${detail} at byte ${offset}` : `${code}: ${detail} (document ${index}, byte offset ${offset} in the stream)`)
   e.name = 'TranscodeError'
   e.code = code
   e.detail = detail
   e.offset = offset
-  e.index = index
+  if (index !== undefined) e.index = index
   return e
 }
 
@@ -116,6 +117,20 @@ function rebase(e, baseIndex, baseOffset, starts) {
   e.message = `${e.code}: ${e.detail} (document ${index}, ${inDoc}byte offset ${offset} in the stream)`
   e.index = index
   e.offset = offset
+  return e
+}
+
+/**
+ * An argument error given the code Node gives its own (`ERR_INVALID_ARG_TYPE` for a TypeError,
+ * `ERR_OUT_OF_RANGE` for a RangeError), unless it has one: find(), aggregate() and watch() hand
+ * it to their consumers rather than throwing it, and a consumer tells it by its code.
+ * @param {any} e
+ */
+function argumentError(e) {
+  if (e !== null && typeof e === 'object' && e.code === undefined) {
+    if (e instanceof RangeError) e.code = 'ERR_OUT_OF_RANGE'
+    else if (e instanceof TypeError) e.code = 'ERR_INVALID_ARG_TYPE'
+  }
   return e
 }
 
@@ -212,4 +227,4 @@ function redactAddress(text) {
   })
 }
 
-module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase, redactAddress }
+module.exports = { describe, editDistance, isTranscodeError, transcodeError, rebase, redactAddress, argumentError }

@@ -6,8 +6,7 @@
  * property lookups on the native side.
  */
 
-const { OptionFlag } = require('./native')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./native/protocol')
+const { OptionFlag, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, packOptions } = require('./native')
 const { describe, editDistance } = require('./errors')
 const { compileShape } = require('./shape')
 
@@ -23,7 +22,6 @@ const FLAG_LONGS = OptionFlag.Longs
 const FLAG_BUFFERS = OptionFlag.Buffers
 const FLAG_BSON_REGEXP = OptionFlag.BsonRegExp
 const FLAG_NO_PROMOTE = OptionFlag.NoPromote
-const PACK = 2 ** FLAG_BITS
 
 /** `dialect` → the low two bits of `flags`. */
 const DIALECTS = Object.freeze({ compat: 0, relaxed: OptionFlag.Relaxed, canonical: OptionFlag.Canonical })
@@ -35,7 +33,7 @@ const DIALECTS = Object.freeze({ compat: 0, relaxed: OptionFlag.Relaxed, canonic
 /** @type {Resolved} */
 const DEFAULTS = Object.freeze({
   flags: 0,
-  packed: DEFAULT_MAX_DEPTH * PACK,
+  packed: packOptions(0, DEFAULT_MAX_DEPTH),
   maxDepth: DEFAULT_MAX_DEPTH,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   dialect: 'compat',
@@ -62,6 +60,12 @@ const TRANSCODE_KEYS = [
 const BASE_KEYS = new Set(TRANSCODE_KEYS)
 /** Batch functions also take `threads`. */
 const BATCH_KEYS = new Set([...TRANSCODE_KEYS, 'threads'])
+/** The row functions (`toRow`, `toRows`, `toRowsAsync`) also take `rowFormat` and `dateRenderMode`. */
+const ROW_KEYS = new Set([...TRANSCODE_KEYS, 'rowFormat', 'dateRenderMode'])
+/** `rowFormat` → its number (core `row::RowFormat`). */
+const ROW_FORMATS = Object.freeze({ general: 0, powersync: 1 })
+/** Options of the general format's JSON text, which the PowerSync format's own rules replace. */
+const GENERAL_ROW_ONLY = ['dialect', 'utf8', 'validation', 'bsonVersion', 'promoteLongs', 'promoteValues', 'promoteBuffers', 'bsonRegExp']
 
 /**
  * js-bson deserialize options bson2json cannot honour: accepted at js-bson's default value,
@@ -199,8 +203,62 @@ function resolveOptions(options, known = BASE_KEYS) {
   }
   // `projection` / `redact`: compiled once here (lib/shape.js), applied per document.
   const shaper = options.projection === undefined && options.redact === undefined ? undefined : compileShape(options.projection, options.redact)
-  // `packed` carries flags and maxDepth in one exact double (< 2^40) for the per-document calls.
-  return { flags, packed: flags + maxDepth * PACK, maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+  // `packed` and `maxOutputBytes`: the pair every call of the binding takes (lib/native packs it).
+  return { flags, packed: packOptions(flags, maxDepth), maxDepth, maxOutputBytes, dialect, utf8, bsonVersion, shaper }
+}
+
+/** @typedef {Resolved & { rowMode: number }} ResolvedRow */
+
+/** @type {ResolvedRow} */
+const ROW_DEFAULTS = Object.freeze({ ...DEFAULTS, rowMode: 0 })
+
+/**
+ * The row calls' options: {@link resolveOptions}' plus `rowMode` (`rowFormat |
+ * dateRenderMode << 2`, as the binding takes it). `dateRenderMode` (PowerSync's
+ * `DateRenderMode`: 0, 1 or 2) goes with `rowFormat: 'powersync'` only, and the options of the
+ * general format's JSON text (`dialect`, `utf8`, js-bson's) do not go with it.
+ * @param {unknown} options
+ * @returns {ResolvedRow}
+ */
+function resolveRowOptions(options) {
+  if (options === undefined || options === null) return ROW_DEFAULTS
+  const o = resolveOptions(options, ROW_KEYS)
+  const opts = /** @type {any} */ (options)
+  let format = 0
+  const f = opts.rowFormat
+  if (f !== undefined) {
+    if (typeof f !== 'string' || !Object.prototype.hasOwnProperty.call(ROW_FORMATS, f)) {
+      throw new TypeError(`bson2json: options.rowFormat must be 'general' or 'powersync', got ${describe(f, 'string')}`)
+    }
+    format = ROW_FORMATS[f]
+  }
+  let mode = 0
+  const m = opts.dateRenderMode
+  if (m !== undefined) {
+    if (format !== ROW_FORMATS.powersync) throw new TypeError("bson2json: options.dateRenderMode applies to rowFormat 'powersync' only")
+    if (m !== 0 && m !== 1 && m !== 2) throw new RangeError(`bson2json: options.dateRenderMode must be 0, 1 or 2 (PowerSync's DateRenderMode), got ${describe(m, 'number')}`)
+    mode = m
+  }
+  // named reads (one keyed read per name cost more than the rest of the call's options)
+  if (
+    format === ROW_FORMATS.powersync &&
+    (opts.dialect !== undefined ||
+      opts.utf8 !== undefined ||
+      opts.validation !== undefined ||
+      opts.bsonVersion !== undefined ||
+      opts.promoteLongs !== undefined ||
+      opts.promoteValues !== undefined ||
+      opts.promoteBuffers !== undefined ||
+      opts.bsonRegExp !== undefined)
+  ) {
+    const k = GENERAL_ROW_ONLY.find((name) => opts[name] !== undefined)
+    throw new TypeError(`bson2json: options.${k} does not apply to rowFormat 'powersync' (PowerSync's rules fix every value)`)
+  }
+  // `o` is a new object here (only the defaults are shared, for no options); a spread copy
+  // of it cost microseconds a call.
+  const row = /** @type {ResolvedRow} */ (o)
+  row.rowMode = format | (mode << 2)
+  return row
 }
 
 /**
@@ -299,12 +357,12 @@ module.exports = {
   DIALECTS,
   BASE_KEYS,
   BATCH_KEYS,
-  FLAG_BITS,
   resolveDriverOptions,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_OUTPUT_BYTES,
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
+  resolveRowOptions,
   intOption,
   threadsOf,
   unknownOptionError,

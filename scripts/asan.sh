@@ -26,14 +26,16 @@ if [ "${1:-}" = "--reentry" ]; then
   target=x86_64-unknown-linux-gnu
   RUSTFLAGS="-Zsanitizer=address ${RUSTFLAGS:-}" cargo +nightly build -p bson2json-node \
     --target "$target" --target-dir target/asan-node
-  # The ASan build takes the place of the release addon at the repo root for the run (the
-  # loader's NAPI_RS_NATIVE_LIBRARY_PATH override would also redirect vitest's own napi-rs
-  # dependencies); the release addon is put back afterwards.
-  addon="bson2json.linux-x64-gnu.node"
-  saved="$(mktemp /tmp/bson2json-release.XXXXXX.node)"
-  if [ -f "$addon" ]; then cp "$addon" "$saved"; fi
-  trap 'if [ -s "$saved" ]; then cp "$saved" "$addon"; else rm -f "$addon"; fi; rm -f "$saved"' EXIT
-  cp "target/asan-node/$target/debug/libbson2json_node.so" "$addon"
+  # The ASan build is the addon of a staged copy of the checkout (its tracked files, the
+  # checkout's node_modules linked), so the release addon at the root stays in place for whatever
+  # else runs (the loader's NAPI_RS_NATIVE_LIBRARY_PATH override would also redirect vitest's own
+  # napi-rs dependencies).
+  stage="$(mktemp -d "${TMPDIR:-/tmp}/bson2json-asan.XXXXXX")"
+  trap 'rm -rf "$stage"' EXIT
+  git ls-files -z | xargs -0 cp --parents -t "$stage"
+  ln -s "$ROOT/node_modules" "$stage/node_modules"
+  cp "target/asan-node/$target/debug/libbson2json_node.so" "$stage/bson2json.linux-x64-gnu.node"
+  cd "$stage"
   # node is not instrumented, so the runtime is preloaded (rustc links it into executables
   # only). Leak checking is off: V8 keeps its heap until exit by design.
   runtime="$(gcc -print-file-name=libasan.so)"

@@ -22,7 +22,9 @@
 #    are cut (B2J_CROSS_DOCS, default 5000; B2J_CROSS_MUTANTS, default 2000) because emulated
 #    code runs 10-20 times slower.
 #
-# B2J_CROSS_SPECS overrides the spec list; B2J_CROSS_NO_JS=1 skips step 4.
+# B2J_CROSS_SPECS overrides the spec list; B2J_CROSS_NO_JS=1 skips step 4; B2J_CROSS_CORE_ONLY=1
+# runs step 3 alone (the core's tests; nothing in the checkout changes: scripts/long-checks.sh
+# --bounded, from .ci/run).
 # Exit status: non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,55 +80,57 @@ if [ "${LIBC}" = musl ]; then
   export PATH="${ZIG_VENV}/bin:${PATH}"
 fi
 
+CORE_ONLY="${B2J_CROSS_CORE_ONLY:-0}"
+[ "${LIBC}" = gnu ] && export "CARGO_TARGET_${ENV_TRIPLE}_LINKER=aarch64-linux-gnu-gcc"
 # --- 2. the addon -----------------------------------------------------------------------------
-build_flags=(--platform --release --target "${TARGET}" --manifest-path crates/bson2json-node/Cargo.toml
-  --package-json-path package.json --no-js --dts "tmp/cross/${TARGET}/binding.d.ts" --output-dir .)
-if [ "${LIBC}" = musl ]; then
-  build_flags+=(--cross-compile) # cargo zigbuild: links against musl's libc.so, -crt-static
-else
-  export "CARGO_TARGET_${ENV_TRIPLE}_LINKER=aarch64-linux-gnu-gcc"
-fi
-mkdir -p "tmp/cross/${TARGET}/keep"
-rm -f "${NODE_FILE}"
-# napi build rewrites the generated loaders it manages (without --js it drops binding.js from the
-# WASI loader's managed entries and deletes binding.js): the checkout's own are put back after it.
-GENERATED=(binding.js binding.d.ts bson2json.wasi.cjs bson2json.wasi-browser.js wasi-worker.mjs wasi-worker-browser.mjs)
-for f in "${GENERATED[@]}"; do
-  if [ -f "${f}" ]; then cp -p "${f}" "tmp/cross/${TARGET}/keep/${f}"; fi
-done
-restore_generated() {
-  local f
+if [ "${CORE_ONLY}" != 1 ]; then
+  build_flags=(--platform --release --target "${TARGET}" --manifest-path crates/bson2json-node/Cargo.toml
+    --package-json-path package.json --no-js --dts "tmp/cross/${TARGET}/binding.d.ts" --output-dir .)
+  if [ "${LIBC}" = musl ]; then
+    build_flags+=(--cross-compile) # cargo zigbuild: links against musl's libc.so, -crt-static
+  fi
+  mkdir -p "tmp/cross/${TARGET}/keep"
+  rm -f "${NODE_FILE}"
+  # napi build rewrites the generated loaders it manages (without --js it drops binding.js from the
+  # WASI loader's managed entries and deletes binding.js): the checkout's own are put back after it.
+  GENERATED=(binding.js binding.d.ts bson2json.wasi.cjs bson2json.wasi-browser.js wasi-worker.mjs wasi-worker-browser.mjs)
   for f in "${GENERATED[@]}"; do
-    if [ -f "tmp/cross/${TARGET}/keep/${f}" ]; then cp -p "tmp/cross/${TARGET}/keep/${f}" "${f}"; fi
+    if [ -f "${f}" ]; then cp -p "${f}" "tmp/cross/${TARGET}/keep/${f}"; fi
   done
-}
-trap restore_generated EXIT
-t0=${SECONDS}
-log "napi build ${build_flags[*]}"
-npx napi build "${build_flags[@]}" >&2
-restore_generated
-log "addon built in $((SECONDS - t0)) s: ${NODE_FILE}"
-[ -f "${NODE_FILE}" ] || die "napi build did not write ${NODE_FILE}"
+  restore_generated() {
+    local f
+    for f in "${GENERATED[@]}"; do
+      if [ -f "tmp/cross/${TARGET}/keep/${f}" ]; then cp -p "tmp/cross/${TARGET}/keep/${f}" "${f}"; fi
+    done
+  }
+  trap restore_generated EXIT
+  t0=${SECONDS}
+  log "napi build ${build_flags[*]}"
+  npx napi build "${build_flags[@]}" >&2
+  restore_generated
+  log "addon built in $((SECONDS - t0)) s: ${NODE_FILE}"
+  [ -f "${NODE_FILE}" ] || die "napi build did not write ${NODE_FILE}"
 
-info="$(file -b "${NODE_FILE}")"
-echo "${NODE_FILE}: ${info}"
-case "${CPU}" in
-  aarch64) want_machine='AArch64'; want_file='ARM aarch64' ;;
-  x86_64) want_machine='Advanced Micro Devices X86-64'; want_file='x86-64' ;;
-esac
-[[ "${info}" == "ELF 64-bit LSB shared object, ${want_file},"* ]] || die "${NODE_FILE} is not a ${CPU} ELF shared object"
-readelf -h "${NODE_FILE}" | grep -q "Machine: *${want_machine}" || die "${NODE_FILE}: ELF machine is not ${want_machine}"
-needed="$(readelf -d "${NODE_FILE}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
-echo "${NODE_FILE}: NEEDED ${needed}"
-if [ "${LIBC}" = musl ]; then
-  # musl's one shared object is libc.so; anything from glibc (libc.so.6, libm.so.6, ld-linux,
-  # libpthread, libdl) would not load next to a musl Node.
-  [[ " ${needed} " == *" libc.so "* ]] || die "${NODE_FILE} does not need musl's libc.so"
-  [[ "${needed}" =~ (libc\.so\.6|ld-linux|libpthread|libdl\.so|libm\.so\.6) ]] && die "${NODE_FILE} needs glibc libraries: ${needed}"
-  # -crt-static: musl is not linked into the addon (two C libraries in one process).
-  readelf -d "${NODE_FILE}" | grep -q 'TEXTREL' && die "${NODE_FILE} has text relocations"
-else
-  [[ " ${needed} " == *" libc.so.6 "* ]] || die "${NODE_FILE} does not need glibc's libc.so.6"
+  info="$(file -b "${NODE_FILE}")"
+  echo "${NODE_FILE}: ${info}"
+  case "${CPU}" in
+    aarch64) want_machine='AArch64'; want_file='ARM aarch64' ;;
+    x86_64) want_machine='Advanced Micro Devices X86-64'; want_file='x86-64' ;;
+  esac
+  [[ "${info}" == "ELF 64-bit LSB shared object, ${want_file},"* ]] || die "${NODE_FILE} is not a ${CPU} ELF shared object"
+  readelf -h "${NODE_FILE}" | grep -q "Machine: *${want_machine}" || die "${NODE_FILE}: ELF machine is not ${want_machine}"
+  needed="$(readelf -d "${NODE_FILE}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+  echo "${NODE_FILE}: NEEDED ${needed}"
+  if [ "${LIBC}" = musl ]; then
+    # musl's one shared object is libc.so; anything from glibc (libc.so.6, libm.so.6, ld-linux,
+    # libpthread, libdl) would not load next to a musl Node.
+    [[ " ${needed} " == *" libc.so "* ]] || die "${NODE_FILE} does not need musl's libc.so"
+    [[ "${needed}" =~ (libc\.so\.6|ld-linux|libpthread|libdl\.so|libm\.so\.6) ]] && die "${NODE_FILE} needs glibc libraries: ${needed}"
+    # -crt-static: musl is not linked into the addon (two C libraries in one process).
+    readelf -d "${NODE_FILE}" | grep -q 'TEXTREL' && die "${NODE_FILE} has text relocations"
+  else
+    [[ " ${needed} " == *" libc.so.6 "* ]] || die "${NODE_FILE} does not need glibc's libc.so.6"
+  fi
 fi
 
 # --- 3. the core's tests ----------------------------------------------------------------------
@@ -152,8 +156,8 @@ passed="$(awk '/^test result: ok\./ { n += $4 } END { print n + 0 }' "${CT_LOG}"
 echo "cargo test -p bson2json-core --target ${TARGET} --profile cross-test: ${passed} passed ($((SECONDS - t0)) s)"
 
 # --- 4. JS suites on the target's Node ------------------------------------------------------
-if [ "${B2J_CROSS_NO_JS:-0}" = 1 ]; then
-  echo "JS suites: skipped (B2J_CROSS_NO_JS=1)"
+if [ "${B2J_CROSS_NO_JS:-0}" = 1 ] || [ "${CORE_ONLY}" = 1 ]; then
+  echo "JS suites: skipped (B2J_CROSS_NO_JS=1 or B2J_CROSS_CORE_ONLY=1)"
   exit 0
 fi
 if [ "${LIBC}" = musl ]; then

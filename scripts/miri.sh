@@ -14,6 +14,9 @@
 #   RUSTFLAGS="-Ctarget-feature=+ssse3,+popcnt,+avx2" MIRIFLAGS=-Zmiri-strict-provenance \
 #     cargo +nightly miri test -p bson2json-core --lib -- utf8:: lanes::   (about 4 min; by hand)
 #
+# MIRI_FILTERS replaces the list of test-name filters (e.g. "lanes:: sink::", the modules that hold
+# the core's unsafe code: scripts/long-checks.sh --bounded).
+#
 # Needs nightly with the miri and rust-src components
 # (`rustup toolchain install nightly --component miri,rust-src`). Exit status is non-zero on any
 # undefined behaviour miri reports or any failing test.
@@ -27,6 +30,7 @@ fi
 filters=(scan:: escape:: sink:: lanes:: text:: number::)
 # utf8:: is the x86-64 SSE2 code; on other targets it is the scalar loop the other twins cover.
 [ "${TARGET}" = x86_64-unknown-linux-gnu ] && filters+=(utf8::)
+[ -z "${MIRI_FILTERS:-}" ] || read -ra filters <<<"${MIRI_FILTERS}"
 export MIRIFLAGS="-Zmiri-strict-provenance ${MIRIFLAGS:-}"
 cargo +nightly miri setup --target "${TARGET}"
 # The two exhaustive short-input twins take hours under miri; the randomised twins of the same

@@ -14,7 +14,7 @@
 # 2. Install both tarballs into a fresh temporary project.
 # 3. From there, every documented entry point (`bson2json`, `bson2json/kafka`,
 #    `bson2json/kafka.js`, `bson2json/package.json`) with require() and with
-#    import (named exports), the `exports` map closing the rest, the installed
+#    import (named exports; also on Node 26, Bun and Deno), the `exports` map closing the rest, the installed
 #    `bson2json` command, and `tsc --strict` of consumers under
 #    `module: nodenext` (.ts and .mts) and `moduleResolution: bundler`, with
 #    Node's types (`Buffer` results, required change-event fields) and without.
@@ -238,6 +238,51 @@ await assert.rejects(import('bson2json/lib/stream.js'), { code: 'ERR_PACKAGE_PAT
 console.log('  esm ok:', toJSON(Buffer.from(bytes)), named(ns).length + ' + ' + named(kafkaNs).length + ' named exports');
 EOF
 node consumer.mjs || fail "ESM consumer"
+
+# The README's import on every supported runtime: Node 20 (this machine's) and 26, Bun and Deno
+# (scripts/node-versions.sh installs the pinned ones). Their loaders see only the names the ESM
+# entries write out (index.mjs, kafka.mjs); Node would also guess them from the CommonJS file.
+log "ESM: import { toJSON } from 'bson2json' on Node 20 and 26, Bun and Deno, installed and linked"
+cat >any-runtime.mjs <<EOF
+import { createRequire } from 'node:module';
+import { toJSON, toNDJSON, backend } from 'bson2json';
+import * as ns from 'bson2json';
+import bson2json from 'bson2json';
+import { changeStreamToKafka, transactionalIdOf } from 'bson2json/kafka';
+import * as kafkaNs from 'bson2json/kafka';
+const require = createRequire(import.meta.url);
+const fail = (m) => { console.error(m); process.exit(1); };
+const named = (m) => JSON.stringify(Object.keys(m).filter((k) => k !== 'default' && k !== 'module.exports').sort());
+const out = toJSON(new Uint8Array([${BSON_BYTES}]));
+if (out !== '${EXPECTED}') fail('toJSON gave ' + out);
+if (toNDJSON([new Uint8Array([${BSON_BYTES}])]).length !== out.length + 1) fail('toNDJSON');
+if (backend !== 'native' || bson2json.toJSON !== toJSON) fail('backend ' + backend + ' or the default export');
+if (named(ns) !== JSON.stringify(Object.keys(require('bson2json')).sort())) fail('named exports ' + named(ns));
+if (named(kafkaNs) !== JSON.stringify(Object.keys(require('bson2json/kafka')).sort())) fail('bson2json/kafka named exports ' + named(kafkaNs));
+if (typeof changeStreamToKafka !== 'function' || transactionalIdOf('x') !== require('bson2json/kafka').transactionalIdOf('x')) fail('bson2json/kafka');
+const v = globalThis.Deno ? 'Deno ' + Deno.version.deno : globalThis.Bun ? 'Bun ' + Bun.version : 'Node ' + process.version;
+console.log('  import ok on ' + v + ': ' + out);
+EOF
+# Also from a linked local build (README: `npm install /path/to/clone` links node_modules/bson2json
+# to the clone), where Deno takes the clone's .js files for ES modules and guesses no names.
+LINKED="${WORK}/linked"
+mkdir -p "${LINKED}/node_modules"
+echo '{ "name": "bson2json-pack-test-linked", "version": "0.0.0", "private": true }' >"${LINKED}/package.json"
+ln -s "${ROOT}" "${LINKED}/node_modules/bson2json"
+cp any-runtime.mjs "${LINKED}/"
+for where in "${APP}" "${LINKED}"; do
+  for runtime in 20 26 bun deno; do
+    case "${runtime}" in
+      bun) run=(bun any-runtime.mjs) ;;
+      deno) run=(deno run --allow-read --allow-env --allow-ffi --allow-sys any-runtime.mjs) ;;
+      *) run=(node any-runtime.mjs) ;;
+    esac
+    (cd "${where}" && bash "${ROOT}/scripts/node-versions.sh" "${runtime}" "${run[@]}") 2>"${WORK}/runtime.log" || {
+      sed 's/^/  | /' "${WORK}/runtime.log" >&2
+      fail "import { toJSON } from 'bson2json' on ${runtime} in ${where}"
+    }
+  done
+done
 
 log "the installed command: bson2json --version"
 [ "$(./node_modules/.bin/bson2json --version)" = "${ROOT_VERSION}" ] || fail "node_modules/.bin/bson2json --version"

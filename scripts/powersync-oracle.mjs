@@ -51,6 +51,9 @@ function fetchOracle() {
       const got = sha256(from)
       if (got !== sum) throw new Error(`${PACKAGE} ${f}: SHA-256 ${got}, expected ${sum}`)
       writeFileSync(join(ORACLE_DIR, f), readFileSync(from))
+      // their source maps too (the files name them; a test runner looks for them)
+      const map = `${from}.map`
+      if (existsSync(map)) writeFileSync(join(ORACLE_DIR, `${f}.map`), readFileSync(map))
     }
     writeFileSync(join(ORACLE_DIR, 'LICENSE'), readFileSync(join(work, 'package', 'LICENSE')))
   } finally {

@@ -84,7 +84,7 @@ files_of() { node -e '
 
 log "npm publish --dry-run: bson2json"
 npm publish --dry-run --ignore-scripts --access public --json 2>/dev/null | files_of >root.list
-for f in package.json index.js index.d.ts binding.js binding.d.ts bin/bson2json.js; do
+for f in package.json index.js index.mjs index.d.ts index.d.mts kafka.js kafka.mjs kafka.d.ts kafka.d.mts binding.js binding.d.ts bin/bson2json.js; do
   grep -qx "${f}" root.list || fail "the root package would not ship ${f}"
 done
 while IFS= read -r f; do

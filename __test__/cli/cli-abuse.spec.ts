@@ -6,7 +6,7 @@
  * docs/reliability.md ("Abuse cases") lists each case and the test here that shows it.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BSON } from 'bson'
@@ -102,6 +102,7 @@ describe('the smaller items', () => {
       expect(r.code, r.stderr).toBe(code)
       const first = r.stderr.split('\n')[0]
       expect(first, r.stderr).toMatch(/^bson2json: /)
+      // oxlint-disable-next-line no-control-regex -- the control characters are what is checked
       expect(r.stderr, 'no raw escape or bidi character').not.toMatch(/[\x1b\x07\u202e]/)
       expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('Try ')), r.stderr).toHaveLength(1)
       expect(r.stderr).toMatch(/\\n|\\u001b/)
@@ -193,4 +194,164 @@ describe('redactAddress, the one redaction of addresses (lib/errors.js)', () => 
     expect(redactAddress(input)).toBe(expected)
     expect(redactAddress(redactAddress(input)), 'idempotent').toBe(expected)
   })
+})
+
+describe('bounded time: export --timeoutMS', () => {
+  it('a silent server and a drip-fed reply: exit 1 within the bound, naming the host and the command', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { startTestServer } = require('../../tools/test-server')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { MongoClient } = require('mongodb')
+    const server = await startTestServer({ port: 0 })
+    const client = new MongoClient(server.uri)
+    try {
+      await client.connect()
+      await client.db('abuse').collection('docs').insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: i })))
+      for (const fault of [{ command: 'find', kind: 'silence' }, { command: 'getMore', kind: 'drip', dripMs: 20 }]) {
+        server.injectFault(fault)
+        const r = await run(['export', '--uri', server.uri, '-d', 'abuse', '-c', 'docs', '--batchSize', '2', '--timeoutMS', '700'])
+        expect(r.code, r.stderr).toBe(1)
+        expect(r.ms).toBeLessThan(5000)
+        expect(r.stderr).toMatch(new RegExp(`^bson2json export: no reply from mongodb://127\\.0\\.0\\.1:\\d+/\\S* to ${fault.command} within 700 ms \\(--timeoutMS\\) while reading abuse\\.docs \\((\\d) documents? written`))
+        expect(r.stdout.split('\n').length - 1).toBe(fault.command === 'find' ? 0 : 2)
+        server.clearFaults()
+      }
+    } finally {
+      await client.close()
+      await server.close()
+    }
+  }, 60_000)
+})
+
+const SIGNAL_READY = join(__dirname, '../support/fixtures/signal-ready.cjs')
+
+/** Resolves true once `file` exists (the child added its signal listener: support/fixtures/signal-ready.cjs). */
+async function ready(file: string): Promise<boolean> {
+  for (let k = 0; k < 400; k++) {
+    if (existsSync(file)) return true
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return false
+}
+
+describe('bounded time: SIGINT/SIGTERM answered within a second in every state', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const net = require('node:net')
+  let black: any
+  let blackPort = 0
+  let big: string
+  beforeAll(async () => {
+    // a server that accepts connections and never answers
+    black = net.createServer(() => {})
+    await new Promise<void>((r) => black.listen(0, '127.0.0.1', r))
+    blackPort = black.address().port
+    big = join(dir, 'big.bson')
+    writeFileSync(big, Buffer.concat(Array.from({ length: 300_000 }, (_, i) => BSON.serialize({ _id: i, s: 'x'.repeat(80) }))))
+  })
+  afterAll(() => black?.close())
+  let readyRuns = 0
+
+  /**
+   * Runs ARGS, waits until the process catches the signal and `settle` ms more (it is then in
+   * the state), sends it, and returns how long the answer took.
+   */
+  async function answered(args: string[], o: RunOptions & { settle?: number; signal?: 'SIGINT' | 'SIGTERM' } = {}) {
+    const signal = o.signal ?? 'SIGTERM'
+    let sent = 0
+    let caught = false
+    const flag = join(dir, `ready-${++readyRuns}`)
+    const r = await run(args, {
+      ...o,
+      env: { ...o.env, SIGNAL_READY_FILE: flag, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${SIGNAL_READY}` },
+      killAfter: 30_000,
+      onSpawn: (c) => {
+        o.onSpawn?.(c)
+        void ready(flag).then(async (ok) => {
+          caught = ok
+          await new Promise((res) => setTimeout(res, o.settle ?? 500))
+          sent = Date.now()
+          c.kill(signal)
+        })
+      },
+    })
+    const took = Date.now() - sent
+    expect(caught, `${args.join(' ')}: the handler was installed`).toBe(true)
+    expect(r.code === (signal === 'SIGINT' ? 130 : 143) || r.signal === signal, `${args.join(' ')}: exit ${r.code} ${r.signal}: ${r.stderr}`).toBe(true)
+    expect(took, `${args.join(' ')}: answered in ${took} ms`).toBeLessThan(1000)
+    expect(r.stderr, args.join(' ')).toMatch(new RegExp(`interrupted by ${signal}`))
+    return r
+  }
+
+  const engines: [string, Record<string, string>][] = [
+    ['native', {}],
+    ['stream', { BSON2JSON_DUMP: 'stream' }],
+  ]
+  for (const [engine, env] of engines) {
+    it(`dump (${engine}): stdin open with nothing coming`, async () => {
+      await answered(['-'], { env, stdin: 'open' })
+    })
+    it(`dump (${engine}): stdout a pipe nobody reads (the writes blocked)`, async () => {
+      await answered([big], { env, onSpawn: (c) => c.stdout!.pause(), settle: 800 })
+    })
+    it(`dump (${engine}): mid-run (stdin fed without pause), SIGINT`, async () => {
+      const chunk = readFileSync(big)
+      await answered(['-', '-o', '/dev/null', '--threads', '1'], {
+        env,
+        stdin: 'open',
+        settle: 300,
+        signal: 'SIGINT',
+        onSpawn: (c) => {
+          c.stdin!.on('error', () => {})
+          const feed = () => {
+            if (!c.stdin!.destroyed && c.stdin!.write(chunk)) setImmediate(feed)
+          }
+          c.stdin!.on('drain', feed)
+          feed()
+        },
+      })
+    })
+  }
+
+  it('cdc: connecting to a MongoDB or a Kafka that never answers (before its handler: the signal\'s default action)', async () => {
+    for (const [mongo, kafka] of [
+      [`mongodb://127.0.0.1:${blackPort}/db`, '127.0.0.1:1'],
+      ['mongodb://127.0.0.1:1/db', `127.0.0.1:${blackPort}`],
+    ]) {
+      let sent = 0
+      const r = await run(['cdc', '--uri', mongo, '--kafka', kafka, '--topic', 't', '--checkpoint-topic', 'cp', '--id', 'x'], {
+        onSpawn: (c) =>
+          setTimeout(() => {
+            sent = Date.now()
+            c.kill('SIGTERM')
+          }, 3000),
+      })
+      expect(r.code === 143 || r.signal === 'SIGTERM', `${mongo} ${kafka}: ${r.code} ${r.signal} ${r.stderr}`).toBe(true)
+      expect(Date.now() - sent).toBeLessThan(1000)
+    }
+  })
+
+  it('export: connecting to a server that never answers', async () => {
+    await answered(['export', '--uri', `mongodb://127.0.0.1:${blackPort}/db`, '-c', 'c'])
+  })
+
+  it('export: a reply that never comes, and stdout nobody reads', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { startTestServer } = require('../../tools/test-server')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { MongoClient } = require('mongodb')
+    const server = await startTestServer({ port: 0 })
+    const client = new MongoClient(server.uri)
+    try {
+      await client.connect()
+      const docs = client.db('abuse').collection('docs')
+      for (let i = 0; i < 4; i++) await docs.insertMany(Array.from({ length: 5000 }, (_, k) => ({ _id: i * 5000 + k, s: 'x'.repeat(200) })))
+      server.injectFault({ command: 'getMore', kind: 'silence' })
+      await answered(['export', '--uri', server.uri, '-d', 'abuse', '-c', 'docs', '--batchSize', '100'])
+      server.clearFaults()
+      await answered(['export', '--uri', server.uri, '-d', 'abuse', '-c', 'docs'], { onSpawn: (c) => c.stdout!.pause(), settle: 1500 })
+    } finally {
+      await client.close()
+      await server.close()
+    }
+  }, 60_000)
 })

@@ -386,13 +386,18 @@ describe('bson2json export --parallel', () => {
       await churn
     }
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stderr).toMatch(/--parallel 4: 4 _id ranges from/)
+    // On the test server the four ranges are taken every time. A server the churn slows down
+    // (SecantusDB, one Python thread, on a loaded machine) may be measured too slow for ranges;
+    // the export then reads one plain cursor, as it says, with the same guarantees but _id order.
+    const ranged = /--parallel 4: 4 _id ranges from/.test(r.stderr)
+    if (!ranged) expect(r.stderr).toMatch(/--parallel 4: reading with one cursor, as without --parallel: one _id lookup took/)
+    if (!URI) expect(ranged, r.stderr).toBe(true)
     const ids = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)._id as number)
     expect(new Set(ids).size).toBe(ids.length) // no duplicates
     const got = new Set(ids)
     for (const d of stable) expect(got.has(d._id)).toBe(true) // every stable document
     for (const id of ids) if (id % 10 !== 0) expect(everChurned.has(id)).toBe(true) // nothing invented
-    expect(ids).toEqual([...ids].sort((a, b) => a - b)) // _id order
+    if (ranged) expect(ids).toEqual([...ids].sort((a, b) => a - b)) // _id order
   })
 })
 

@@ -166,8 +166,9 @@ describe('options and arguments (no broker)', () => {
     await mongo.close()
     expect(r.status).toBe(3)
     expect(firstAttempt).toBeGreaterThan(0)
-    // 2 s of attempts, then the clients closed and the exit
-    expect(exited - firstAttempt).toBeLessThan(5000)
+    // 2 s of attempts, then the clients closed and the exit: under 8 s tells the 2 s limit from
+    // the default 10 s whatever the load does to the closing
+    expect(exited - firstAttempt).toBeLessThan(8000)
     const lines = r.stderr.trim().split('\n')
     expect(lines.at(-1)).toBe(`bson2json cdc: cannot reach Kafka at 127.0.0.1:${sport} within 2 s (no answer within 2 s); nothing was written`)
     expect(r.stderr).not.toMatch(/events \(/)
@@ -290,6 +291,27 @@ describe('options and arguments (no broker)', () => {
     expect(() => kafka.changeStreamToKafka({ ...base })).toThrow(/options.topic must be a non-empty string/)
     expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', include: ['a b'] })).toThrow(/options.include/)
     expect(() => kafka.changeStreamToKafka({ ...base, topicPrefix: 'p', topics: { a: 'c' } })).toThrow(/must not name options.checkpointTopic/)
+  })
+
+  it('readCommitted from an offset: what lies past the stable offset of one read is delivered by the next (none skipped, none twice)', async () => {
+    // A partition of 10 one-record batches whose stable offset moves from 5 to 10 between two reads.
+    let lso = 5n
+    const rec = (k: number) => ({ offsetDelta: 0, key: Buffer.from(String(k)), value: Buffer.from(String(k)), headers: [] })
+    const all = Array.from({ length: 10 }, (_, k) => ({ firstOffset: BigInt(k), lastOffsetDelta: 0, producerId: 1n, attributes: 0, records: [rec(k)] }))
+    const consumer = {
+      metadata: async () => ({ topics: new Map([['t', { id: 'id', partitionsCount: 1, partitions: [{ leader: 1 }] }]]) }),
+      // the broker returns whole batches from the fetch offset on, past the stable offset too
+      fetch: async (req: any) => {
+        const from = req.topics[0].partitions[0].fetchOffset
+        return { responses: [{ partitions: [{ errorCode: 0, lastStableOffset: lso, logStartOffset: 0n, abortedTransactions: [], records: all.filter((b) => b.firstOffset >= from) }] }] }
+      },
+    }
+    const got: string[] = []
+    const first = await kafka.readCommitted(consumer, 't', (_p: number, _o: bigint, r: any) => got.push(String(r.key)))
+    expect([first, got]).toEqual([[5n], ['0', '1', '2', '3', '4']])
+    lso = 10n
+    const second = await kafka.readCommitted(consumer, 't', (_p: number, _o: bigint, r: any) => got.push(String(r.key)), first)
+    expect([second, got]).toEqual([[10n], ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']])
   })
 
   it('reads the cluster time out of a resume token', () => {
@@ -439,6 +461,35 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(Object.keys(first)).toEqual(['before', 'after', 'updateDescription', 'source', 'op', 'ts_ms', 'transaction'])
     expect(Object.keys(first.source)).toEqual(['version', 'connector', 'name', 'ts_ms', 'snapshot', 'db', 'sequence', 'ts_us', 'ts_ns', 'collection', 'ord', 'lsid', 'txnNumber', 'wallTime'])
     expect([first.source.db, first.source.collection, first.source.name]).toEqual([`kfm${tag}`, 'c', runs[1].t.id])
+  })
+
+  it('--format with --snapshot: copy_existing\'s records (mongo-kafka), op "r" (debezium), then the stream', async () => {
+    const coll = client.db(`kfs${tag}`).collection('c')
+    await coll.insertMany([{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }])
+    const runs = ['mongo-kafka', 'debezium'].map((format) => {
+      const t = names()
+      return { t, run: kafka.changeStreamToKafka({ source: coll, brokers, ...t, format, snapshot: true, maxAwaitTimeMS: 100 }) }
+    })
+    try {
+      await until(async () => runs.every((r) => !!r.run.stats.snapshot && r.run.stats.snapshot.done))
+      await coll.insertOne({ _id: 3, a: 'z' })
+      await until(async () => runs.every((r) => r.run.stats.events >= 1))
+    } finally {
+      for (const r of runs) await r.run.stop()
+    }
+    const ns = `{"db": "kfs${tag}", "coll": "c"}`
+    const mk = await readAll(runs[0].t.topic)
+    expect(mk.slice(0, 2).map((m) => [m.key, m.value])).toEqual([
+      ['{"_id": 1}', `{"_id": {"_id": 1, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 1}, "fullDocument": {"_id": 1, "a": "x"}, "ns": ${ns}}`],
+      ['{"_id": 2}', `{"_id": {"_id": 2, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 2}, "fullDocument": {"_id": 2, "a": "y"}, "ns": ${ns}}`],
+    ])
+    expect(JSON.parse(mk[2].value).operationType).toBe('insert')
+    const dz = (await readAll(runs[1].t.topic)).map((m) => ({ key: m.key, ...JSON.parse(m.value) }))
+    expect(dz.map((v) => [v.key, v.op, v.source.snapshot, v.after])).toEqual([
+      ['{"id":"1"}', 'r', 'true', '{"_id": 1,"a": "x"}'],
+      ['{"id":"2"}', 'r', 'true', '{"_id": 2,"a": "y"}'],
+      ['{"id":"3"}', 'c', 'false', '{"_id": 3,"a": "z"}'],
+    ])
   })
 
   it('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {
@@ -651,12 +702,23 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     for (let i = 0; i < 20; i++) await coll.insertOne({ i })
     await until(async () => (await readAll(t.topic)).length >= 20, 60_000)
     await sleep(300)
+    // The 4 s count from cdc's first failure (its "retry 1" line), which comes when it next talks
+    // to Kafka after the kill: on a loaded machine that alone took seconds, so a bound taken from
+    // the kill failed there (20.2 s against 20). From the kill, the bound only tells 4 s from the
+    // default 120 s.
+    let failedAt = 0
+    a.p.stderr.on('data', (d) => {
+      if (!failedAt && /\(retry 1, giving up in/.test(String(d))) failedAt = Date.now()
+    })
     const killed = Date.now()
     spawnSync('bash', [path.join(ROOT, 'scripts/kafka.sh'), 'kill'], { stdio: 'inherit' })
     try {
       for (let i = 20; i < 25; i++) await coll.insertOne({ i })
       expect(await a.exit).toBe(3)
-      expect(Date.now() - killed).toBeLessThan(20_000)
+      const exited = Date.now()
+      expect(failedAt).toBeGreaterThan(0)
+      expect(exited - failedAt).toBeLessThan(12_000)
+      expect(exited - killed).toBeLessThan(90_000)
       const last = a.err().trim().split('\n').at(-1)
       expect(last).toMatch(new RegExp(`^bson2json cdc: lost Kafka at ${BROKERS} for 4 s \\(.*ECONNREFUSED.*\\); 20 events committed by this run, the checkpoint is at .*: a restart resumes there$`))
       expect(a.err()).toMatch(/Kafka at .* failed: .*; restarting from the last checkpoint \(retry 1, giving up in \d+ s\)/)
@@ -848,7 +910,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       expect(process.env.B2J_REQUIRE_KAFKA, 'the broker of scripts/kafka.sh has a SASL_SSL listener').not.toBe('1')
       return
     }
-    const ca = path.join(ROOT, 'tmp/kafka/tls/ca.pem')
+    const ca = path.join(process.env.KAFKA_DIR || path.join(ROOT, 'tmp/kafka'), 'tls/ca.pem') // the broker of scripts/kafka.sh (its KAFKA_DIR)
     const t = names()
     const db = `kdt${tag}`
     const coll = client.db(db).collection('c')

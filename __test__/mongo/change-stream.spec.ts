@@ -6,15 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, MongoClient, ObjectId, Timestamp, UUID } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
 import { MONGODB_URI, useMongo } from '../support/mongo'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
+import { gc } from '../support/gc'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { isResumableError, ChangeStreamInvalidatedError } = require('../../lib/mongo/change-stream')
-
-setFlagsFromString('--expose-gc')
-const gc: () => void = runInNewContext('gc')
 
 const URI = MONGODB_URI
 const mongo = useMongo()

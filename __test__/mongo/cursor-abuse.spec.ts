@@ -7,8 +7,10 @@
  * docs/reliability.md ("Abuse cases") lists each case and the test here that shows it.
  */
 import http from 'node:http'
+import { spawnSync } from 'node:child_process'
+import { join, resolve } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { PassThrough, Writable, pipeline } from 'node:stream'
+import { Writable, pipeline } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
 import type { Collection } from 'mongodb'
@@ -176,5 +178,243 @@ describe('an aborted signal ends find() and aggregate() with an error, never lik
       if (got.length === 2) await c.close()
     }
     expect(got).toHaveLength(2)
+  })
+})
+
+describe('user input never throws inside a handler: argument errors take the error path of server errors', () => {
+  const hostile: [string, unknown][] = [
+    ['[1,2]', [1, 2]],
+    ['5', 5],
+    ['null', null],
+    ['"str"', 'str'],
+  ]
+  const calls: [string, (v: any) => any][] = [
+    ['find(coll, filter)', (v) => b2j.find(coll, v)],
+    ['find(coll, {}, options)', (v) => b2j.find(coll, {}, v)],
+    ['find(coll, {}, { sort: { n: v } })', (v) => b2j.find(coll, {}, { sort: { n: v } })],
+    ['aggregate(coll, pipeline)', (v) => b2j.aggregate(coll, v)],
+    ['aggregate(coll, [stage])', (v) => b2j.aggregate(coll, [v])],
+    ['watch(coll, pipeline)', (v) => b2j.watch(coll, v)],
+    ['watch(coll, [], options)', (v) => b2j.watch(coll, [], v)],
+    ['find(not a collection)', (v) => b2j.find(v, {})],
+  ]
+  for (const [name, call] of calls) {
+    it(`${name}: no throw; for await and stream() fail with a coded TypeError`, async () => {
+      for (const [text, v] of hostile) {
+        let c: any
+        expect(() => (c = call(v)), `${name} with ${text}`).not.toThrow()
+        const err = await (async () => {
+          for await (const _x of c) {
+            /* nothing */
+          }
+        })().then(
+          () => null,
+          (e) => e,
+        )
+        expect(err, `${name} with ${text}: iteration ended normally`).toBeInstanceOf(Error)
+        expect(['ERR_INVALID_ARG_TYPE', 'ERR_OUT_OF_RANGE', 'ERR_INVALID_ARG_VALUE']).toContain(err.code)
+        const s = call(v).stream()
+        const streamErr = await new Promise((resolve) => {
+          s.on('error', resolve)
+          s.on('end', () => resolve(null))
+          s.resume()
+        })
+        expect(streamErr, `${name} with ${text}: stream`).toBeInstanceOf(Error)
+      }
+    })
+  }
+
+  it("pipe(res) with hostile input: a 500 with the generic body, the server stays up", async () => {
+    const web = await serve((req, res) => {
+      const q = new URL(req.url!, 'http://x').searchParams.get('q')!
+      b2j.find(coll, JSON.parse(q)).pipe(res)
+    })
+    try {
+      for (const [text] of hostile) {
+        const r = await get(`${web.base}/?q=${encodeURIComponent(text)}`)
+        expect(r.status, text).toBe(500)
+        expect(JSON.parse(r.body), text).toEqual({ error: 'query failed', code: 'ERR_INVALID_ARG_TYPE' })
+      }
+      const ok = await get(`${web.base}/?q=${encodeURIComponent('{"n":3}')}`)
+      expect(ok.status).toBe(200)
+      expect(ok.body).toBe('{"_id":3,"n":3}\n')
+    } finally {
+      await web.close()
+    }
+  })
+})
+
+describe('no leaks: the default 500 body is generic; the full error goes to onError', () => {
+  it('a server error: {"error":"query failed","code":<the server\'s code>}, no message text', async () => {
+    const web = await serve((_req, res) => b2j.find(coll, { $bogus: 'SSN-SECRET-999' }).pipe(res))
+    try {
+      const r = await get(web.base)
+      expect(r.status).toBe(500)
+      const body = JSON.parse(r.body)
+      expect(body.error).toBe('query failed')
+      expect(typeof body.code).toBe('number')
+      expect(r.body).not.toMatch(/bogus|SSN/)
+    } finally {
+      await web.close()
+    }
+  })
+
+  it.skipIf(!!URI)('a server message that quotes the filter (not authorized … filter: { ssn: … }) and an unreachable server: neither reaches the client', async () => {
+    server!.injectFault({ command: 'find', kind: 'error', code: 13, errmsg: 'not authorized on app to execute command { find: "docs", filter: { ssn: "SSN-SECRET-999" } }' })
+    const down = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300')
+    const logged: Error[] = []
+    const web = await serve((req, res) => {
+      const c = req.url === '/down' ? down.db('app').collection('docs') : coll
+      const opts = req.url === '/logged' ? { onError: (e: Error, r: http.ServerResponse) => (logged.push(e), r.writeHead(503).end()) } : {}
+      b2j.find(c, { ssn: 'SSN-SECRET-999' }).pipe(res, opts)
+    })
+    try {
+      const r = await get(web.base)
+      expect(r.status).toBe(500)
+      expect(JSON.parse(r.body)).toEqual({ error: 'query failed', code: 13 })
+      const d = await get(`${web.base}/down`)
+      expect(d.status).toBe(500)
+      expect(JSON.parse(d.body)).toEqual({ error: 'query failed', code: null })
+      server!.injectFault({ command: 'find', kind: 'error', code: 13, errmsg: 'not authorized … filter: { ssn: "SSN-SECRET-999" }' })
+      const l = await get(`${web.base}/logged`)
+      expect(l.status).toBe(503)
+      expect(logged).toHaveLength(1)
+      expect(logged[0].message).toMatch(/SSN-SECRET-999/) // the full error, on the server side only
+    } finally {
+      await web.close()
+      await down.close()
+    }
+  })
+})
+
+describe("bounded time: the driver's zero-length-message spin is guarded", () => {
+  it.each(['mongodb', 'mongodb6'])('%s: a reply header with messageLength 0 fails the command (ours and then the driver\'s own) instead of spinning forever', async (driver) => {
+    // In a child process: without the guard the driver loops synchronously and never returns.
+    const root = resolve(__dirname, '../..')
+    const script = `
+const { startTestServer } = require(${JSON.stringify(join(root, 'tools/test-server'))})
+const { MongoClient } = require(${JSON.stringify(join(root, 'node_modules', driver))})
+const b2j = require(${JSON.stringify(root)})
+;(async () => {
+  const s = await startTestServer({ port: 0 })
+  const c = new MongoClient(s.uri)
+  await c.connect()
+  const coll = c.db('a').collection('b')
+  await coll.insertOne({ _id: 1, x: 1 })
+  s.injectFault({ command: 'find', kind: 'lengthLie', length: 0 })
+  const ours = await b2j.find(coll, {}).toArray().then(() => 'no error', (e) => e.name)
+  s.injectFault({ command: 'find', kind: 'lengthLie', length: 0 })
+  const theirs = await coll.find({}).toArray().then(() => 'no error', (e) => e.name)
+  const after = await b2j.find(coll, {}).toArray()
+  console.log(JSON.stringify({ ours, theirs, after }))
+  await c.close()
+  await s.close()
+})()`
+    const r = spawnSync(process.execPath, ['-e', script], { timeout: 20_000, encoding: 'utf8' })
+    expect(r.signal, `the child spun until killed: ${r.stderr}`).toBeNull()
+    const got = JSON.parse(r.stdout.trim().split('\n').pop()!)
+    expect(got.ours).not.toBe('no error')
+    expect(got.theirs).not.toBe('no error')
+    expect(got.after).toEqual(['{"_id":1,"x":1}'])
+  }, 30_000)
+})
+
+describe.skipIf(!!URI)('bounded time: timeoutMS bounds the wait for each server reply', () => {
+  const timedOut = async (p: Promise<unknown>) => {
+    const t = Date.now()
+    const err: any = await p.then(
+      () => null,
+      (e) => e,
+    )
+    return { err, ms: Date.now() - t }
+  }
+
+  it('find and aggregate: a silent server on the first command and on a getMore', async () => {
+    for (const command of ['find', 'aggregate', 'getMore']) {
+      server!.injectFault({ command, kind: 'silence' })
+      const c = command === 'aggregate' ? b2j.aggregate(coll, [], { batchSize: 2, timeoutMS: 400 }) : b2j.find(coll, {}, { batchSize: 2, timeoutMS: 400 })
+      const got: string[] = []
+      const { err, ms } = await timedOut(
+        (async () => {
+          for await (const s of c) got.push(s)
+        })(),
+      )
+      expect(err, command).not.toBeNull()
+      expect(err.name).toBe('TimeoutError')
+      expect(err.code).toBe('BSON2JSON_TIMEOUT')
+      expect(ms).toBeLessThan(3000)
+      expect(got, command).toHaveLength(command === 'getMore' ? 2 : 0)
+      server!.clearFaults()
+    }
+  })
+
+  it('a drip-fed reply (a byte every 20 ms: the socket is never idle) times out as a whole', async () => {
+    server!.injectFault({ command: 'find', kind: 'drip', dripMs: 20 })
+    const { err, ms } = await timedOut(b2j.find(coll, {}, { timeoutMS: 500 }).toArray())
+    expect(err?.name).toBe('TimeoutError')
+    expect(ms).toBeLessThan(3000)
+    server!.clearFaults()
+    // the same drip without timeoutMS is slow, not stuck: the reply arrives whole
+    server!.injectFault({ command: 'find', kind: 'drip', dripMs: 1 })
+    expect(await b2j.find(coll, { n: 1 }).toArray()).toEqual(['{"_id":1,"n":1}'])
+  })
+
+  it('watch: a silent getMore fails the stream; maxAwaitTimeMS must be below timeoutMS', async () => {
+    const cs = b2j.watch(coll, [], { timeoutMS: 600 })
+    const first = cs.next()
+    await sleep(200)
+    server!.injectFault({ command: 'getMore', kind: 'silence', changeStreamOnly: true, count: Infinity })
+    const { err, ms } = await timedOut(first)
+    server!.clearFaults()
+    expect(err?.name).toBe('TimeoutError')
+    expect(ms).toBeLessThan(4000)
+    await cs.close()
+    // a quiet stream (no fault) with a short timeoutMS does not time out: its getMores wait less
+    const quiet = b2j.watch(coll, [], { timeoutMS: 300 })
+    const next = quiet.next()
+    await sleep(1500)
+    await coll.insertOne({ _id: 1000 as any, n: 1000 })
+    const ev: any = await next
+    expect(ev.value.operationType).toBe('insert')
+    await quiet.close()
+    await coll.deleteOne({ _id: 1000 as any })
+    await expect(b2j.watch(coll, [], { timeoutMS: 500, maxAwaitTimeMS: 500 }).next()).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+  })
+
+  it('pipe(res) before the headers: 500 {"error":"query failed","code":"BSON2JSON_TIMEOUT"}', async () => {
+    server!.injectFault({ command: 'find', kind: 'silence' })
+    const web = await serve((_req, res) => b2j.find(coll, {}, { timeoutMS: 300 }).pipe(res))
+    try {
+      const r = await get(web.base)
+      expect(r.status).toBe(500)
+      expect(JSON.parse(r.body)).toEqual({ error: 'query failed', code: 'BSON2JSON_TIMEOUT' })
+    } finally {
+      await web.close()
+      server!.clearFaults()
+    }
+  })
+})
+
+describe.skipIf(!!URI)('a malformed reply is a coded error', () => {
+  const replies = [{ ok: 1 }, { ok: 1, cursor: 5 }, { ok: 1, cursor: 'x' }]
+  it('find, aggregate (first command and getMore) and watch: BSON_NOT_A_CURSOR, not a TypeError', async () => {
+    for (const reply of replies) {
+      for (const [command, open] of [
+        ['find', () => b2j.find(coll, {}).toArray()],
+        ['aggregate', () => b2j.aggregate(coll, []).toArray()],
+        ['getMore', () => b2j.find(coll, {}, { batchSize: 2 }).toArray()],
+        ['aggregate', () => b2j.watch(coll).next()],
+      ] as [string, () => Promise<unknown>][]) {
+        server!.injectFault({ command, kind: 'reply', reply })
+        const err: any = await open().then(
+          () => null,
+          (e) => e,
+        )
+        server!.clearFaults()
+        expect(err, `${command} ${JSON.stringify(reply)}`).not.toBeNull()
+        expect(err.code, `${command} ${JSON.stringify(reply)}: ${err}`).toBe('BSON_NOT_A_CURSOR')
+        expect(err.name).toBe('TranscodeError')
+      }
+    }
   })
 })

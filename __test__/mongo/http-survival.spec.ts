@@ -1,6 +1,7 @@
 /**
  * An HTTP server written as the README's example (run as written, in a child process) survives
- * what a production server meets: 1,000 queries the server rejects, clients that go away
+ * what a production server meets: queries that are not documents (`?q=[1,2]`, `5`, `null`,
+ * `"str"`: find() does not throw, the cursor fails with a coded TypeError), 1,000 queries the server rejects, clients that go away
  * mid-response, and the MongoDB server dying mid-response; it then answers the next client
  * correctly, with no unhandled error, the process alive and no cursor left open.
  * Test server: faults injected by the server object, and the server stopped and started again.
@@ -100,8 +101,19 @@ describe("the README's HTTP server survives", () => {
     const bodies = new Set(results.map((r) => r.body))
     expect(bodies.size).toBe(1)
     const body = JSON.parse([...bodies][0])
-    expect(body.error).toMatch(/\$bogus/)
+    expect(body.error).toBe('query failed')
     expect(typeof body.code).toBe('number')
+    expect(ex.alive()).toBe(true)
+    await expectCorrectAnswer()
+  })
+
+  it('hostile queries (?q=[1,2], 5, null, "str"): a 500 with the generic body each, the process alive', async () => {
+    for (const text of ['[1,2]', '5', 'null', '"str"', '[]', 'true']) {
+      const r = await get(q(text))
+      expect(r.status, text).toBe(500)
+      expect(r.ended, text).toBe('complete')
+      expect(JSON.parse(r.body), text).toEqual({ error: 'query failed', code: 'ERR_INVALID_ARG_TYPE' })
+    }
     expect(ex.alive()).toBe(true)
     await expectCorrectAnswer()
   })
@@ -178,5 +190,30 @@ describe("the README's HTTP server survives", () => {
   it('and afterwards: the process is alive and wrote nothing to stderr (no unhandled error)', () => {
     expect(ex.alive()).toBe(true)
     expect(ex.stderr()).toBe('')
+  })
+})
+
+describe("docs/reliability.md's HTTP example with onError", () => {
+  it('logs the whole error on the server; the client gets 200, 400 or 500 with a short body', async () => {
+    const doc = runExample('http-onerror', src.clientUri, 'docs/reliability.md')
+    try {
+      const url = `http://127.0.0.1:${await doc.port()}`
+      const at = (s: string) => `${url}/?q=${encodeURIComponent(s)}`
+      const ok = await get(at('{"status":"closed"}'))
+      expect(ok.status).toBe(200)
+      expect(ok.body.trimEnd().split('\n').length).toBe(await orders.countDocuments({ status: 'closed' }))
+      const bad = await get(at('{"$bogus":"SSN-SECRET-999"}'))
+      expect(bad.status).toBe(500)
+      expect(bad.body).toBe('{"error":"query failed"}')
+      const hostile = await get(at('5'))
+      expect(hostile.status).toBe(400)
+      expect(hostile.body).toBe('{"error":"query failed"}')
+      for (let w = 0; w < 40 && !doc.stderr().includes('ERR_INVALID_ARG_TYPE'); w++) await sleep(50)
+      expect(doc.stderr()).toMatch(/\$bogus/) // the server's message, on the server side only
+      expect(doc.stderr()).toMatch(/TypeError ERR_INVALID_ARG_TYPE: bson2json: find\(\) filter must be a query document/)
+      expect(doc.alive()).toBe(true)
+    } finally {
+      await doc.kill()
+    }
   })
 })

@@ -14,9 +14,12 @@ import { BSON, MongoClient } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
 import { startSource } from '../support/source'
 import type { Source } from '../support/source'
-
+import { CUT_BODY } from '../support/http'
 const require = createRequire(import.meta.url)
 const b2j = require('../..')
+
+/** The first read of a cursor or change stream: where its argument errors arrive (they are not thrown). */
+const firstRead = (c: any): Promise<unknown> => (typeof c.toArray === 'function' ? c.toArray() : c.next())
 const { formatSort: driverFormatSort } = require('mongodb/lib/sort.js')
 
 let src: Source
@@ -74,7 +77,7 @@ describe('cursor.pipe(res) on an HTTP response', () => {
       expect(bad.headers.get('content-type')).toBe('application/json')
       const body = await bad.json()
       expect(Object.keys(body)).toEqual(['error', 'code'])
-      expect(body.error).toMatch(/\$bogus/)
+      expect(body.error).toBe('query failed') // the server's message stays on the server (onError gets it)
       expect(typeof body.code).toBe('number')
       expect(JSON.stringify(body)).not.toMatch(/\n\s+at /) // no stack
       const good = await fetch(`${web.base}/?q=${encodeURIComponent('{"n":3}')}`)
@@ -120,7 +123,7 @@ describe('cursor.pipe(res) on an HTTP response', () => {
       await src.failGetMore({ code: 96, ns: `${dbName}.docs` })
       const r = await fetch(web.base)
       expect(r.status).toBe(200) // the first batch went out with the headers
-      await expect(r.text()).rejects.toThrow(/terminated/)
+      await expect(r.text()).rejects.toThrow(CUT_BODY)
       for (let k = 0; k < 100 && seen.length === 0; k++) await sleep(10)
       expect(seen).toHaveLength(1)
       expect(seen[0].headersSent).toBe(true)
@@ -139,7 +142,7 @@ describe('cursor.pipe(res) on an HTTP response', () => {
     try {
       await src.failGetMore({ closeConnection: true, ns: `${dbName}.docs` })
       const r = await fetch(web.base)
-      await expect(r.text()).rejects.toThrow(/terminated/)
+      await expect(r.text()).rejects.toThrow(CUT_BODY)
       const again = await fetch(web.base)
       expect((await again.text()).trim().split('\n')).toHaveLength(N)
     } finally {
@@ -251,6 +254,8 @@ describe('cursor.pipe() on other writables', () => {
     for (let k = 0; k < 200 && !cursor.closed; k++) await sleep(10)
     expect(cursor.closed).toBe(true)
     await cursor.close()
+    // pipeline's callback may come after the cursor closed (Node 26 calls it a turn later)
+    for (let k = 0; k < 200 && seen.length === 0; k++) await sleep(10)
     expect(seen.map((e) => e.code)).toEqual(['ERR_STREAM_PREMATURE_CLOSE'])
     expect(mon.count('killCursors')).toBe(1)
     mon.stop()
@@ -491,14 +496,14 @@ describe("find(): the driver's argument forms", () => {
     }
   })
 
-  it('forms the driver rejects are TypeErrors naming options.sort, before anything is sent', () => {
+  it('forms the driver rejects are TypeErrors naming options.sort, at the first read, before anything is sent', async () => {
     const mon = monitor()
     for (const sort of [{ n: 2 }, { n: 'up' }, ['n', 'x', 'y'].map((k) => [k, 'sideways']), 5, true]) {
       expect(() => driverFormatSort(sort), JSON.stringify(sort)).toThrow()
-      expect(() => b2j.find(coll, {}, { sort }), JSON.stringify(sort)).toThrow(TypeError)
-      expect(() => b2j.find(coll, {}, { sort }), JSON.stringify(sort)).toThrow(/options\.sort/)
+      await expect(firstRead(b2j.find(coll, {}, { sort })), JSON.stringify(sort)).rejects.toThrow(TypeError)
+      await expect(firstRead(b2j.find(coll, {}, { sort })), JSON.stringify(sort)).rejects.toThrow(/options\.sort/)
     }
-    expect(() => b2j.find(coll, {}, { sort: { n: 2 } })).toThrow("bson2json: options.sort has an invalid direction for 'n': 2 (1, -1, 'asc', 'desc', 'ascending', 'descending' or { $meta })")
+    await expect(firstRead(b2j.find(coll, {}, { sort: { n: 2 } }))).rejects.toThrow("bson2json: options.sort has an invalid direction for 'n': 2 (1, -1, 'asc', 'desc', 'ascending', 'descending' or { $meta })")
     mon.stop()
     expect(mon.started).toEqual([])
   })
@@ -513,21 +518,21 @@ describe("find(): the driver's argument forms", () => {
     }
   })
 
-  it('a filter that is not an object, and a pipeline stage that is not one, are TypeErrors before anything is sent', () => {
+  it('a filter that is not an object, and a pipeline stage that is not one, are TypeErrors at the first read, before anything is sent', async () => {
     const mon = monitor()
-    expect(() => b2j.find(coll, 'x')).toThrow("bson2json: find() filter must be a query document (an object), got 'x' (a string)")
-    expect(() => b2j.find(coll, [{ a: 1 }])).toThrow('bson2json: find() filter must be a query document (an object), got an array of 1')
-    expect(() => b2j.find(coll, 7)).toThrow("bson2json: find() filter must be a query document (an object), got 7 (a number)")
-    expect(() => b2j.find(coll, null)).toThrow('got null')
-    expect(() => b2j.find(coll, Buffer.from('{}'))).toThrow(TypeError)
-    expect(() => b2j.find(coll, {}, 'relaxed')).toThrow("bson2json: find() options must be an object, got 'relaxed' (a string)")
-    expect(() => b2j.aggregate(coll, { $match: {} })).toThrow('bson2json: aggregate() pipeline must be an array of stages, got an object')
-    expect(() => b2j.aggregate(coll, [{ $match: {} }, '$limit'])).toThrow(
+    await expect(firstRead(b2j.find(coll, 'x'))).rejects.toThrow("bson2json: find() filter must be a query document (an object), got 'x' (a string)")
+    await expect(firstRead(b2j.find(coll, [{ a: 1 }]))).rejects.toThrow('bson2json: find() filter must be a query document (an object), got an array of 1')
+    await expect(firstRead(b2j.find(coll, 7))).rejects.toThrow("bson2json: find() filter must be a query document (an object), got 7 (a number)")
+    await expect(firstRead(b2j.find(coll, null))).rejects.toThrow('got null')
+    await expect(firstRead(b2j.find(coll, Buffer.from('{}')))).rejects.toThrow(TypeError)
+    await expect(firstRead(b2j.find(coll, {}, 'relaxed'))).rejects.toThrow("bson2json: find() options must be an object, got 'relaxed' (a string)")
+    await expect(firstRead(b2j.aggregate(coll, { $match: {} }))).rejects.toThrow('bson2json: aggregate() pipeline must be an array of stages, got an object')
+    await expect(firstRead(b2j.aggregate(coll, [{ $match: {} }, '$limit']))).rejects.toThrow(
       "bson2json: aggregate() pipeline[1] must be a stage document (an object like { $match: {...} }), got '$limit' (a string)",
     )
-    expect(() => b2j.aggregate(coll, [null])).toThrow('pipeline[0] must be a stage document')
-    expect(() => b2j.aggregate(coll, [[{ $match: {} }]])).toThrow('pipeline[0] must be a stage document')
-    expect(() => b2j.watch(coll, [{ $match: {} }, 5])).toThrow('bson2json: watch() pipeline[1] must be a stage document')
+    await expect(firstRead(b2j.aggregate(coll, [null]))).rejects.toThrow('pipeline[0] must be a stage document')
+    await expect(firstRead(b2j.aggregate(coll, [[{ $match: {} }]]))).rejects.toThrow('pipeline[0] must be a stage document')
+    await expect(firstRead(b2j.watch(coll, [{ $match: {} }, 5]))).rejects.toThrow('bson2json: watch() pipeline[1] must be a stage document')
     mon.stop()
     expect(mon.started).toEqual([])
   })

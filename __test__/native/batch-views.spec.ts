@@ -13,12 +13,13 @@ import { BSON } from 'bson'
 
 const require = createRequire(import.meta.url)
 const b2j = require('../../index.js')
+const { packOptions } = require('../../lib/native')
 const { loadBackend } = require('../../lib/native/load')
 const backend = loadBackend()
 const binding = backend.binding
 const native = backend.name === 'native'
 
-const DEFAULTS = [0, 1000, 2 ** 32 - 1] as const
+const DEFAULTS = [packOptions(0, 1000), 2 ** 32 - 1] as const
 const L = { Array: 0, NdjsonBuffer: 1, List: 2, NdjsonString: 3 }
 
 /** Small documents of varied shape and size (ASCII and not, numbers, nesting). */

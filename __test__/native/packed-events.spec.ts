@@ -124,10 +124,10 @@ describe('packed change events equal the reference path', () => {
         for (const whole of [false, true]) {
           for (const raw of [false, true]) {
             const got = outcome(() => native.transcodeChangeBatch(c, whole, o, raw))
-            const want = outcome(() => binding.transcodeChangeBatch(c, whole, o.flags, o.maxDepth, o.maxOutputBytes, raw))
+            const want = outcome(() => binding.transcodeChangeBatch(c, whole, o.packed, o.maxOutputBytes, raw))
             expect(got).toEqual(want)
             try {
-              const p = binding.transcodeChangeBatchPacked(c, whole, o.flags, o.maxDepth, o.maxOutputBytes, raw).events
+              const p = binding.transcodeChangeBatchPacked(c, whole, o.packed, o.maxOutputBytes, raw).events
               const w = new Uint32Array(new Uint8Array(p[0]).buffer)
               // the operation codes, skipping operands, as the unpacker reads them
               const operands = [0, 1, 0, 1, 0, 1, 1, 2, 2, 2, 0, 1, 1, 2, 1, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0]
@@ -152,7 +152,7 @@ describe('packed change events equal the reference path', () => {
       const c = cursor([BSON.serialize({ ...head, documentKey: key }), BSON.serialize({ ...head, documentKey: key, x: 1 })])
       for (const o of OPTIONS) {
         const got = outcome(() => native.transcodeChangeBatch(c, true, o))
-        const want = outcome(() => binding.transcodeChangeBatch(c, true, o.flags, o.maxDepth, o.maxOutputBytes))
+        const want = outcome(() => binding.transcodeChangeBatch(c, true, o.packed, o.maxOutputBytes))
         expect(got).toEqual(want)
       }
     }
@@ -174,7 +174,7 @@ describe('packed change events equal the reference path', () => {
       for (const o of OPTIONS) {
         for (const whole of [false, true]) {
           const got = outcome(() => native.transcodeChangeFragments(frags, whole, o))
-          const want = outcome(() => binding.transcodeChangeFragments(frags, whole, o.flags, o.maxDepth, o.maxOutputBytes))
+          const want = outcome(() => binding.transcodeChangeFragments(frags, whole, o.packed, o.maxOutputBytes))
           expect(got).toEqual(want)
         }
       }

@@ -13,9 +13,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { Worker } from 'node:worker_threads'
+import { gc } from '../support/gc'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -23,8 +22,6 @@ const binding = require('../../lib/native/load').loadBackend().binding
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const native = require('../../lib/native')
 
-setFlagsFromString('--expose-gc')
-const gc: () => void = runInNewContext('gc')
 const ROUNDS = Number(process.env.REENTRY_ROUNDS || 12)
 
 /** A fresh copy of `bytes` in its own (optionally resizable) ArrayBuffer. */
@@ -371,8 +368,8 @@ describe('every export × every route', () => {
           const cs = BSON.serialize({ nextBatch: [BSON.deserialize(ev), BSON.deserialize(ev)], id: 0n, ns: 'd.' + big })
           // the reference path, and the packed one watch() takes (its input borrowed, not copied)
           const routes = [
-            (c: Uint8Array, whole: boolean) => binding.transcodeChangeBatch(c, whole, 0, 1000, 1 << 28),
-            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole, { flags: 0, maxDepth: 1000, maxOutputBytes: 1 << 28 }),
+            (c: Uint8Array, whole: boolean) => binding.transcodeChangeBatch(c, whole, native.packOptions(0, 1000), 1 << 28),
+            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole, { packed: native.packOptions(0, 1000), maxOutputBytes: 1 << 28 }),
           ]
           for (const [route, whole] of routes.flatMap((f) => [false, true].map((w) => [f, w] as const))) {
             victim = own(cs)
@@ -479,11 +476,12 @@ afterAll(() => {
 })
 
 describe('the typed protocol', () => {
+  const pack = native.packOptions
   it("the addon's BatchLayout numbers, and the addon rejects an unknown layout", () => {
     expect({ ...binding.BatchLayout }).toEqual({ Array: 0, NdjsonBuffer: 1, List: 2, NdjsonString: 3, Joined: 4 })
     refresh()
-    expect(() => binding.transcodeBatch([docC], 9, 0, 1000, 1 << 28, 1)).toThrow()
-    expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, 0, 1000, 1 << 28, 1)).toBe(`[${jsonC}]`)
+    expect(() => binding.transcodeBatch([docC], 9, pack(0, 1000), 1 << 28, 1)).toThrow()
+    expect(binding.transcodeBatch([docC], binding.BatchLayout.Array, pack(0, 1000), 1 << 28, 1)).toBe(`[${jsonC}]`)
   })
 
   it('the single-document calls take (bson[, packed[, maxOutputBytes[, shaper]]]), nothing else', () => {
@@ -496,12 +494,70 @@ describe('the typed protocol', () => {
       }
     }
     expect(outcome(() => binding.transcode(d))).toBe('{"a":1.5,"n":{"m":1}}')
-    expect(outcome(() => binding.transcode(d, 1 + 5 * 256))).toBe('{"a":1.5,"n":{"m":1}}')
-    expect(outcome(() => binding.transcode(d, 1 + 5 * 256, 1e6))).toBe(outcome(() => binding.transcode(d, 1 + 5 * 256)))
+    expect(outcome(() => binding.transcode(d, pack(1, 5)))).toBe('{"a":1.5,"n":{"m":1}}')
+    expect(outcome(() => binding.transcode(d, pack(1, 5), 1e6))).toBe(outcome(() => binding.transcode(d, pack(1, 5))))
     // the removed 4-argument form (flags, maxDepth, maxOutputBytes): the 4th is not a Shaper
     expect(() => binding.transcode(d, 1, 5, 1e6)).toThrow(/^bson2json: shaper must be a Shaper$/)
     expect(() => binding.transcodeBuffer(d, 1, 5, {})).toThrow(TypeError)
     expect(() => binding.transcodeInto(d, 1, 1e6, Buffer.alloc(64), 0, Object.create(binding.Shaper.prototype))).toThrow(TypeError)
+  })
+
+  it('every call decodes the one options pair (packed, maxOutputBytes) alike, and refuses a pair it cannot decode', () => {
+    // nested 3 deep (the document, `n`, `m`), with a string of 40 bytes
+    const d = Buffer.from(BSON.serialize({ n: { m: { s: 'x'.repeat(40) } } }))
+    const events = (docs: Uint8Array[]) => BSON.serialize({ id: 0n, ns: 'd.c', nextBatch: docs.map((x) => ({ _id: { _data: 'AA' }, operationType: 'insert', fullDocument: BSON.deserialize(x) })) })
+    const cursor = BSON.serialize({ id: 0n, ns: 'd.c', nextBatch: [BSON.deserialize(d)] })
+    const calls: [string, (packed: number, max: number) => unknown][] = [
+      ['transcode', (p, m) => binding.transcode(d, p, m)],
+      ['transcodeBuffer', (p, m) => binding.transcodeBuffer(d, p, m)],
+      ['transcodeInto', (p, m) => binding.transcodeInto(d, p, m, Buffer.alloc(16), 0)],
+      ['transcodeBatch', (p, m) => binding.transcodeBatch([d], binding.BatchLayout.List, p, m, 1)],
+      ['transcodeBatch (concatenated)', (p, m) => binding.transcodeBatch(d, binding.BatchLayout.List, p, m, 1)],
+      ['transcodeBatchViews', (p, m) => binding.transcodeBatchViews([d.buffer], new Uint32Array([0, d.byteOffset, d.length]), 1, binding.BatchLayout.List, p, m, 1)],
+      ['transcodeCursor', (p, m) => binding.transcodeCursor(cursor, binding.BatchLayout.List, p, m).docs],
+      ['transcodeChangeBatch', (p, m) => binding.transcodeChangeBatch(events([d]), false, p, m).events[0].fullDocument],
+      ['transcodeChangeBatchPacked', (p, m) => native.transcodeChangeBatch(events([d]), false, { packed: p, maxOutputBytes: m }).events[0].fullDocument],
+    ]
+    const outcome = (f: () => unknown) => {
+      try {
+        const r = f()
+        return typeof r === 'string' || Array.isArray(r) ? 'ok' : ArrayBuffer.isView(r) || typeof r === 'number' ? 'ok' : String(r)
+      } catch (e: any) {
+        return e.code ?? e.message
+      }
+    }
+    const cases: [number, number, string][] = [
+      [pack(0, 1000), 1 << 28, 'ok'],
+      [pack(binding.OptionFlag.Relaxed, 1000), 1 << 28, 'ok'],
+      // the depth and the output cap reach every call
+      [pack(0, 2), 1 << 28, 'BSON_TOO_DEEP'],
+      [pack(binding.OptionFlag.Canonical, 2), 1 << 28, 'BSON_TOO_DEEP'],
+      [pack(0, 1000), 20, 'BSON_OUTPUT_TOO_LARGE'],
+      // pairs no resolved options make: an unknown flag bit, two dialects, a fraction, out of range
+      [pack(1 << 15, 1000), 1 << 28, 'InvalidArg'],
+      [pack(3, 1000), 1 << 28, 'InvalidArg'],
+      [pack(0, 1000) + 0.5, 1 << 28, 'InvalidArg'],
+      [-1, 1 << 28, 'InvalidArg'],
+      [pack(0, 2 ** 32), 1 << 28, 'InvalidArg'],
+      [pack(0, 1000), 2 ** 32, 'InvalidArg'],
+      [pack(0, 1000), -1, 'InvalidArg'],
+      [pack(0, 1000), NaN, 'InvalidArg'],
+    ]
+    for (const [packed, max, want] of cases) {
+      for (const [name, call] of calls) {
+        expect(outcome(() => call(packed, max)), `${name}(${packed}, ${max})`).toBe(want)
+      }
+    }
+    // the rows' calls decode the same pair (their nested values follow the rows' own limits)
+    const rows: [string, (packed: number, max: number) => unknown][] = [
+      ['transcodeRow', (p, m) => binding.transcodeRow(d, p, m, 0)],
+      ['transcodeRows', (p, m) => binding.transcodeRows([d], p, m, 0, false)],
+    ]
+    for (const [packed, max, want] of cases.filter(([, , w]) => w === 'InvalidArg' || w === 'ok')) {
+      for (const [name, call] of rows) {
+        expect(outcome(() => call(packed, max)), `${name}(${packed}, ${max})`).toBe(want)
+      }
+    }
   })
 
   it("each option sets the addon's OptionFlag bit (lib/options.js reads the enum, copies no number)", () => {

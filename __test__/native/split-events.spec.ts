@@ -11,6 +11,8 @@ import { mulberry32 } from '../support/gen'
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const binding = require('../../lib/native/load').loadBackend().binding
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { packOptions } = require('../../lib/native')
 
 const COMPAT = 0
 const RELAXED = 1
@@ -115,12 +117,12 @@ describe('split events merged at the BSON level', () => {
         const got: any[] = []
         let pending: Uint8Array[] = []
         for (const b of batches) {
-          for (const ev of binding.transcodeChangeBatch(cursor(b), whole, flags, MAX_DEPTH, MAX_OUT, true).events) {
+          for (const ev of binding.transcodeChangeBatch(cursor(b), whole, packOptions(flags, MAX_DEPTH), MAX_OUT, true).events) {
             expect(ev.raw).toBeInstanceOf(Uint8Array)
             expect(Object.keys(ev).sort()).toEqual(['raw', 'resumeToken', 'splitEvent'])
             pending.push(ev.raw)
             if (ev.splitEvent.fragment === ev.splitEvent.of) {
-              got.push({ ev: binding.transcodeChangeFragments(pending, whole, flags, MAX_DEPTH, MAX_OUT), raws: pending })
+              got.push({ ev: binding.transcodeChangeFragments(pending, whole, packOptions(flags, MAX_DEPTH), MAX_OUT), raws: pending })
               pending = []
             }
           }
@@ -132,7 +134,7 @@ describe('split events merged at the BSON level', () => {
           const { fields, frags } = events[i]
           // the same object transcodeChangeBatch gives for the unsplit event
           const unsplit = Object.fromEntries([['_id', frags[frags.length - 1]._id], ...fields])
-          const one = binding.transcodeChangeBatch(cursor([unsplit]), whole, flags, MAX_DEPTH, MAX_OUT, true).events[0]
+          const one = binding.transcodeChangeBatch(cursor([unsplit]), whole, packOptions(flags, MAX_DEPTH), MAX_OUT, true).events[0]
           expect(ev).toEqual(one)
           expect(Object.keys(ev)).toEqual(Object.keys(one))
           // against js-bson's merge of the deserialized fragments
@@ -157,19 +159,19 @@ describe('split events merged at the BSON level', () => {
 
   it('an event without splitEvent is unchanged by rawFragments; a broken fragment throws a TranscodeError', () => {
     const plain = { _id: { _data: 'A' }, operationType: 'insert', documentKey: { _id: 1 }, fullDocument: { a: 1 } }
-    const a = binding.transcodeChangeBatch(cursor([plain]), false, COMPAT, MAX_DEPTH, MAX_OUT, true).events[0]
-    const b = binding.transcodeChangeBatch(cursor([plain]), false, COMPAT, MAX_DEPTH, MAX_OUT).events[0]
+    const a = binding.transcodeChangeBatch(cursor([plain]), false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT, true).events[0]
+    const b = binding.transcodeChangeBatch(cursor([plain]), false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT).events[0]
     expect(a).toEqual(b)
     const frag = BSON.serialize({ _id: { _data: 'A' }, splitEvent: { fragment: 1, of: 1 }, a: 1 })
     let e: any
     try {
-      binding.transcodeChangeFragments([frag, frag.subarray(0, frag.length - 1)], false, COMPAT, MAX_DEPTH, MAX_OUT)
+      binding.transcodeChangeFragments([frag, frag.subarray(0, frag.length - 1)], false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT)
     } catch (x) {
       e = x
     }
     expect(e.name).toBe('TranscodeError')
     expect(e.index).toBe(1)
     expect(typeof e.detail).toBe('string')
-    expect(() => binding.transcodeChangeFragments('x', false, COMPAT, MAX_DEPTH, MAX_OUT)).toThrow(TypeError)
+    expect(() => binding.transcodeChangeFragments('x', false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT)).toThrow(TypeError)
   })
 })

@@ -8,7 +8,7 @@ import type { Collection } from 'mongodb'
 import { startSource } from '../support/source'
 import type { Source } from '../support/source'
 import { readmeExamples, runExample, seedOrders } from '../support/readme-examples'
-
+import { CUT_BODY } from '../support/http'
 let src: Source
 let client: MongoClient
 let orders: Collection
@@ -80,7 +80,7 @@ describe('README examples, run as written', () => {
       const bad = await fetch(q('{"$bogus":1}'))
       expect(bad.status).toBe(500)
       const body = await bad.json()
-      expect(body.error).toMatch(/\$bogus/)
+      expect(body.error).toBe('query failed')
       expect(typeof body.code).toBe('number')
       expect(ex.alive()).toBe(true)
       expect(ex.stderr()).toBe('')
@@ -99,7 +99,7 @@ describe('README examples, run as written', () => {
       expect(await r.text()).toBe(`[${theirs.join(',')}]`)
       await src.failGetMore({ code: 96, ns: 'shop.orders' })
       const cut = await fetch(base)
-      await expect(cut.text()).rejects.toThrow(/terminated/)
+      await expect(cut.text()).rejects.toThrow(CUT_BODY)
       for (let w = 0; w < 40 && ex.stderr() === ''; w++) await sleep(50)
       expect(ex.stderr()).toMatch(/^\/: .+\n$/)
       expect(ex.alive()).toBe(true)

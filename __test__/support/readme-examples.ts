@@ -14,8 +14,8 @@ const ROOT = path.join(__dirname, '..', '..')
 export const README_URI = 'mongodb://127.0.0.1:27017'
 
 /** NAME → the block's code, in README order. */
-export function readmeExamples(): Map<string, string> {
-  const text = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+export function readmeExamples(file = 'README.md'): Map<string, string> {
+  const text = readFileSync(path.join(ROOT, file), 'utf8')
   const out = new Map<string, string>()
   for (const m of text.matchAll(/^<!-- runnable: ([\w-]+) -->\n```js\n([\s\S]*?)^```$/gm)) out.set(m[1], m[2])
   return out
@@ -34,8 +34,9 @@ export interface RunningExample {
   kill: () => Promise<void>
 }
 
-export function runExample(name: string, uri: string): RunningExample {
-  const code = readmeExamples().get(name)
+/** Runs example NAME of `page` (README.md, or a docs page with runnable examples). */
+export function runExample(name: string, uri: string, page = 'README.md'): RunningExample {
+  const code = readmeExamples(page).get(name)
   if (code === undefined) throw new Error(`README has no runnable example ${name}`)
   const uses = code.split(README_URI).length - 1
   if (uses !== 1) throw new Error(`README example ${name} must name ${README_URI} once (found ${uses})`)

@@ -10,6 +10,8 @@ import { Readable } from 'node:stream'
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const binding = require('../../lib/native/load').loadBackend().binding
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { packOptions } = require('../../lib/native')
 
 const good = BSON.serialize({ a: 1, s: 'x' })
 /** `good` with its string's terminator broken. */
@@ -52,7 +54,7 @@ describe('TranscodeError properties', () => {
     const at = c.indexOf(good)
     bad.copy(c, at)
     expectProps(caught(() => b2j.cursorBatch(c)), 0)
-    const e = caught(() => binding.transcodeChangeBatch(c, true, 0, 100, 1 << 28))
+    const e = caught(() => binding.transcodeChangeBatch(c, true, packOptions(0, 100), 1 << 28))
     expectProps(e, 0)
     expect(e.message).toMatch(/\(event 0\)$/)
     expectProps(caught(() => b2j.toJSON(good.subarray(0, good.length - 1), { projection: { a: 1 } })))
@@ -77,7 +79,7 @@ describe('resume tokens', () => {
   it('{_data} as an object, any other shape as a copy of its BSON', () => {
     const other = { k: new Int32(5), d: 1.5 }
     const input = batch([{ _data: 'AA' }, other], { x: 'y' })
-    const b = binding.transcodeChangeBatch(input, false, 0, 100, 1 << 28)
+    const b = binding.transcodeChangeBatch(input, false, packOptions(0, 100), 1 << 28)
     expect(b.events[0].resumeToken).toEqual({ _data: 'AA' })
     const t = b.events[1].resumeToken
     expect(t).toBeInstanceOf(Uint8Array)
@@ -92,7 +94,7 @@ describe('resume tokens', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { ChangeStream } = require('../../lib/mongo/change-stream')
     const other = { k: new Int32(5), d: new BSON.Double(1.5), l: Long.fromNumber(7) }
-    const b = binding.transcodeChangeBatch(batch([other], { _data: 'BB' }), false, 0, 100, 1 << 28)
+    const b = binding.transcodeChangeBatch(batch([other], { _data: 'BB' }), false, packOptions(0, 100), 1 << 28)
     const pushed: any[] = []
     const fake = Object.assign(Object.create(ChangeStream.prototype), {
       _position: undefined,

@@ -42,9 +42,10 @@ export interface RawChangeEvent {
 export type PackedChangeEvents = [Uint8Array, unknown[] | null, ...string[]]
 
 /**
- * One document to JSON text. `packed` = `flags | maxDepth << 8` (flags: `OptionFlag` bits and
- * the dialect in the two low bits); `maxOutputBytes` only when it is not the default; `shaper`
- * (a projection / redaction) shapes the document first.
+ * One document to JSON text. `packed, maxOutputBytes`: the options' pair every call takes
+ * (`packed` = `flags + maxDepth * 2 ** FLAG_BITS`, flags the `OptionFlag` bits and the dialect
+ * in the two low bits), `maxOutputBytes` only when it is not the default; `shaper` (a
+ * projection / redaction) shapes the document first.
  */
 export declare function transcode(bson: Uint8Array, packed?: number, maxOutputBytes?: number, shaper?: Shaper): string
 

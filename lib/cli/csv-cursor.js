@@ -6,7 +6,7 @@
 // with no document objects.
 
 const native = require('../native')
-const { RawCursor } = require('../mongo/raw-cursor')
+const { RawCursor, replyCursor } = require('../mongo/raw-cursor')
 const { compileShape } = require('../shape')
 
 class CsvCursor extends RawCursor {
@@ -17,6 +17,7 @@ class CsvCursor extends RawCursor {
       db: client.db(collection.dbName),
       prefetch: options.prefetch === undefined ? 2 : options.prefetch,
       batchSize: options.batchSize,
+      timeoutMS: options.timeoutMS,
       what: 'cursor',
     })
     this._cmd = command
@@ -31,7 +32,8 @@ class CsvCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    const cursor = this._shaper === undefined ? reply.cursor : native.shape(this._shaper, native.ShapeInput.Cursor, reply.cursor)
+    const raw = replyCursor(reply)
+    const cursor = this._shaper === undefined ? raw : native.shape(this._shaper, native.ShapeInput.Cursor, raw)
     const c = native.csvCursor(cursor, this._fields)
     this._setCursor(c.id, c.ns ?? '', isGetMore)
     if (c.count > 0) this._push({ docs: c.rows, count: c.count })

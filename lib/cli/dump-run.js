@@ -1,8 +1,8 @@
 'use strict'
 
 // What a `dump` run shares whichever engine runs it (lib/cli/dump-engine.js chooses): the progress
-// bar and the run's clock, SIGINT/SIGTERM, and the end of the run (the summary line, or the
-// failure's one line with the counts). Nothing here loads Node's streams or zlib: the native
+// bar and the run's clock, and the end of the run (the summary line, or the failure's one line
+// with the counts). SIGINT/SIGTERM are usage.js's `onSignals`, shared with `export`. Nothing here loads Node's streams or zlib: the native
 // dump of a file needs neither (benchmark/cli-startup.sh).
 
 const { CliError, describeIoError } = require('./usage')
@@ -60,43 +60,6 @@ function startRun(opts, totalIn, bytesRead, documents) {
   }
 }
 
-/** How long a run may take to stop after SIGINT/SIGTERM before it is ended where it stands. */
-const STOP_GRACE_MS = 700
-
-/**
- * SIGINT / SIGTERM: `handler(signal, exitCode)` is called (once) to stop the run, which then
- * reports as usual. A run that has not ended within STOP_GRACE_MS of the signal (a write blocked
- * on a pipe nobody reads, a read that never returns) is ended where it stands: `lastWords(sig)`
- * on stderr (unless the run has reported) and the exit status, so a signal is always answered
- * within a second. A second signal ends it at once. Returns `off()`, called when the run has
- * reported: it stops listening (the deadline of a signal received stays armed until exit).
- * @param {(sig: string, exitCode: number) => void} handler
- * @param {(sig: string) => string} lastWords the line to print when the run is ended where it stands
- */
-function onSignals(handler, lastWords) {
-  const signals = { SIGINT: 130, SIGTERM: 143 }
-  let timer = null
-  let reported = false
-  const end = (sig) => {
-    try {
-      if (!reported) process.stderr.write(`bson2json: ${lastWords(sig)}\n`)
-    } finally {
-      process.exit(reported && process.exitCode !== undefined ? process.exitCode : signals[sig])
-    }
-  }
-  const onSignal = (sig) => {
-    if (timer !== null) return end(sig)
-    timer = setTimeout(() => end(sig), STOP_GRACE_MS)
-    timer.unref()
-    handler(sig, signals[sig])
-  }
-  for (const sig of Object.keys(signals)) process.on(sig, onSignal)
-  return () => {
-    reported = true
-    for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  }
-}
-
 /** A hint when the input's first bytes are text: a BSON file starts with a little-endian length. */
 function notBsonHint(input) {
   if (input === null || input.length === 0) return ''
@@ -147,4 +110,4 @@ function report(opts, r) {
   return 0
 }
 
-module.exports = { startRun, onSignals, report, counts, withoutPosition, mb, STOP_GRACE_MS }
+module.exports = { startRun, report, counts, withoutPosition, mb }

@@ -7,10 +7,10 @@
 
 const fs = require('fs')
 const { Readable } = require('stream')
-const { CliError } = require('./usage')
+const { CliError, onSignals } = require('./usage')
 const { isArchive } = require('./archive')
 const { isPlainBson, isGzip } = require('./dump-engine')
-const { startRun, onSignals, report, counts, withoutPosition } = require('./dump-run')
+const { startRun, report, counts, withoutPosition } = require('./dump-run')
 const { createTranscodeStream } = require('../transcode/stream')
 
 /** Yields the source's chunks, having read the first four bytes (gzip and archive magic numbers). */

@@ -4,10 +4,10 @@
 // mongodump `.bson` / `.bson.gz` files (or stdin) into NDJSON or one JSON array.
 
 const fs = require('fs')
-const { CliError, usage, parseOptions, answer, describeIoError, quoteName } = require('./usage')
+const { CliError, usage, parseOptions, answer, describeIoError, quoteName, onSignals } = require('./usage')
 const { Output } = require('./output')
 const { chooseEngine, fileHead } = require('./dump-engine')
-const { startRun, onSignals, report } = require('./dump-run')
+const { startRun, report } = require('./dump-run')
 // Everything else is required where it is used: the native dump of a file (the common run)
 // needs neither the transcode stream (lib/cli/dump-stream.js, and Node's streams), zlib,
 // --pretty's indenter, the archive reader nor the --fields / --redact compilers, and start-up
@@ -335,7 +335,8 @@ async function dumpNative(opts, input, output, threads, stdin) {
   try {
     let outcome
     try {
-      outcome = await native.dumpFile(control, stdin ? '' : opts.file, stdin ? 0 : -1, output.fd, opts.array, o, threads, MAX_DOCUMENT_BYTES)
+      const job = { input: stdin ? '' : opts.file, inFd: stdin ? 0 : -1, outFd: output.fd, array: opts.array, threads, maxDocumentBytes: MAX_DOCUMENT_BYTES }
+      outcome = await native.dumpFile(control, job, o)
     } finally {
       run.stop()
     }

@@ -31,6 +31,8 @@ Connection (names as in mongoexport):
       --authenticationDatabase DB   database holding the user (default: the URI's or admin)
       --readPreference MODE         primary (default) | primaryPreferred | secondary | secondaryPreferred | nearest
       --timeout S        give up after S seconds without a usable server (default 10)
+      --timeoutMS N      give up when a reply of the server takes more than N ms to arrive,
+                         however slowly it trickles in (default 0: no limit)
 
 What (names as in mongoexport):
   -d, --db DB            database
@@ -76,7 +78,7 @@ server rejects, an error mid-cursor, a write error); 2 usage error (bad or unkno
 malformed JSON argument, the mongodb package missing); 130/143 interrupted by SIGINT/SIGTERM.
 `
 
-const { CliError, UsageError, usage, parseOptions, answer } = require('./usage')
+const { CliError, UsageError, usage, parseOptions, answer, onSignals } = require('./usage')
 const { Output } = require('./output')
 const { requirePeer } = require('./peer')
 const { describe, redact, mongoClient } = require('./mongo')
@@ -120,6 +122,7 @@ const VALUE_FLAGS = {
   '--authenticationDatabase': 'authSource',
   '--readPreference': 'readPreference',
   '--timeout': 'timeout',
+  '--timeoutMS': 'timeoutMS',
   '-d': 'db',
   '--db': 'db',
   '-c': 'collection',
@@ -215,6 +218,7 @@ function parseArgs(argv) {
   o.limit = raw.limit === undefined ? undefined : nonNegative('--limit', raw.limit)
   o.batchSize = raw.batchSize === undefined ? undefined : nonNegative('--batchSize', raw.batchSize, 1)
   o.timeout = raw.timeout === undefined ? 10 : nonNegative('--timeout', raw.timeout, 1)
+  o.timeoutMS = raw.timeoutMS === undefined ? undefined : nonNegative('--timeoutMS', raw.timeoutMS)
   o.parallel = raw.parallel === undefined ? 1 : nonNegative('--parallel', raw.parallel, 1)
   if (o.parallel > 64) usage('--parallel must be at most 64')
   if (raw.fields !== undefined && raw.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
@@ -350,11 +354,17 @@ async function main(argv) {
   let interrupted = null
   let interrupt = null
   const stopped = new Promise((resolve) => (interrupt = resolve))
-  const onSignal = (sig) => {
-    interrupted = sig
-    interrupt()
-  }
-  for (const sig of Object.keys(signals)) process.once(sig, onSignal)
+  const countsLine = () => `${out.documents} document${out.documents === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
+  // answered within a second in every state (usage.js onSignals): a connect to a server that
+  // never answers, a reply that never comes, a stdout nobody reads
+  const offSignals = onSignals(
+    (sig) => {
+      interrupted = sig
+      interrupt()
+    },
+    (sig) => `interrupted by ${sig} (${countsLine()})`,
+    'bson2json export',
+  )
 
   let error = null
   try {
@@ -406,25 +416,28 @@ async function main(argv) {
   } catch (e) {
     error = e
   }
-  for (const sig of Object.keys(signals)) process.off(sig, onSignal)
-  if (timer !== null) clearInterval(timer)
-  // An interrupted export: the cursors are closed by client.close(); the output stops here.
-  await client.close().catch(() => {})
-  await out.finish()
-  if (timer !== null) {
-    drawProgress() // the final count, then the line is wiped for the summary
-    clearProgress()
-  }
-  if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
+  try {
+    if (timer !== null) clearInterval(timer)
+    // An interrupted export: the cursors are closed by client.close(); the output stops here.
+    await client.close().catch(() => {})
+    await out.finish()
+    if (timer !== null) {
+      drawProgress() // the final count, then the line is wiped for the summary
+      clearProgress()
+    }
+    if (out.closedByReader) return 0 // `bson2json export … | head`: the reader is gone
 
-  const n = out.documents
-  const counts = `${n} document${n === 1 ? '' : 's'} written, ${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s`
-  if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
-  if (error !== null && error !== OUTPUT_FAILED) {
-    throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
+    const n = out.documents
+    const counts = countsLine()
+    if (out.error !== null) throw new CliError(`${out.describe()} (${counts})`)
+    if (error !== null && error !== OUTPUT_FAILED) {
+      throw new CliError(`${describe(error, o)} (${counts})`, error instanceof CliError ? error.exitCode : 1)
+    }
+    if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
+    return 0
+  } finally {
+    offSignals()
   }
-  if (!o.quiet) log(`exported ${n} document${n === 1 ? '' : 's'} (${mb(out.bytes)} MB, ${elapsed().toFixed(2)} s)`)
-  return 0
 }
 
 const mb = (n) => (n / 1e6).toFixed(1)
@@ -487,7 +500,7 @@ async function* jsonBatches(coll, filter, options) {
 async function runExport(coll, o, write, say) {
   const fields = o.type === 'csv' ? o.fields : null
   const options = { dialect: o.dialect, prefetch: 2 }
-  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact']) if (o[k] !== undefined) options[k] = o[k]
+  for (const k of ['projection', 'sort', 'skip', 'limit', 'batchSize', 'redact', 'timeoutMS']) if (o[k] !== undefined) options[k] = o[k]
   const source = (filter, extra) => (fields === null ? jsonBatches(coll, filter, { ...options, ...extra }) : csvFind(coll, filter, fields, { ...options, ...extra }))
 
   const indenter = o.pretty ? new Indenter() : null

@@ -52,6 +52,7 @@ function line(e, o, action) {
     const why = /^auth(entication)? failed\.?$/i.test(msg) ? '' : `: ${msg.replace(/^auth(entication)? failed[.:]?\s*/i, '')}`
     return `authentication failed${who} on ${redact(o.uri)}${why}`
   }
+  if (e && e.code === 'BSON2JSON_TIMEOUT') return `no reply from ${redact(o.uri)} to ${e.command} within ${e.timeoutMS} ms (--timeoutMS) while reading ${ns}`
   if (e && (e.syscall === 'querySrv' || e.syscall === 'queryTxt')) {
     // mongodb+srv:// names a DNS record: its lookup failed before any server was asked
     return `cannot resolve ${redact(o.uri)}: the DNS lookup of its ${e.syscall === 'querySrv' ? 'SRV' : 'TXT'} record failed: ${msg}`

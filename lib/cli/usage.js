@@ -120,6 +120,48 @@ function parseOptions(argv, spec) {
   return { opts, args }
 }
 
+/** How long a run may take to stop after SIGINT/SIGTERM before it is ended where it stands. */
+const STOP_GRACE_MS = 700
+const SIGNALS = { SIGINT: 130, SIGTERM: 143 }
+
+/**
+ * SIGINT / SIGTERM for a command's run: `handler(signal, exitCode)` is called (once) to stop the
+ * run, which then reports as usual (its line, its exit status 130 / 143). A run still there
+ * STOP_GRACE_MS after the signal (a read or a write blocked in the kernel on a pipe nobody feeds
+ * or drains, a server that never answers, sockets the driver keeps open) is ended where it
+ * stands: `lastWords(sig)` on stderr (unless it has reported), then the process dies of the
+ * signal itself (status 130 / 143 all the same). Not `process.exit`: it waits for the libuv pool,
+ * where a blocked read would hold it forever. A second signal ends it at once. So a signal is
+ * answered within a second in every state. Returns `off()`, to call once the run has reported:
+ * it stops listening (the deadline of a signal received stays armed until the process ends).
+ * @param {(sig: string, exitCode: number) => void} handler
+ * @param {(sig: string) => string} lastWords the line (after the command's prefix) when ended where it stands
+ * @param {string} [prefix] the command's prefix on stderr (`bson2json`, `bson2json export`)
+ */
+function onSignals(handler, lastWords, prefix = 'bson2json') {
+  let timer = null
+  let reported = false
+  const end = (sig) => {
+    try {
+      if (!reported) process.stderr.write(`${prefix}: ${lastWords(sig)}\n`)
+    } finally {
+      for (const s of Object.keys(SIGNALS)) process.removeAllListeners(s)
+      process.kill(process.pid, sig) // the default action now: the process ends with the signal
+    }
+  }
+  const onSignal = (sig) => {
+    if (timer !== null) return end(sig)
+    timer = setTimeout(() => end(sig), STOP_GRACE_MS)
+    timer.unref()
+    handler(sig, SIGNALS[sig])
+  }
+  for (const sig of Object.keys(SIGNALS)) process.on(sig, onSignal)
+  return () => {
+    reported = true
+    for (const sig of Object.keys(SIGNALS)) process.off(sig, onSignal)
+  }
+}
+
 /** The package's version. */
 function version() {
   return require('../../package.json').version
@@ -176,4 +218,4 @@ function describeIoError(e) {
   return e && e.message ? String(e.message).split('\n')[0] : String(e)
 }
 
-module.exports = { CliError, UsageError, usage, parseOptions, answer, version, describeIoError, suggest, quoteName }
+module.exports = { CliError, UsageError, usage, parseOptions, answer, version, describeIoError, suggest, quoteName, onSignals, STOP_GRACE_MS }

@@ -20,13 +20,14 @@
 
 const native = require('../native')
 const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
-const { describe } = require('../errors')
+const { describe, argumentError } = require('../errors')
 
 /** The option names watch accepts (anything else is a TypeError). */
 const WATCH_KEYS = new Set([
   ...BASE_KEYS,
   'whole',
   'batchSize',
+  'timeoutMS',
   'maxAwaitTimeMS',
   'prefetch',
   'splitLargeEvents',
@@ -40,7 +41,7 @@ const WATCH_KEYS = new Set([
   'enableUtf8Validation',
 ])
 const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
-const { RawCursor, checkPipeline } = require('./raw-cursor')
+const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
 let bson = null
@@ -156,15 +157,35 @@ class ChangeStream extends RawCursor {
    * @param {object} [options]
    */
   constructor(target, pipeline = [], options = {}) {
-    const stages = checkPipeline(pipeline, 'watch() pipeline')
-    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
-    const t = resolveTarget(target)
-    // The driver's BSON options for the target and its js-bson major, under the call's.
-    const o = resolveDriverOptions(target, options, WATCH_KEYS)
-    const batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
-    const maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
-    const prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
-    super({ client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, signal: options.signal, what: 'change stream' })
+    // An argument error is not thrown: every consumer fails with it (lib/mongo/cursor.js find()).
+    let stages, t, o, batchSize, maxAwaitTimeMS, prefetch, timeoutMS
+    let failure = null
+    try {
+      stages = checkPipeline(pipeline, 'watch() pipeline')
+      if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
+      t = resolveTarget(target)
+      // The driver's BSON options for the target and its js-bson major, under the call's.
+      o = resolveDriverOptions(target, options, WATCH_KEYS)
+      batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
+      maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
+      prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
+      timeoutMS = intOption(options, 'timeoutMS', 0, Infinity, 0)
+      if (timeoutMS > 0) {
+        // each getMore waits up to maxAwaitTimeMS for events: it must end before the reply's bound
+        if (maxAwaitTimeMS === undefined) maxAwaitTimeMS = Math.min(1000, Math.floor(timeoutMS / 2))
+        else if (maxAwaitTimeMS >= timeoutMS) throw new RangeError(`bson2json: options.maxAwaitTimeMS (${maxAwaitTimeMS}) must be below options.timeoutMS (${timeoutMS})`)
+      }
+    } catch (e) {
+      failure = argumentError(e)
+      options = {}
+      stages = []
+      t = {}
+    }
+    super(
+      failure !== null
+        ? { failure, what: 'change stream' }
+        : { client: t.client, db: t.db, prefetch, prefetchGiven: options.prefetch !== undefined, batchSize, maxAwaitTimeMS, timeoutMS, signal: options.signal, what: 'change stream' },
+    )
     this._aggregate = t.aggregate
     this._o = o
     this._whole = options.whole === true
@@ -220,7 +241,8 @@ class ChangeStream extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact: each event's document parts shaped first (lib/shape.js).
-    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
+    const raw = replyCursor(reply)
+    const cursor = this._o.shaper === undefined ? raw : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, raw)
     const b = native.transcodeChangeBatch(cursor, this._whole, this._o, this._split)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime

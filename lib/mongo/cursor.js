@@ -10,10 +10,10 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS } = require('../options')
-const { describe } = require('../errors')
+const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
+const { describe, argumentError } = require('../errors')
 const { pipeline } = require('node:stream')
-const { RawCursor, checkPipeline } = require('./raw-cursor')
+const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
 const { NdjsonBuffer: LAYOUT_NDJSON, List: LAYOUT_LIST } = native.Layout
@@ -26,7 +26,7 @@ const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS'
 const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
 
 /** The option names find / aggregate accept (anything else is a TypeError). */
-const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation']
+const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation', 'timeoutMS']
 const FIND_KEYS = new Set([...CURSOR_KEYS, ...FIND_OPTIONS])
 const AGG_KEYS = new Set([...CURSOR_KEYS, ...AGG_OPTIONS])
 
@@ -37,42 +37,70 @@ function resolveCollection(coll) {
   return { client: coll.client, db: coll.client.db(coll.dbName), name: coll.collectionName }
 }
 
-class JsonCursor extends RawCursor {
-  constructor(collection, command, options) {
-    const c = resolveCollection(collection)
-    const p = options.prefetch === undefined ? 1 : options.prefetch
-    if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${describe(p, 'number')}`)
-    // The driver's BSON options for this collection and its js-bson major, under the call's.
-    // find's `projection` goes to the server (the command); the client-side projection of the
-    // results is `clientProjection` in both find and aggregate (lib/shape.js).
-    if (command.find === undefined && options.projection !== undefined) {
-      throw new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
-    }
-    const rest = { ...options }
-    delete rest.projection
-    delete rest.clientProjection
-    if (options.clientProjection !== undefined) rest.projection = options.clientProjection
-    let o
-    try {
-      o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
-    } catch (e) {
-      if (e instanceof TypeError && options.clientProjection !== undefined) e.message = e.message.replace('options.projection', 'options.clientProjection')
-      throw e
-    }
-    super({
+/**
+ * The engine options of a find/aggregate cursor, and its resolved transcode options: every
+ * argument checked (a TypeError/RangeError otherwise).
+ */
+function prepare(collection, command, options) {
+  const c = resolveCollection(collection)
+  const p = options.prefetch === undefined ? 1 : options.prefetch
+  if (!Number.isInteger(p) || p < 0) throw new RangeError(`bson2json: options.prefetch must be an integer >= 0, got ${describe(p, 'number')}`)
+  // The driver's BSON options for this collection and its js-bson major, under the call's.
+  // find's `projection` goes to the server (the command); the client-side projection of the
+  // results is `clientProjection` in both find and aggregate (lib/shape.js).
+  if (command.find === undefined && options.projection !== undefined) {
+    throw new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
+  }
+  const rest = { ...options }
+  delete rest.projection
+  delete rest.clientProjection
+  if (options.clientProjection !== undefined) rest.projection = options.clientProjection
+  let o
+  try {
+    o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
+  } catch (e) {
+    if (e instanceof TypeError && options.clientProjection !== undefined) e.message = e.message.replace('options.projection', 'options.clientProjection')
+    throw e
+  }
+  return {
+    o,
+    getMoreColl: c.name,
+    engine: {
       client: c.client,
       db: c.db,
       prefetch: p,
       prefetchGiven: options.prefetch !== undefined,
       batchSize: options.batchSize,
       maxAwaitTimeMS: options.maxAwaitTimeMS,
+      timeoutMS: intOption(options, 'timeoutMS', 0, Infinity, 0),
       session: options.session,
       signal: options.signal,
       what: 'cursor',
-    })
+    },
+  }
+}
+
+class JsonCursor extends RawCursor {
+  /**
+   * @param {any} collection
+   * @param {object | null} command
+   * @param {object | null} options
+   * @param {Error} [failure] an argument error of find()/aggregate(): the cursor fails every
+   *   consumer with it, as with a server error (nothing is sent)
+   */
+  constructor(collection, command, options, failure) {
+    let p = null
+    if (failure === undefined) {
+      try {
+        p = prepare(collection, command, options)
+      } catch (e) {
+        failure = argumentError(e)
+      }
+    }
+    super(p === null ? { failure, what: 'cursor' } : p.engine)
     this._cmd = command
-    this._o = o
-    this._getMoreColl = c.name
+    this._o = p === null ? null : p.o
+    this._getMoreColl = p === null ? null : p.getMoreColl
     this._layout = 0 // decided by the first consumer
     this._terminal = null
   }
@@ -93,7 +121,7 @@ class JsonCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // shaped (clientProjection, redact) in the same native call
-    const b = native.transcodeCursor(reply.cursor, this._layout, this._o)
+    const b = native.transcodeCursor(replyCursor(reply), this._layout, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     if (b.count > 0) this._push({ docs: b.docs, count: b.count })
     return null
@@ -162,8 +190,12 @@ class JsonCursor extends RawCursor {
    * @param {{ format?: 'ndjson' | 'array', highWaterMark?: number }} [options]
    */
   stream(options = {}) {
-    const format = options.format === undefined ? 'ndjson' : options.format
-    if (format !== 'ndjson' && format !== 'array') throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${describe(format, 'string')}`)
+    let format = options.format === undefined ? 'ndjson' : options.format
+    if (format !== 'ndjson' && format !== 'array') {
+      // a format from a request's data: the stream fails with it, as the cursor's other argument errors
+      if (this._failure === null) this._failure = argumentError(new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${describe(format, 'string')}`))
+      format = 'ndjson'
+    }
     // Both formats come from the NDJSON Buffer of each batch: for an array its newlines become
     // commas (JSON text has no raw newline), so no per-document strings are made and re-encoded.
     let started = false
@@ -189,8 +221,9 @@ class JsonCursor extends RawCursor {
    * Pipes the cursor into a writable and handles every error on both sides; returns the
    * destination. On an HTTP response (anything with `setHeader` and `headersSent`): sets
    * `Content-Type` if unset; when the cursor fails before the headers are sent, answers `500`
-   * with `{"error": message, "code": code}` (or calls `options.onError(err, res)`, which then
-   * answers); after, destroys the response (the client sees a cut connection, never a body that
+   * with `{"error": "query failed", "code": code}` (the server's code, no message: see
+   * answer500), or calls `options.onError(err, res)` with the full error, which then answers;
+   * after, destroys the response (the client sees a cut connection, never a body that
    * looks complete) and calls `onError` if given. When the destination closes first (a client
    * that went away), the cursor is closed (killCursors). On any other writable, an error destroys
    * it with that error, as `stream.pipeline` does, and `onError(err, destination)` is called.
@@ -231,11 +264,26 @@ function report(onError, err, destination) {
   return true
 }
 
-/** The 500 answer of a cursor that failed before the response's headers were sent: no stack. */
+/**
+ * The code a 500 body may carry: the server's numeric code (`2` BadValue, `13` Unauthorized), or
+ * bson2json's own (`BSON_*` for a corrupt document, `ERR_*` for an argument error, `BSON2JSON_TIMEOUT`); null for
+ * anything else (a network error's `ECONNREFUSED` says where the database is not).
+ */
+function publicCode(err) {
+  const code = err !== null && typeof err === 'object' ? err.code : undefined
+  if (typeof code === 'number' && Number.isInteger(code)) return code
+  if (typeof code === 'string' && /^(BSON2JSON|BSON|ERR)_[A-Z0-9_]+$/.test(code)) return code
+  return null
+}
+
+/**
+ * The default answer of a cursor that failed before the response's headers were sent:
+ * `500 {"error":"query failed","code":…}`, and no message text. A server's message can quote the
+ * command (a filter with another user's data), a driver's names the database's address; the
+ * full error goes to `onError`, which answers instead (docs/reliability.md shows one that logs it).
+ */
 function answer500(res, err) {
-  const e = err !== null && typeof err === 'object' ? err : {}
-  const code = typeof e.code === 'number' || typeof e.code === 'string' ? e.code : null
-  const body = JSON.stringify({ error: typeof e.message === 'string' ? e.message : String(err), code })
+  const body = JSON.stringify({ error: 'query failed', code: publicCode(err) })
   try {
     res.statusCode = 500
     res.setHeader('content-type', 'application/json')
@@ -371,31 +419,43 @@ function checkFilter(filter, what) {
 /**
  * `find` returning JSON text. `options`: dialect, utf8, maxDepth, maxOutputBytes, batchSize,
  * prefetch (default 1), session, signal, and the find options sort, projection, limit, skip, …
- * Arguments take the driver's forms (`sort: [['n', -1]]`, `'n'`, …); a filter that is not an
- * object is a TypeError before anything is sent.
+ * Arguments take the driver's forms (`sort: [['n', -1]]`, `'n'`, …). It never throws: an argument
+ * error (a filter that is not an object, a bad option) is a TypeError/RangeError with `code`
+ * (`ERR_INVALID_ARG_TYPE`/`ERR_OUT_OF_RANGE`) that every consumer fails with, as with a server
+ * error, and nothing is sent (a request's data can go into the arguments: docs/reliability.md).
  */
 function find(collection, filter = {}, options = {}) {
-  const c = resolveCollection(collection)
-  checkFilter(filter, 'find() filter')
-  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options, 'object')}`)
-  const cmd = { find: c.name, filter }
-  if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
-  pick(cmd, options, FIND_OPTIONS)
-  if (cmd.sort !== undefined) {
-    const sort = formatSort(cmd.sort)
-    if (sort === undefined) delete cmd.sort
-    else cmd.sort = sort
+  let cmd
+  try {
+    const c = resolveCollection(collection)
+    checkFilter(filter, 'find() filter')
+    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options, 'object')}`)
+    cmd = { find: c.name, filter }
+    if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
+    pick(cmd, options, FIND_OPTIONS)
+    if (cmd.sort !== undefined) {
+      const sort = formatSort(cmd.sort)
+      if (sort === undefined) delete cmd.sort
+      else cmd.sort = sort
+    }
+  } catch (e) {
+    return new JsonCursor(null, null, null, argumentError(e))
   }
   return new JsonCursor(collection, cmd, options)
 }
 
-/** `aggregate` returning JSON text; same options as {@link find} plus allowDiskUse etc. */
+/** `aggregate` returning JSON text; same options as {@link find} plus allowDiskUse etc.; never throws either. */
 function aggregate(collection, pipeline = [], options = {}) {
-  const stages = checkPipeline(pipeline, 'aggregate() pipeline')
-  const c = resolveCollection(collection)
-  if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options, 'object')}`)
-  const cmd = { aggregate: c.name, pipeline: stages, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
-  pick(cmd, options, AGG_OPTIONS)
+  let cmd
+  try {
+    const stages = checkPipeline(pipeline, 'aggregate() pipeline')
+    const c = resolveCollection(collection)
+    if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options, 'object')}`)
+    cmd = { aggregate: c.name, pipeline: stages, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
+    pick(cmd, options, AGG_OPTIONS)
+  } catch (e) {
+    return new JsonCursor(null, null, null, argumentError(e))
+  }
   return new JsonCursor(collection, cmd, options)
 }
 

@@ -33,7 +33,8 @@ const DEFAULT_AWAIT_MS = 1000
 /** Slack on top of the getMore's own wait before close() cancels it after all. */
 const CLOSE_GRACE_MS = 2000
 
-const { describe } = require('../errors')
+const { describe, transcodeError } = require('../errors')
+const { guardDriver } = require('./driver-guard')
 
 const END = Object.freeze({ end: true })
 
@@ -84,6 +85,35 @@ function compactClusterTime(holder) {
   }
 }
 
+/**
+ * The error of a server reply that did not arrive within `timeoutMS`: a TimeoutError with code
+ * `BSON2JSON_TIMEOUT`, `timeoutMS` and `command` (the command was cancelled and its connection
+ * closed).
+ * @param {number} ms
+ * @param {string} what `find`, `getMore`, …
+ */
+function timeoutError(ms, what) {
+  const e = new Error(`bson2json: no reply from the server to ${what} within timeoutMS (${ms} ms); the command was cancelled`)
+  e.name = 'TimeoutError'
+  e.code = 'BSON2JSON_TIMEOUT'
+  e.timeoutMS = ms
+  e.command = what
+  return e
+}
+
+/**
+ * The raw `cursor` document of a command's reply, or a BSON_NOT_A_CURSOR TranscodeError when the
+ * reply has none (a server or proxy that answers something else must not end in a TypeError).
+ * @param {any} reply the driver's reply with `raw: true` (top-level fields read, documents raw)
+ * @returns {Uint8Array}
+ */
+function replyCursor(reply) {
+  const c = reply !== null && typeof reply === 'object' ? reply.cursor : undefined
+  if (c instanceof Uint8Array) return c
+  const fields = reply !== null && typeof reply === 'object' ? Object.keys(reply).join(', ') : typeof reply
+  throw transcodeError('BSON_NOT_A_CURSOR', `the server's reply has no cursor document (${c === undefined ? `its fields: ${fields}` : `cursor is ${describe(c)}`})`, undefined, 0)
+}
+
 function abortError(signal, what) {
   const r = signal.reason
   if (r instanceof Error) return r
@@ -95,20 +125,27 @@ function abortError(signal, what) {
 class RawCursor {
   /**
    * @param {{ client: any, db: any, prefetch: number, prefetchGiven?: boolean, batchSize?: number,
-   *   maxAwaitTimeMS?: number, session?: any, signal?: AbortSignal, what: string }} o
+   *   maxAwaitTimeMS?: number, timeoutMS?: number, session?: any, signal?: AbortSignal, what: string, failure?: Error }} o
+   * `timeoutMS`: the longest wait for each server reply (0 or undefined: no bound).
+   * `failure`: an argument error of the call that made the cursor; it is what every consumer
+   * gets, and nothing is sent (the other fields are then unused).
    * An aborted `signal` ends the consumer with the signal's reason (an `AbortError` when the
    * reason is not an Error), never like the end of the results: a consumer that stopped early
    * must not look complete. `prefetchGiven`: the caller chose `prefetch` (a Readable consumer
    * then keeps it instead of fetching on demand).
    */
   constructor(o) {
+    // An argument error found before anything was sent: every consumer fails with it.
+    this._failure = o.failure ?? null
     this._client = o.client
+    if (o.client !== undefined) guardDriver(o.client) // the driver's zero-length-message spin
     this._db = o.db
     this._prefetch = o.prefetch
     this._prefetchGiven = o.prefetchGiven === true
     this._full = false // a Readable consumer's buffer is full: no getMore but on demand
     this._batchSize = o.batchSize
     this._maxAwaitTimeMS = o.maxAwaitTimeMS
+    this._timeoutMS = o.timeoutMS === undefined || o.timeoutMS === 0 ? undefined : o.timeoutMS
     this._userSession = o.session
     this._what = o.what
     this._session = undefined
@@ -261,8 +298,33 @@ class RawCursor {
     return cmd
   }
 
+  /**
+   * Runs one command. With `timeoutMS`, the wait for its reply (server selection, the write, the
+   * whole reply however slowly it trickles in) is bounded: past it the command is cancelled (the
+   * driver closes its connection) and fails with a TimeoutError.
+   */
   async _command(cmd) {
-    const reply = await this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+    let reply
+    if (this._timeoutMS === undefined) {
+      reply = await this._db.command(cmd, { raw: true, session: this._session, signal: this._ac.signal })
+    } else {
+      const ac = new AbortController()
+      const cancel = () => ac.abort()
+      this._ac.signal.addEventListener('abort', cancel, { once: true })
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        ac.abort()
+      }, this._timeoutMS)
+      try {
+        reply = await this._db.command(cmd, { raw: true, session: this._session, signal: ac.signal })
+      } catch (e) {
+        throw timedOut ? timeoutError(this._timeoutMS, Object.keys(cmd)[0]) : e
+      } finally {
+        clearTimeout(timer)
+        this._ac.signal.removeEventListener('abort', cancel)
+      }
+    }
     compactClusterTime(this._session)
     compactClusterTime(this._client.topology)
     return reply
@@ -328,6 +390,7 @@ class RawCursor {
 
   /** Next queued item (batch, error or end); starts the pump on first use. */
   _take() {
+    if (this._failure !== null) return Promise.resolve({ error: this._failure })
     if (this._terminal) return Promise.resolve(this._terminal)
     if (this._closed) return Promise.resolve(this._abortReason ? { error: this._abortReason } : END)
     this._start()
@@ -390,4 +453,4 @@ class RawCursor {
   _afterClose() {}
 }
 
-module.exports = { RawCursor, END, noSessionSupport, checkPipeline }
+module.exports = { RawCursor, END, noSessionSupport, checkPipeline, replyCursor }

@@ -9,7 +9,7 @@
 
 const native = require('../native')
 const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
-const { RawCursor } = require('./raw-cursor')
+const { RawCursor, replyCursor } = require('./raw-cursor')
 const { resolveTarget, tokenValue, SHAPE_CHANGE_CURSOR } = require('./change-stream')
 
 /** The option names snapshot() accepts. */
@@ -115,7 +115,8 @@ class SnapshotCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact: the snapshot's records get what the change stream's events get
-    const cursor = this._o.shaper === undefined ? reply.cursor : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, reply.cursor)
+    const raw = replyCursor(reply)
+    const cursor = this._o.shaper === undefined ? raw : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, raw)
     const b = native.transcodeChangeBatch(cursor, false, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events

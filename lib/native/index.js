@@ -13,12 +13,27 @@
 
 const { types } = require('node:util')
 const { loadBackend } = require('./load')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./protocol')
-
-const DEFAULT_PACKED = DEFAULT_MAX_DEPTH * 2 ** FLAG_BITS
+const { rowDecoder } = require('./rows')
 
 const backend = loadBackend()
 const b = backend.binding
+
+/** The default `maxDepth` and `maxOutputBytes` (the core's, exported by the binding). */
+const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES } = b
+/** `packed`'s multiplier of `maxDepth`: 2 ** the binding's `FLAG_BITS`. */
+const DEPTH_UNIT = 2 ** b.FLAG_BITS
+
+/**
+ * The first number of the options' pair: the `OptionFlag` bits plus `maxDepth` above them (exact
+ * in a double); the second is `maxOutputBytes`.
+ * @param {number} flags
+ * @param {number} maxDepth
+ */
+function packOptions(flags, maxDepth) {
+  return flags + maxDepth * DEPTH_UNIT
+}
+
+const DEFAULT_PACKED = packOptions(0, DEFAULT_MAX_DEPTH)
 
 /** The flag bits of `flags` (the binding's `OptionFlag` enum). */
 const OptionFlag = Object.freeze({ ...b.OptionFlag })
@@ -141,7 +156,7 @@ function transcode(bson, o, buffer) {
  */
 function transcodeBatch(docs, layout, o, threads) {
   if (VIEWS && Array.isArray(docs) && docs.length >= VIEWS_MIN && !types.isProxy(docs)) return transcodeViews(docs, layout, o, threads)
-  return b.transcodeBatch(docs, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+  return b.transcodeBatch(docs, layout, o.packed, o.maxOutputBytes, threads, o.shaper)
 }
 
 /**
@@ -232,10 +247,10 @@ function transcodeViews(docs, layout, o, threads) {
   }
   try {
     if (plain) {
-      const r = b.transcodeBatchViews(buffers, table, n, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+      const r = b.transcodeBatchViews(buffers, table, n, layout, o.packed, o.maxOutputBytes, threads, o.shaper)
       if (r !== undefined) return r
     }
-    return b.transcodeBatch(elements, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, o.shaper)
+    return b.transcodeBatch(elements, layout, o.packed, o.maxOutputBytes, threads, o.shaper)
   } finally {
     if (table.length <= 3 * 65536) viewTable = table
   }
@@ -247,7 +262,7 @@ function transcodeViews(docs, layout, o, threads) {
  * @returns {Promise<any>}
  */
 function transcodeBatchAsync(input, layout, o, threads, isCursor) {
-  return b.transcodeBatchAsync(input, layout, o.flags, o.maxDepth, o.maxOutputBytes, threads, isCursor, o.shaper)
+  return b.transcodeBatchAsync(input, layout, o.packed, o.maxOutputBytes, threads, isCursor, o.shaper)
 }
 
 /**
@@ -258,7 +273,7 @@ function transcodeBatchAsync(input, layout, o, threads, isCursor) {
  * @param {any} o resolved options
  */
 function transcodeCursor(cursor, layout, o) {
-  return b.transcodeCursor(cursor, layout, o.flags, o.maxDepth, o.maxOutputBytes, o.shaper)
+  return b.transcodeCursor(cursor, layout, o.packed, o.maxOutputBytes, o.shaper)
 }
 
 /**
@@ -422,7 +437,7 @@ function unpackEvents(packed) {
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
  */
 function transcodeChangeBatch(cursor, whole, o, rawFragments = false) {
-  const r = b.transcodeChangeBatchPacked(cursor, whole, o.flags, o.maxDepth, o.maxOutputBytes, rawFragments)
+  const r = b.transcodeChangeBatchPacked(cursor, whole, o.packed, o.maxOutputBytes, rawFragments)
   r.events = unpackEvents(r.events)
   return r
 }
@@ -435,7 +450,7 @@ function transcodeChangeBatch(cursor, whole, o, rawFragments = false) {
  * @param {any} o resolved options
  */
 function transcodeChangeFragments(fragments, whole, o) {
-  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, whole, o.flags, o.maxDepth, o.maxOutputBytes))[0]
+  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, whole, o.packed, o.maxOutputBytes))[0]
 }
 
 /**
@@ -473,6 +488,82 @@ function shape(shaper, kind, input) {
   return shaper.shape(kind, input)
 }
 
+/** The tags of packed rows (the binding's `RowTag`, core `row::packed::Tag`). */
+const RowTag = Object.freeze({ ...b.RowTag })
+const decodeRows = rowDecoder(RowTag)
+
+/**
+ * The rows of a packed result `[words, bins, ...texts]` (crates/bson2json-node/src/rows.rs).
+ * @param {any[]} packed
+ */
+function unpackRows(packed) {
+  const w = packed[0]
+  return decodeRows(w, new DataView(w.buffer, w.byteOffset, w.byteLength), 0, w.length, packed)
+}
+
+/**
+ * `toRow`'s words come back in this scratch when they fit (their count, then the words): one
+ * `ArrayBuffer` made per call costs more than a small row's walk. It grows when a row does not
+ * fit; a call made while another is decoding (JavaScript run mid-call) goes without it.
+ */
+let rowScratch = new Uint8Array(4096)
+let rowWords = new Uint32Array(rowScratch.buffer)
+let rowView = new DataView(rowScratch.buffer)
+let rowBusy = false
+const ROW_SCRATCH_MAX = 4 * 1024 * 1024
+
+/**
+ * One document's row (`toRow`): its top-level fields as values, shaped first when the options
+ * have a projection or redaction.
+ * @param {Uint8Array} bson
+ * @param {any} o resolved options
+ * @param {number} rowMode `rowFormat | dateRenderMode << 2`
+ * @returns {object}
+ */
+function transcodeRow(bson, o, rowMode) {
+  if (rowBusy) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
+  rowBusy = true
+  try {
+    let r = b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, rowScratch, o.shaper)
+    if (typeof r === 'string') r = [null, null, r]
+    else if (r === undefined) r = [null, null]
+    else if (r[0] !== null) {
+      // too large for the scratch: a larger one for the next calls
+      const need = 4 * r[0].length + 4
+      if (need <= ROW_SCRATCH_MAX) {
+        rowScratch = new Uint8Array(Math.max(2 * rowScratch.length, 2 ** Math.ceil(Math.log2(need))))
+        rowWords = new Uint32Array(rowScratch.buffer)
+        rowView = new DataView(rowScratch.buffer)
+      }
+      return unpackRows(r)[0]
+    }
+    return decodeRows(rowWords, rowView, 1, 1 + rowWords[0], r)[0]
+  } finally {
+    rowBusy = false
+  }
+}
+
+/**
+ * The rows of many documents: an array of documents, concatenated documents, or (`isCursor`)
+ * a raw reply's `cursor` document.
+ * @param {Uint8Array | Uint8Array[]} docs
+ * @param {any} o resolved options
+ * @param {number} rowMode
+ * @param {boolean} isCursor
+ * @returns {object[]}
+ */
+function transcodeRows(docs, o, rowMode, isCursor) {
+  return unpackRows(b.transcodeRows(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+}
+
+/**
+ * {@link transcodeRows} on the libuv pool (the input is copied first).
+ * @returns {Promise<object[]>}
+ */
+function transcodeRowsAsync(docs, o, rowMode, isCursor) {
+  return b.transcodeRowsAsync(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper).then(unpackRows)
+}
+
 /** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
 const DUMP_PIPELINE = backend.name === 'native' && process.platform !== 'win32' && typeof b.dumpFile === 'function'
 
@@ -487,24 +578,20 @@ function regexMessage(pattern, flags) {
 }
 
 /**
- * The native dump pipeline: concatenated BSON, plain or gzip, from the file `input` (or from
- * the open descriptor `inFd` when it is not -1: stdin) to the open file descriptor `outFd` as
- * NDJSON (or one JSON array when `array`), read, decompressed, transcoded on `threads` threads
- * and written in order off the JS thread. `control` ({@link createDumpControl}) gives the
- * progress and cancels. Resolves with how it ended: `{ stop, documents, bytesRead, bsonRead,
+ * The native dump pipeline: concatenated BSON, plain or gzip, from the file `job.input` (or
+ * from the open descriptor `job.inFd` when it is not -1: stdin) to the open file descriptor
+ * `job.outFd` as NDJSON (or one JSON array when `job.array`), read, decompressed, transcoded on
+ * `job.threads` threads and written in order off the JS thread; a document above
+ * `job.maxDocumentBytes` is a fault. `control` ({@link createDumpControl}) gives the progress
+ * and cancels. Resolves with how it ended: `{ stop, documents, bytesRead, bsonRead,
  * bytesWritten, gzip, head, consumed?, code?, detail?, index?, offset?, errno?, message? }`.
  * @param {any} control
- * @param {string} input
- * @param {number} inFd
- * @param {number} outFd
- * @param {boolean} array
+ * @param {{ input: string, inFd: number, outFd: number, array: boolean, threads: number, maxDocumentBytes: number }} job
  * @param {any} o resolved options
- * @param {number} threads
- * @param {number} maxDocumentBytes
  * @returns {Promise<any>}
  */
-function dumpFile(control, input, inFd, outFd, array, o, threads, maxDocumentBytes) {
-  return b.dumpFile(control, input, inFd, outFd, array, o.flags, o.maxDepth, o.maxOutputBytes, threads, maxDocumentBytes, regexMessage)
+function dumpFile(control, job, o) {
+  return b.dumpFile(control, job, o.packed, o.maxOutputBytes, regexMessage)
 }
 
 /** A {@link dumpFile} control: `progress()` → `[documents, bytesRead, bytesWritten]`, `cancel()`. */
@@ -515,6 +602,9 @@ function createDumpControl() {
 module.exports = {
   /** `'native'` or `'wasi'`: which build of the binding loaded. */
   name: backend.name,
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  packOptions,
   OptionFlag,
   Layout,
   ShapeInput,
@@ -532,6 +622,10 @@ module.exports = {
   csvHeader,
   createShaper,
   shape,
+  RowTag,
+  transcodeRow,
+  transcodeRows,
+  transcodeRowsAsync,
   DUMP_PIPELINE,
   dumpFile,
   createDumpControl,

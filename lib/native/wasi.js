@@ -19,12 +19,9 @@
  */
 
 const { types } = require('node:util')
-const { DEFAULT_MAX_DEPTH, DEFAULT_MAX_OUTPUT_BYTES, FLAG_BITS } = require('./protocol')
 
 /** Inputs above this many bytes are passed to the binding as they are (not staged). */
 const MAX_STAGED = 32 * 1024 * 1024
-
-const DEFAULT_PACKED = DEFAULT_MAX_DEPTH * 2 ** FLAG_BITS
 
 /**
  * @param {any} b the WASI binding (`binding.js` with `__napiBindingTarget === 'wasm32-wasi'`)
@@ -52,17 +49,22 @@ function notProxy(docs) {
 
 function wrapWasi(b) {
   const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER, List: LIST, NdjsonString: NDJSON_STRING } = b.BatchLayout
+  // the slots of the arguments region and the output's encodings (staged.rs `StagedArg`,
+  // `StagedEncoding`); the options' pair as options.rs decodes it
+  const { Length: LENGTH, Packed: PACKED, MaxOutputBytes: MAX_OUTPUT_BYTES, Kind: KIND, Threads: THREADS, Encoding: ENCODING, Result: RESULT } = b.StagedArg
+  const { Ascii: ASCII, Utf16: UTF16 } = b.StagedEncoding
+  const DEFAULT_PACKED = b.DEFAULT_MAX_DEPTH * 2 ** b.FLAG_BITS
+  const { DEFAULT_MAX_OUTPUT_BYTES } = b
   let input = b.stagedInput(0)
   let output = b.stagedOutput()
-  // The staged calls' arguments and result (staged.rs `ARGS`): [len, packed | layout, ...,
-  // result]. They take no JS arguments and return nothing: each Node-API call through emnapi
-  // costs a JavaScript function and a DataView.
+  // The staged calls' arguments and result. They take no JS arguments and return nothing: each
+  // Node-API call through emnapi costs a JavaScript function and a DataView.
   const argsView = b.stagedArgs()
-  const args = new Float64Array(argsView.buffer, argsView.byteOffset, 8)
+  const args = new Float64Array(argsView.buffer, argsView.byteOffset, b.STAGED_ARGS)
 
   /** The staged output's length after a call (a fresh view first if the region moved). */
   function outLength() {
-    const r = args[7]
+    const r = args[RESULT]
     if (r >= 0) return r
     output = b.stagedOutput()
     return -1 - r
@@ -82,19 +84,19 @@ function wrapWasi(b) {
     const n = bson.length
     ensureInput(n)
     input.set(bson)
-    args[0] = n
-    args[1] = packed
-    args[2] = maxOutputBytes
-    args[3] = text
+    args[LENGTH] = n
+    args[PACKED] = packed
+    args[MAX_OUTPUT_BYTES] = maxOutputBytes
+    args[KIND] = text
     b.transcodeStaged()
     return outLength()
   }
 
   /** The staged output as a string, in the encoding the call chose (staged.rs `encode_text`). */
   function outText(len) {
-    const encoding = args[6]
-    if (encoding === 1) return output.latin1Slice(0, len)
-    if (encoding === 2) return output.ucs2Slice(0, len)
+    const encoding = args[ENCODING]
+    if (encoding === ASCII) return output.latin1Slice(0, len)
+    if (encoding === UTF16) return output.ucs2Slice(0, len)
     return output.utf8Slice(0, len)
   }
 
@@ -147,7 +149,7 @@ function wrapWasi(b) {
     return { list, total }
   }
 
-  function transcodeBatch(docs, layout, flags, maxDepth, maxOutputBytes, threads, shaper) {
+  function transcodeBatch(docs, layout, packed, maxOutputBytes, threads, shaper) {
     if (shaper !== undefined || (layout !== ARRAY && layout !== NDJSON_BUFFER && layout !== LIST && layout !== NDJSON_STRING)) {
       return b.transcodeBatch(...arguments)
     }
@@ -160,13 +162,13 @@ function wrapWasi(b) {
       input.set(docs)
     } else {
       if (!Array.isArray(docs)) return b.transcodeBatch(...arguments)
-      if (types.isProxy(docs)) return b.transcodeBatch(NOT_AN_ARRAY, layout, flags, maxDepth, maxOutputBytes, threads)
+      if (types.isProxy(docs)) return b.transcodeBatch(NOT_AN_ARRAY, layout, packed, maxOutputBytes, threads)
       const framed = selfFramed(docs)
       if (framed === undefined) return b.transcodeBatch(...arguments)
       list = framed.list
       // Each element was read once, above; the binding gets the same values.
       if (framed.total < 0 || framed.total > MAX_STAGED) {
-        return b.transcodeBatch(list, layout, flags, maxDepth, maxOutputBytes, threads)
+        return b.transcodeBatch(list, layout, packed, maxOutputBytes, threads)
       }
       n = framed.total
       ensureInput(n)
@@ -178,12 +180,11 @@ function wrapWasi(b) {
     }
     let len
     try {
-      args[0] = n
-      args[1] = layout
-      args[2] = flags
-      args[3] = maxDepth
-      args[4] = maxOutputBytes
-      args[5] = threads
+      args[LENGTH] = n
+      args[PACKED] = packed
+      args[MAX_OUTPUT_BYTES] = maxOutputBytes
+      args[KIND] = layout
+      args[THREADS] = threads
       b.transcodeBatchStaged()
       len = outLength()
     } catch (e) {

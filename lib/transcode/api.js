@@ -158,4 +158,5 @@ module.exports = {
   toJSONListAsync,
   toJSONArrayAsync,
   toNDJSONAsync,
+  cursorOf,
 }

@@ -17,6 +17,10 @@ const FAULT_KINDS = Object.freeze([
   'closeSocket', // destroy the connection without replying
   'delay', // wait delayMs, then run the command normally
   'emptyBatch', // (getMore on a change stream) reply with an empty batch at once
+  'silence', // never reply (the connection stays open): a server that hangs
+  'drip', // run the command, then send its reply one byte every dripMs (default 50)
+  'lengthLie', // send the reply with `length` (default 0) as its header's messageLength
+  'reply', // answer with the document `reply` instead of running the command (a malformed reply)
 ])
 
 /** Handshake / monitoring commands are never matched by the '*' wildcard. */
@@ -53,6 +57,9 @@ function mulberry32(seed) {
  * @property {number} [delayMs] wait before applying the fault (for kind 'delay': then run normally)
  * @property {boolean} [changeStreamOnly] only match commands on change streams
  * @property {string} [ns] only match this namespace ('db.coll')
+ * @property {number} [dripMs] kind 'drip': milliseconds between two bytes of the reply (default 50)
+ * @property {number} [length] kind 'lengthLie': the messageLength in the reply's header (default 0)
+ * @property {object} [reply] kind 'reply': the document sent instead of the command's reply
  */
 
 /**

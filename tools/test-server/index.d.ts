@@ -48,7 +48,18 @@ export interface TestServerOptions {
   logCommands?: boolean
 }
 
-export type FaultKind = 'error' | 'resumableError' | 'nonResumableError' | 'cursorNotFound' | 'closeSocket' | 'delay' | 'emptyBatch'
+export type FaultKind =
+  | 'error'
+  | 'resumableError'
+  | 'nonResumableError'
+  | 'cursorNotFound'
+  | 'closeSocket'
+  | 'delay'
+  | 'emptyBatch'
+  | 'silence'
+  | 'drip'
+  | 'lengthLie'
+  | 'reply'
 
 export interface FaultSpec {
   /** Command name(s) to match, or '*' (never matches hello). Default 'getMore'. */
@@ -69,6 +80,12 @@ export interface FaultSpec {
   changeStreamOnly?: boolean
   /** Only match this namespace ('db.coll'). */
   ns?: string
+  /** 'drip': milliseconds between two bytes of the reply (default 50). */
+  dripMs?: number
+  /** 'lengthLie': the messageLength written in the reply's header (default 0). */
+  length?: number
+  /** 'reply': the document sent instead of the command's reply. */
+  reply?: Record<string, unknown>
 }
 
 export interface QueuedFault extends FaultSpec {

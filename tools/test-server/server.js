@@ -309,6 +309,11 @@ class TestServer {
         conn.socket.destroy()
         return
       }
+      if (fault.kind === 'silence') return // the connection stays open; nothing is ever sent
+      if (fault.kind === 'reply') {
+        this.send(conn, request, { ...fault.reply })
+        return
+      }
     }
     // Run without blocking the connection queue on long change-stream waits is unnecessary:
     // drivers never pipeline commands on one connection.
@@ -316,7 +321,47 @@ class TestServer {
     entry.ok = reply.ok
     if (reply.ok === 0) entry.code = reply.code
     if (request.moreToCome) return
+    if (fault && (fault.kind === 'drip' || fault.kind === 'lengthLie')) {
+      const buffer = wire.encodeReply({ responseTo: request.requestId, opCode: request.opCode, document: reply, compressor: request.compressor })
+      if (fault.kind === 'lengthLie') {
+        buffer.writeInt32LE(fault.length ?? 0, 0)
+        this.write(conn, buffer)
+      } else this.drip(conn, buffer, fault.dripMs ?? 50)
+      return
+    }
     this.send(conn, request, reply)
+  }
+
+  /**
+   * Writes `buffer` one byte every `ms` milliseconds (a server that drip-feeds its reply), until
+   * the connection closes.
+   * @param {any} conn
+   * @param {Buffer} buffer
+   * @param {number} ms
+   */
+  drip(conn, buffer, ms) {
+    let at = 0
+    const next = () => {
+      if (conn.closedAt || this.closing || at >= buffer.length) return
+      this.write(conn, buffer.subarray(at, at + 1))
+      at++
+      this.later(conn, ms, next)
+    }
+    next()
+  }
+
+  /**
+   * Calls `f` in `ms` milliseconds, unless the connection closes first (its timers are cleared).
+   * @param {any} conn
+   * @param {number} ms
+   * @param {() => void} f
+   */
+  later(conn, ms, f) {
+    const timer = setTimeout(() => {
+      conn.timers.delete(timer)
+      f()
+    }, ms)
+    conn.timers.add(timer)
   }
 
   /**
@@ -355,11 +400,7 @@ class TestServer {
       const requestId = wire.newRequestId()
       this.write(conn, wire.encodeReply({ responseTo, opCode: request.opCode, document: build(), compressor: request.compressor, moreToCome: true, requestId }))
       responseTo = requestId
-      const timer = setTimeout(() => {
-        conn.timers.delete(timer)
-        stream()
-      }, interval)
-      conn.timers.add(timer)
+      this.later(conn, interval, stream)
     }
     stream()
   }

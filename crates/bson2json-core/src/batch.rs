@@ -98,8 +98,13 @@ pub fn transcode_docs_with(
             error,
         })?;
     }
-    close_batch(layout, !docs.is_empty(), result);
-    Ok(())
+    close_batch(
+        layout,
+        docs.len(),
+        (first_index + docs.len()).saturating_sub(1),
+        options,
+        result,
+    )
 }
 
 /// [`transcode_docs`] over `count` documents that `doc(i)` hands out in order (a caller that
@@ -150,7 +155,7 @@ fn each<'a>(
             });
         }
     }
-    close_batch(layout, count > 0, result);
+    close_batch(layout, count, count.saturating_sub(1), options, result)?;
     Ok(true)
 }
 
@@ -217,17 +222,37 @@ pub(crate) fn add_doc(
     Ok(())
 }
 
-pub(crate) fn close_batch(layout: Layout, any: bool, result: &mut BatchOutput) {
+/// Ends the output of `count` documents (`last`: the index of the last one, which an output cap
+/// the closing `]` crosses is reported at). The cap counts the whole output, brackets included.
+pub(crate) fn close_batch(
+    layout: Layout,
+    count: usize,
+    last: usize,
+    options: &Options,
+    result: &mut BatchOutput,
+) -> Result<(), BatchError> {
     let out = &mut result.out;
-    let last = if layout == Layout::Lines {
-        out.len().saturating_sub(usize::from(any))
+    let end = if layout == Layout::Lines {
+        out.len().saturating_sub(usize::from(count > 0))
     } else {
         out.len()
     };
-    result.offsets.push(last);
+    result.offsets.push(end);
     if layout == Layout::Array {
         out.push(b']');
+        if out.len() > options.max_output_bytes {
+            return Err(BatchError {
+                index: last,
+                doc_offset: 0,
+                error: Error::new(
+                    ErrorKind::OutputTooLarge,
+                    0,
+                    "JSON output exceeds maxOutputBytes",
+                ),
+            });
+        }
     }
+    Ok(())
 }
 
 /// Like [`transcode_docs`], spread over up to `threads` threads (documents are independent);
@@ -359,8 +384,7 @@ pub fn transcode_docs_parallel_with(
         }
         result.regexes.extend(r.regexes);
     }
-    close_batch(layout, n > 0, result);
-    Ok(())
+    close_batch(layout, n, n.saturating_sub(1), options, result)
 }
 
 #[cfg(test)]

@@ -93,8 +93,7 @@ pub fn transcode_concatenated(
         pos += len;
         index += 1;
     }
-    close_batch(layout, index > 0, result);
-    Ok(())
+    close_batch(layout, index, index.saturating_sub(1), options, result)
 }
 
 /// The length of the concatenated document `index` starting at `pos < input.len()`, checked

@@ -371,3 +371,72 @@ fn batch_output_cap_parallel_matches_sequential_when_repairs_shrink() {
         }
     }
 }
+
+/// The output cap counts the whole output, the closing `]` of an array batch too: a cap one byte
+/// below the output's length fails, on every batch path (sequential, parallel, per-document
+/// views, concatenated input), and a cap of exactly its length passes.
+#[test]
+fn batch_output_cap_counts_the_closing_bracket() {
+    use bson2json_core::batch::{transcode_each, BatchOutput, Layout};
+    use bson2json_core::concat::transcode_concatenated;
+    use bson2json_core::Transcoder;
+    // {"s": "ab"} three times: [{"s":"ab"},{"s":"ab"},{"s":"ab"}]
+    let doc: Vec<u8> = vec![15, 0, 0, 0, 2, b's', 0, 3, 0, 0, 0, b'a', b'b', 0, 0];
+    let docs: Vec<&[u8]> = vec![&doc[..]; 3];
+    let concatenated: Vec<u8> = docs.concat();
+    for layout in [Layout::Array, Layout::Lines, Layout::Bare] {
+        let (rs, _, full, _) = sequential_and_parallel(&docs, usize::MAX, layout);
+        rs.unwrap();
+        let len = full.out.len();
+        for cap in [len - 1, len] {
+            let opts = Options {
+                max_output_bytes: cap,
+                ..Options::default()
+            };
+            let (rs, rp, s, p) = sequential_and_parallel(&docs, cap, layout);
+            let mut e = BatchOutput::default();
+            let re = transcode_each(
+                &mut Transcoder::new(),
+                docs.len(),
+                |i| Some(docs[i]),
+                &opts,
+                layout,
+                &mut e,
+            );
+            let mut c = BatchOutput::default();
+            let rc = transcode_concatenated(
+                &mut Transcoder::new(),
+                &concatenated,
+                &opts,
+                layout,
+                &mut c,
+            );
+            if cap == len {
+                rs.unwrap();
+                rp.unwrap();
+                assert!(re.unwrap());
+                rc.unwrap();
+                for out in [&s.out, &p.out, &e.out, &c.out] {
+                    assert_eq!(out.len(), len, "{layout:?}");
+                }
+            } else {
+                for (path, r) in [
+                    ("sequential", rs),
+                    ("parallel", rp),
+                    ("each", re.map(|_| ())),
+                    ("concatenated", rc),
+                ] {
+                    let err = r.expect_err(&format!(
+                        "{layout:?} {path}: cap {cap} below the output's {len} bytes"
+                    ));
+                    assert_eq!(
+                        err.error.kind(),
+                        ErrorKind::OutputTooLarge,
+                        "{layout:?} {path}"
+                    );
+                    assert_eq!(err.index, 2, "{layout:?} {path}");
+                }
+            }
+        }
+    }
+}

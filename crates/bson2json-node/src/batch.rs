@@ -167,7 +167,7 @@ fn is_array(env: &Env, input: &Unknown<'_>) -> Result<bool> {
 
 /// A batch argument, its elements read: an array of `Uint8Array`s, or one `Uint8Array` of
 /// concatenated documents. No byte is borrowed yet.
-enum DocsArg {
+pub(crate) enum DocsArg {
     List(Vec<Value>),
     Concatenated(Value),
 }
@@ -175,7 +175,7 @@ enum DocsArg {
 /// Reads a batch argument's elements. Reading an array element can run JavaScript (an
 /// accessor on the array or on `Array.prototype`), which may detach or shrink any buffer, so
 /// every element is read first and only then are the bytes borrowed ([`with_docs`]).
-fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
+pub(crate) fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
     let array = Value::of_unknown(input);
     if !is_array(env, input)? {
         return Ok(DocsArg::Concatenated(array));
@@ -192,7 +192,7 @@ fn docs_arg(env: &Env, input: &Unknown<'_>) -> Result<DocsArg> {
 /// `f` of the documents of `docs`, borrowed (`node_api::with_bytes`: `f` runs no JavaScript),
 /// and for concatenated input each one's start offset (for error reporting). A concatenated
 /// input that does not frame is its framing error, a value of another kind a `TypeError`.
-fn with_docs<R>(
+pub(crate) fn with_docs<R>(
     env: &Env,
     docs: &DocsArg,
     f: impl FnOnce(&[&[u8]], Option<&[usize]>) -> R + Send,
@@ -217,7 +217,7 @@ fn with_docs<R>(
 
 /// The `TypeError` for a batch argument that is neither documents nor concatenated documents
 /// (the one Node-API left pending cleared first).
-fn not_docs(env: &Env) -> Error {
+pub(crate) fn not_docs(env: &Env) -> Error {
     node_api::take_exception(env);
     bad_docs(env)
 }
@@ -262,20 +262,19 @@ pub(crate) fn run_batch(
 #[napi(
     js_name = "transcodeBatch",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue"
 )]
 pub fn transcode_batch<'env>(
     env: &'env Env,
     input: Unknown<'env>,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     threads: u32,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
     let (outcome, r) = if shape.is_none() && !is_array(env, &input)? && threads <= 1 {
         // Concatenated documents on this thread: framed and transcoded in one pass.
@@ -352,7 +351,7 @@ fn batch_result<'env>(
 #[napi(
     js_name = "transcodeBatchViews",
     catch_unwind,
-    ts_args_type = "buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
+    ts_args_type = "buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper",
     ts_return_type = "BatchValue | undefined"
 )]
 pub fn transcode_batch_views<'env>(
@@ -361,13 +360,12 @@ pub fn transcode_batch_views<'env>(
     table: Unknown<'env>,
     count: u32,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     threads: u32,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
     let list = Value::of_unknown(&buffers);
     if !node_api::is_array(env, list)? {
@@ -450,19 +448,18 @@ pub(crate) fn keep_output(r: BatchOutput) {
 #[napi(
     js_name = "transcodeCursor",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, shaper?: Shaper",
+    ts_args_type = "cursor: Uint8Array, layout: BatchLayout, packed: number, maxOutputBytes: number, shaper?: Shaper",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }"
 )]
 pub fn transcode_cursor<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
     // Everything still needed from the input is copied out while it is borrowed: the regex
     // check and the property sets below can run JavaScript, which may detach its buffer.
@@ -699,21 +696,20 @@ impl Task for BatchTask {
 #[napi(
     js_name = "transcodeBatchAsync",
     catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper",
+    ts_args_type = "input: Uint8Array | Uint8Array[], layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, cursor: boolean, shaper?: Shaper",
     ts_return_type = "Promise<BatchValue>"
 )]
 pub fn transcode_batch_async(
     env: &Env,
     input: Unknown<'_>,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     threads: u32,
     cursor: bool,
     shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<AsyncTask<BatchTask>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     // Shaping runs on the pool with the transcoding.
     let shape = shaper.as_ref().map(|s| s.shared_shape());
     if cursor {

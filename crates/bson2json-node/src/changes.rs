@@ -285,19 +285,18 @@ impl<'a> EventWriter<'a> {
 #[napi(
     js_name = "transcodeChangeBatch",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean",
+    ts_args_type = "cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }"
 )]
 pub fn transcode_change_batch<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
     whole: bool,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     raw_fragments: Option<bool>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     // Copied: the events are read while their JS objects are built, and setting a property
     // can run JavaScript (a setter on `Object.prototype`) that could detach a borrowed input.
     let bytes = node_api::bytes_copied(env, Value::of_unknown(&cursor), &"cursor")?;
@@ -347,18 +346,17 @@ fn write_events(
 #[napi(
     js_name = "transcodeChangeFragments",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_args_type = "fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number",
     ts_return_type = "RawChangeEvent"
 )]
 pub fn transcode_change_fragments<'env>(
     env: &'env Env,
     fragments: Unknown<'env>,
     whole: bool,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let merged = merged_fragments(env, &fragments)?;
     write_events(env, &opts, whole, false, |w| {
         w.event(0, &merged).map_err(|f| f.in_event(0, 0))

@@ -4,9 +4,6 @@
 //! V8 through a thread-safe call of a JS function. Only that glue is here; the pipeline and its
 //! tests are the crate's.
 
-// The export takes one Rust argument per JS argument, as the batch exports do.
-#![allow(clippy::too_many_arguments)]
-
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::mpsc::channel;
@@ -192,48 +189,59 @@ impl Task for DumpTask {
     }
 }
 
-/// The CLI's `dump` of concatenated BSON, plain or gzip, from the file `input` (or, when
-/// `inFd` is not -1, that open descriptor: stdin) to the open file descriptor `outFd` (a file,
-/// a device, a pipe or a socket), as NDJSON or one JSON array: read, decompressed, framed,
-/// transcoded on `threads` threads and written in order, off the JS thread.
-/// `checkRegex(pattern, flags)` returns V8's message for a regex it refuses, or null (compat
-/// only). Resolves with how it ended ([`DumpOutcome`]).
+/// What `dumpFile` dumps, and how (its options aside).
+#[napi(object)]
+pub struct DumpJob {
+    /// The file to read (unless `inFd` is not -1).
+    pub input: String,
+    /// An open descriptor to read instead of `input` (stdin), or -1.
+    pub in_fd: i32,
+    /// The open descriptor to write to: a file, a device, a pipe or a socket.
+    pub out_fd: i32,
+    /// One JSON array instead of NDJSON.
+    pub array: bool,
+    /// Transcoding threads.
+    pub threads: u32,
+    /// The largest document accepted.
+    pub max_document_bytes: f64,
+}
+
+/// The CLI's `dump` of concatenated BSON, plain or gzip, from `job`'s file or descriptor to its
+/// output descriptor, as NDJSON or one JSON array: read, decompressed, framed, transcoded on
+/// `threads` threads and written in order, off the JS thread, with the options' pair of
+/// options.rs. `checkRegex(pattern, flags)` returns V8's message for a regex it refuses, or
+/// null (compat only). Resolves with how it ended ([`DumpOutcome`]).
 #[napi(
     js_name = "dumpFile",
     catch_unwind,
-    ts_args_type = "control: DumpControl, input: string, inFd: number, outFd: number, array: boolean, flags: number, maxDepth: number, maxOutputBytes: number, threads: number, maxDocumentBytes: number, checkRegex: (pattern: string, flags: string) => string | null",
+    ts_args_type = "control: DumpControl, job: DumpJob, packed: number, maxOutputBytes: number, checkRegex: (pattern: string, flags: string) => string | null",
     ts_return_type = "Promise<DumpOutcome>"
 )]
 pub fn dump_file(
     control: &DumpControl,
-    input: String,
-    in_fd: i32,
-    out_fd: i32,
-    array: bool,
-    flags: u32,
-    max_depth: u32,
+    job: DumpJob,
+    packed: f64,
     max_output_bytes: f64,
-    threads: u32,
-    max_document_bytes: f64,
     check_regex: RegexFn,
 ) -> Result<AsyncTask<DumpTask>> {
-    let out = duplicate(out_fd)?;
-    let input = if in_fd == -1 {
-        Input::Path(PathBuf::from(input))
+    let options = options::decode(packed, max_output_bytes)?;
+    let out = duplicate(job.out_fd)?;
+    let input = if job.in_fd == -1 {
+        Input::Path(PathBuf::from(job.input))
     } else {
-        Input::File(duplicate(in_fd)?)
+        Input::File(duplicate(job.in_fd)?)
     };
     control.control.rearm();
-    let job = Job {
+    let run = Job {
         input,
-        options: options::decode(flags, max_depth, max_output_bytes),
-        array,
-        threads: threads as usize,
-        max_document_bytes: max_document_bytes.clamp(5.0, f64::from(i32::MAX)) as usize,
+        options,
+        array: job.array,
+        threads: job.threads as usize,
+        max_document_bytes: job.max_document_bytes.clamp(5.0, f64::from(i32::MAX)) as usize,
     };
     Ok(AsyncTask::new(DumpTask {
         control: Arc::clone(&control.control),
-        job: Some((job, out, check_regex)),
+        job: Some((run, out, check_regex)),
     }))
 }
 

@@ -40,33 +40,29 @@ impl node_api::FastFn for TranscodeInto {
     }
 }
 
-fn bad_options() -> Error {
-    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
-}
-
 /// Shared body: `(bson[, packed[, maxOutputBytes[, shaper]]])` → string or Buffer; for `INTO`,
 /// `(bson, packed, maxOutputBytes, target, offset[, shaper])` → the JSON's length once it is
 /// copied into `target` at `offset`, or, when it does not fit there, a new Buffer holding it.
 /// With a `shaper` (a projection / redaction) the document is shaped first.
 #[inline(always)]
 fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
-    // `packed` = flags | maxDepth << FLAG_BITS (exact in a double); `maxOutputBytes` only when
-    // it is not the default. Fewer arguments, fewer conversions per call.
+    // The options' pair (options.rs), `maxOutputBytes` only when it is not the default: fewer
+    // arguments, fewer conversions per call.
     let opts = if args.argc >= 2 {
-        let packed = node_api::number_value(env, args.argv[1]).ok_or_else(bad_options)?;
+        let packed = node_api::number_value(env, args.argv[1]).ok_or_else(options::bad_options)?;
         let max_out = if args.argc >= 3 {
-            node_api::number_value(env, args.argv[2]).ok_or_else(bad_options)?
+            node_api::number_value(env, args.argv[2]).ok_or_else(options::bad_options)?
         } else {
             bson2json_core::DEFAULT_MAX_OUTPUT_BYTES as f64
         };
-        options::unpack(packed, max_out).ok_or_else(bad_options)?
+        options::decode(packed, max_out)?
     } else {
         bson2json_core::Options::default()
     };
     let offset = if output == INTO {
-        let o = node_api::number_value(env, args.argv[4]).ok_or_else(bad_options)?;
+        let o = node_api::number_value(env, args.argv[4]).ok_or_else(options::bad_options)?;
         if !(0.0..=f64::from(u32::MAX)).contains(&o) || o.fract() != 0.0 {
-            return Err(bad_options());
+            return Err(options::bad_options());
         }
         o as usize
     } else {
@@ -107,7 +103,7 @@ fn call(env: &Env, args: &Args, output: u8) -> Result<Value> {
 /// Adds the hot-path functions to the module's exports (called by the crate's one
 /// registration point): `transcode(bson[, packed[, maxOutputBytes[, shaper]]])`,
 /// `transcodeBuffer(...)` and `transcodeInto(bson, packed, maxOutputBytes, target, offset[,
-/// shaper])`, where `packed = flags | maxDepth << 8`.
+/// shaper])`, with the options' pair of options.rs.
 pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
     node_api::export_fast::<Transcode>(env, exports, c"transcode")?;
     node_api::export_fast::<TranscodeBuffer>(env, exports, c"transcodeBuffer")?;

@@ -9,7 +9,7 @@
 //! [`output`] the single-document output protocol every export shares; then the exports:
 //! [`shape`] projection and redaction, [`batch`] batches and cursors, [`changes`] change-stream
 //! batches (and [`packed`], the form `watch()` takes), [`fast`] the per-document hot path,
-//! [`staged`] the WASI build's boundary, [`dump`] the CLI's dump pipeline's task.
+//! [`rows`] rows (`toRow`, `toRows`), [`staged`] the WASI build's boundary, [`dump`] the CLI's dump pipeline's task.
 //!
 //! This file holds the one registration point of the exports that are not `#[napi]` items.
 #![deny(clippy::all)]
@@ -47,6 +47,8 @@ mod packed;
 
 mod fast;
 
+mod rows;
+
 mod staged;
 
 // The CLI's `dump` pipeline's task (Unix file descriptors; elsewhere `dumpFile` rejects).
@@ -58,5 +60,6 @@ mod dump;
 #[napi(module_exports)]
 pub fn register_exports(mut exports: Object<'_>, env: Env) -> Result<()> {
     fast::register(&env, &mut exports)?;
+    rows::register(&env, &mut exports)?;
     staged::register(&env, &mut exports)
 }

@@ -348,29 +348,42 @@ pub(crate) fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Value> {
     Ok(v)
 }
 
+/// A new typed array of `kind` with `len` elements holding a copy of `bytes` (its whole
+/// memory, `len * element size` bytes).
+fn typed_array_copy(
+    env: &Env,
+    kind: sys::napi_typedarray_type,
+    bytes: &[u8],
+    len: usize,
+) -> Result<Value> {
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid out-pointers.
+    let ab = make(|out| unsafe {
+        sys::napi_create_arraybuffer(env.raw(), bytes.len(), &mut data, out)
+    })?;
+    if !bytes.is_empty() {
+        // SAFETY: Node-API allocated `bytes.len()` writable bytes at `data` for the new buffer,
+        // which nothing else can reach yet; `bytes` is a distinct Rust allocation.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+    }
+    // SAFETY: `ab` is the live buffer made above, whose whole memory the caller's `len`
+    // elements cover; valid out-pointer.
+    make(|out| unsafe { sys::napi_create_typedarray(env.raw(), kind, len, ab.0, 0, out) })
+}
+
 /// A new `Uint32Array` holding a copy of `units`.
 pub(crate) fn uint32_array(env: &Env, units: &[u32]) -> Result<Value> {
-    let mut data: *mut c_void = ptr::null_mut();
-    let bytes = std::mem::size_of_val(units);
-    // SAFETY: valid out-pointers.
-    let ab = make(|out| unsafe { sys::napi_create_arraybuffer(env.raw(), bytes, &mut data, out) })?;
-    if bytes > 0 {
-        // SAFETY: Node-API allocated `bytes` writable bytes at `data` for the new buffer, which
-        // nothing else can reach yet; `units` is a distinct Rust allocation of `bytes` bytes.
-        unsafe { ptr::copy_nonoverlapping(units.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes) };
-    }
-    // SAFETY: `ab` is the live buffer made above, exactly `4 * units.len()` bytes; valid
-    // out-pointer.
-    make(|out| unsafe {
-        sys::napi_create_typedarray(
-            env.raw(),
-            sys::TypedarrayType::uint32_array,
-            units.len(),
-            ab.0,
-            0,
-            out,
-        )
-    })
+    // SAFETY: the units' memory, `size_of_val(units)` initialized bytes (`u32` has no padding),
+    // read as bytes for the copy.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(units.as_ptr().cast::<u8>(), std::mem::size_of_val(units))
+    };
+    typed_array_copy(env, sys::TypedarrayType::uint32_array, bytes, units.len())
+}
+
+/// A new plain `Uint8Array` (not a `Buffer`) holding a copy of `bytes`.
+pub(crate) fn uint8_array(env: &Env, bytes: &[u8]) -> Result<Value> {
+    typed_array_copy(env, sys::TypedarrayType::uint8_array, bytes, bytes.len())
 }
 
 /// A strong reference to `v`, which keeps it alive across callbacks; read it back with
@@ -601,6 +614,31 @@ pub(crate) fn copy_into(env: &Env, target: Value, offset: usize, bytes: &[u8]) -
         // `ArrayBuffer`), `offset + bytes.len() <= len`, and `bytes` is a distinct Rust
         // allocation. Nothing runs JavaScript between the lookup and this write.
         unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.add(offset), bytes.len()) };
+    }
+    true
+}
+
+/// Copies `words` into the `Uint8Array` `target` after their count (one 32-bit word, then the
+/// words, each in the machine's byte order, as a `Uint32Array` over the same memory reads
+/// them) if they fit: `true`; `false` (nothing written) otherwise, as [`copy_into`].
+pub(crate) fn copy_words_into(env: &Env, target: Value, words: &[u32]) -> bool {
+    let Some((data, len, false)) = uint8_array_memory(env, target) else {
+        return false;
+    };
+    let Ok(count) = u32::try_from(words.len()) else {
+        return false;
+    };
+    let bytes = std::mem::size_of_val(words);
+    if len < 4 || len - 4 < bytes {
+        return false;
+    }
+    // SAFETY: Node-API reports `len` writable bytes at `data` (a typed array on a plain
+    // `ArrayBuffer`) and `4 + bytes <= len`; `words` is a distinct Rust allocation of `bytes`
+    // initialized bytes (`u32` has no padding). Nothing runs JavaScript between the lookup
+    // and these writes.
+    unsafe {
+        ptr::copy_nonoverlapping(count.to_ne_bytes().as_ptr(), data, 4);
+        ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), data.add(4), bytes);
     }
     true
 }

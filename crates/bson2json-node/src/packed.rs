@@ -503,19 +503,18 @@ fn pack_events<T>(
 #[napi(
     js_name = "transcodeChangeBatchPacked",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number, rawFragments?: boolean",
+    ts_args_type = "cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }"
 )]
 pub fn transcode_change_batch_packed<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
     whole: bool,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
     raw_fragments: Option<bool>,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let cursor = Value::of_unknown(&cursor);
     change_batch(env, cursor, whole, raw_fragments.unwrap_or(false), &opts)
         .map(|v| v.into_unknown(env))
@@ -595,18 +594,17 @@ fn change_batch(
 #[napi(
     js_name = "transcodeChangeFragmentsPacked",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], whole: boolean, flags: number, maxDepth: number, maxOutputBytes: number",
+    ts_args_type = "fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number",
     ts_return_type = "PackedChangeEvents"
 )]
 pub fn transcode_change_fragments_packed<'env>(
     env: &'env Env,
     fragments: Unknown<'env>,
     whole: bool,
-    flags: u32,
-    max_depth: u32,
+    packed: f64,
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+    let opts = options::decode(packed, max_output_bytes)?;
     let merged = crate::changes::merged_fragments(env, &fragments)?;
     pack_events(env, &opts, whole, false, |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))

@@ -20,6 +20,7 @@ use std::cell::RefCell;
 
 use bson2json_core::batch::BatchOutput;
 use bson2json_core::concat::{split_concatenated, transcode_concatenated};
+use bson2json_core::Options;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -38,31 +39,56 @@ struct Staged {
     output: Vec<u8>,
     /// Start and capacity of the output region the last `stagedOutput()` view covers.
     view: (usize, usize),
-    /// The calls' arguments and result ([`ARGS`]), written and read by JavaScript through a
-    /// `Float64Array` view (`stagedArgs()`): the calls take no JS arguments and return none,
+    /// The calls' arguments and result ([`StagedArg`]), written and read by JavaScript through
+    /// a `Float64Array` view (`stagedArgs()`): the calls take no JS arguments and return none,
     /// so they make no Node-API call at all on success (each one costs a JS function that
     /// builds a `DataView` of the wasm memory in emnapi, a large share of a small document's cost).
-    args: Box<[f64; ARGS]>,
+    args: Box<[f64; STAGED_ARGS as usize]>,
 }
 
-/// Doubles in the arguments region: `transcodeStaged` reads `[len, packed, maxOutputBytes,
-/// text]`, `transcodeBatchStaged` `[len, layout, flags, maxDepth, maxOutputBytes, threads]`;
-/// both write the output's encoding into [`ENCODING`] and its length into [`RESULT`].
-const ARGS: usize = 8;
-const ENCODING: usize = ARGS - 2;
-const RESULT: usize = ARGS - 1;
+/// Doubles in the arguments region (`stagedArgs()`).
+#[napi]
+pub const STAGED_ARGS: u32 = 8;
 
-/// The staged output's encoding ([`ENCODING`]): UTF-8 (a `Buffer` result, or a list), ASCII
-/// (`latin1Slice`: no decoding), UTF-16LE (`ucs2Slice`: V8 copies it; V8's UTF-8 decoder is
-/// several times slower as soon as one character is not ASCII, see strings.rs).
-const UTF8: f64 = 0.0;
-const ASCII: f64 = 1.0;
-const UTF16: f64 = 2.0;
+/// The slots of the arguments region: what the staged calls read (the input's length, the
+/// options' pair of options.rs, then each call's own) and write (the output's encoding and
+/// length). Exported, so lib/native/wasi.js takes the numbers from here.
+#[napi]
+#[derive(Clone, Copy)]
+pub enum StagedArg {
+    /// The input's length: the first bytes of the staged input region.
+    Length = 0,
+    /// The options' `packed`.
+    Packed = 1,
+    /// The options' `maxOutputBytes`.
+    MaxOutputBytes = 2,
+    /// `transcodeStaged`: 1 for a string result, 0 for bytes; `transcodeBatchStaged`: the
+    /// `BatchLayout`.
+    Kind = 3,
+    /// `transcodeBatchStaged`: the threads.
+    Threads = 4,
+    /// Written by the call: the output's [`StagedEncoding`].
+    Encoding = 6,
+    /// Written by the call: the output's length, or `-1 - length` when the output region moved
+    /// (see the module docs).
+    Result = 7,
+}
+
+/// The staged output's encoding ([`StagedArg::Encoding`]): UTF-8 (a `Buffer` result, or a
+/// list), ASCII (`latin1Slice`: no decoding), UTF-16LE (`ucs2Slice`: V8 copies it; V8's UTF-8
+/// decoder is several times slower as soon as one character is not ASCII, see strings.rs).
+#[napi]
+#[derive(Clone, Copy)]
+pub enum StagedEncoding {
+    Utf8 = 0,
+    Ascii = 1,
+    Utf16 = 2,
+}
 
 /// Re-encodes a text result in place for the cheapest string creation; returns its encoding.
-fn encode_text(out: &mut Vec<u8>) -> f64 {
+fn encode_text(out: &mut Vec<u8>) -> StagedEncoding {
     if bson2json_core::is_ascii(out) {
-        return ASCII;
+        return StagedEncoding::Ascii;
     }
     let mut wide = STATE.with(|s| std::mem::take(&mut s.borrow_mut().wide));
     let dst = strings::utf16_scratch(&mut wide, out.len());
@@ -76,7 +102,7 @@ fn encode_text(out: &mut Vec<u8>) -> f64 {
     if keeps_wide(&wide) {
         STATE.with(|s| s.borrow_mut().wide = wide);
     }
-    UTF16
+    StagedEncoding::Utf16
 }
 
 thread_local! {
@@ -108,7 +134,7 @@ pub fn staged_input(env: &Env, min_bytes: u32) -> Result<Unknown<'_>> {
 #[napi(js_name = "stagedArgs", catch_unwind, ts_return_type = "Buffer")]
 pub fn staged_args(env: &Env) -> Result<Unknown<'_>> {
     let ptr = STAGED.with(|s| s.borrow_mut().args.as_mut_ptr().cast::<u8>());
-    Ok(view(env, ptr, ARGS * 8)?.into_unknown(env))
+    Ok(view(env, ptr, STAGED_ARGS as usize * 8)?.into_unknown(env))
 }
 
 /// A `Buffer` view of the staged output region (its whole capacity; the calls return how
@@ -168,21 +194,17 @@ fn bad_length(env: &Env) -> Error {
     type_error(env, "bson2json: staged input length out of range")
 }
 
-fn bad_options() -> Error {
-    Error::new(Status::InvalidArg, "invalid resolved options".to_owned())
-}
-
 /// The arguments region's doubles.
-fn args() -> [f64; ARGS] {
+fn args() -> [f64; STAGED_ARGS as usize] {
     STAGED.with(|s| *s.borrow().args)
 }
 
 /// Writes a call's result (the output's length and encoding) into the arguments region.
-fn set_result((len, encoding): (f64, f64)) {
+fn set_result((len, encoding): (f64, StagedEncoding)) {
     STAGED.with(|s| {
         let mut s = s.borrow_mut();
-        s.args[RESULT] = len;
-        s.args[ENCODING] = encoding;
+        s.args[StagedArg::Result as usize] = len;
+        s.args[StagedArg::Encoding as usize] = f64::from(encoding as u32);
     });
 }
 
@@ -191,8 +213,16 @@ fn whole(x: f64) -> Result<u32> {
     if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
         Ok(x as u32)
     } else {
-        Err(bad_options())
+        Err(options::bad_options())
     }
+}
+
+/// The options of the arguments region's pair.
+fn staged_options(a: &[f64; STAGED_ARGS as usize]) -> Result<Options> {
+    options::decode(
+        a[StagedArg::Packed as usize],
+        a[StagedArg::MaxOutputBytes as usize],
+    )
 }
 
 /// `transcodeStaged()`: [`transcode_staged`] with its arguments from the arguments region.
@@ -202,7 +232,12 @@ impl node_api::FastFn for TranscodeStaged {
     const ARGS: bool = false;
     fn call(env: &Env, _args: &node_api::Args) -> Result<Value> {
         let a = args();
-        let r = transcode_staged(env, whole(a[0])?, a[1], a[2], a[3] != 0.0)?;
+        let r = transcode_staged(
+            env,
+            whole(a[StagedArg::Length as usize])?,
+            &staged_options(&a)?,
+            a[StagedArg::Kind as usize] != 0.0,
+        )?;
         set_result(r);
         Ok(node_api::no_value())
     }
@@ -215,14 +250,13 @@ impl node_api::FastFn for TranscodeBatchStaged {
     const ARGS: bool = false;
     fn call(env: &Env, _args: &node_api::Args) -> Result<Value> {
         let a = args();
+        let layout = BatchLayout::from_number(whole(a[StagedArg::Kind as usize])?);
         let r = transcode_batch_staged(
             env,
-            whole(a[0])?,
-            BatchLayout::from_number(whole(a[1])?).ok_or_else(bad_options)?,
-            whole(a[2])?,
-            whole(a[3])?,
-            a[4],
-            whole(a[5])?,
+            whole(a[StagedArg::Length as usize])?,
+            layout.ok_or_else(options::bad_options)?,
+            &staged_options(&a)?,
+            whole(a[StagedArg::Threads as usize])?,
         )?;
         set_result(r);
         Ok(node_api::no_value())
@@ -236,25 +270,22 @@ pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
     node_api::export_fast::<TranscodeBatchStaged>(env, exports, c"transcodeBatchStaged")
 }
 
-/// `transcode` on the first `len` bytes of the staged input into the staged output:
-/// `(len, packed[, maxOutputBytes])` as the wrapper's `transcode(bson, packed,
-/// maxOutputBytes)`. Returns the output's length (see the module docs).
-#[napi(js_name = "transcodeStaged", catch_unwind)]
-pub fn transcode_staged(
+/// `transcode` on the first `len` bytes of the staged input into the staged output, as the
+/// wrapper's `transcode(bson, packed, maxOutputBytes)` (`text`: a string result). Returns the
+/// output's length (see the module docs) and encoding.
+fn transcode_staged(
     env: &Env,
     len: u32,
-    packed: f64,
-    max_output_bytes: f64,
+    opts: &Options,
     text: bool,
-) -> Result<(f64, f64)> {
-    let opts = options::unpack(packed, max_output_bytes).ok_or_else(bad_options)?;
+) -> Result<(f64, StagedEncoding)> {
     let mut out = take_output();
     // No JavaScript runs while the input is read: the transcoder neither calls nor allocates JS.
     let outcome = with_input(len, |input| {
         STATE.with(|s| {
             let mut s = s.borrow_mut();
             let tc = &mut s.transcoder;
-            tc.transcode(input, &opts, &mut out)
+            tc.transcode(input, opts, &mut out)
                 .map(|()| tc.regexes().to_vec())
         })
     });
@@ -272,7 +303,11 @@ pub fn transcode_staged(
         put_output(out);
         return Err(e);
     }
-    let encoding = if text { encode_text(&mut out) } else { UTF8 };
+    let encoding = if text {
+        encode_text(&mut out)
+    } else {
+        StagedEncoding::Utf8
+    };
     Ok((put_output(out), encoding))
 }
 
@@ -287,18 +322,15 @@ fn transcode_batch_staged(
     env: &Env,
     len: u32,
     layout: BatchLayout,
-    flags: u32,
-    max_depth: u32,
-    max_output_bytes: f64,
+    opts: &Options,
     threads: u32,
-) -> Result<(f64, f64)> {
-    let opts = options::decode(flags, max_depth, max_output_bytes);
+) -> Result<(f64, StagedEncoding)> {
     let mut r = batch::take_output(len as usize);
     let outcome = with_input(len, |input| {
         if threads <= 1 {
             STATE.with(|s| {
                 let tc = &mut s.borrow_mut().transcoder;
-                transcode_concatenated(tc, input, &opts, layout.core(), &mut r)
+                transcode_concatenated(tc, input, opts, layout.core(), &mut r)
             })
         } else {
             let mut ranges = Vec::new();
@@ -311,7 +343,7 @@ fn transcode_batch_staged(
                     &docs,
                     Some(&starts),
                     None,
-                    &opts,
+                    opts,
                     layout,
                     threads,
                     &mut s.transcoder,
@@ -332,7 +364,7 @@ fn transcode_batch_staged(
         write_batch(&r, layout, &mut out);
         let encoding = match layout {
             BatchLayout::Array | BatchLayout::NdjsonString => encode_text(&mut out),
-            _ => UTF8,
+            _ => StagedEncoding::Utf8,
         };
         (put_output(out), encoding)
     });

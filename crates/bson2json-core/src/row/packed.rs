@@ -84,7 +84,10 @@ pub struct PackedRows {
     /// The previous row's keys and shape number (most rows repeat their predecessor's).
     last: Vec<u8>,
     last_id: u32,
-    /// Every shape of the batch and its number.
+    /// How many shapes the batch has.
+    shape_count: u32,
+    /// Every shape of the batch and its number, once it has two (until then the one shape is
+    /// `last`: a single row or a batch of one shape allocates nothing here).
     shapes: HashMap<Box<[u8]>, u32>,
 }
 
@@ -104,6 +107,7 @@ impl PackedRows {
         self.sig.clear();
         self.last.clear();
         self.last_id = 0;
+        self.shape_count = 0;
         self.shapes.clear();
     }
 
@@ -168,14 +172,21 @@ impl PackedRows {
             let id = self.last_id;
             return self.slot(Tag::Shape, id);
         }
+        if self.shape_count == 1 && self.shapes.is_empty() {
+            // A second shape: the first (every row's so far, so `last`) goes into the map.
+            self.shapes.insert(self.last.clone().into_boxed_slice(), 0);
+        }
         let id = match self.shapes.get(&self.sig[..]) {
             Some(&id) => {
                 self.slot(Tag::Shape, id);
                 id
             }
             None => {
-                let id = self.shapes.len() as u32;
-                self.shapes.insert(self.sig.clone().into_boxed_slice(), id);
+                let id = self.shape_count;
+                self.shape_count += 1;
+                if id > 0 {
+                    self.shapes.insert(self.sig.clone().into_boxed_slice(), id);
+                }
                 let sig = std::mem::take(&mut self.sig);
                 self.string(Tag::NewShape, &sig);
                 self.sig = sig;

@@ -1,0 +1,543 @@
+//! Rows (`toRow`, `toRows`, `toRowsAsync`): each document's top-level fields as typed values
+//! (core `row`), handed to JavaScript packed (core `row::packed`): per call one `Uint32Array`
+//! of slots, one `Uint8Array` of every byte value, and the call's strings back to back in texts
+//! of at most [`TEXT_BYTES`], which lib/native/index.js (`unpackRows`) turns into the row
+//! objects, cutting the texts with `slice`. Making each value and setting each property
+//! through Node-API would cost a call into V8's runtime per field (ARCHITECTURE.md,
+//! decisions 19 and 21).
+//!
+//! The result: `[words, bins | null, text0, text1, …]`. A string operand in `words` is its
+//! UTF-16 end in the current text, with [`NEXT_TEXT`] set when it is the first of the next
+//! text; a bytes operand its end in `bins`. lib/native/index.js reads the tags' numbers from
+//! the binding's `RowTag` (core `row::packed::Tag`, declared once).
+
+// Exports take one Rust argument per JS argument: the wrapper passes resolved options as numbers.
+#![allow(clippy::too_many_arguments)]
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use bson2json_core::batch::BatchError;
+use bson2json_core::concat::split_concatenated;
+use bson2json_core::mongo::{cursor_parts, CursorParts};
+use bson2json_core::project::Shape;
+use bson2json_core::row::packed::{PackedRows, Tag};
+use bson2json_core::row::{DateMode, RowFormat, RowOptions, RowWriter};
+use bson2json_core::{Error as CoreError, RegexRecord};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::batch::{docs_arg, not_docs, with_docs};
+use crate::errors::Failure;
+use crate::node_api::{self, Args, Value};
+use crate::shape::Shaper;
+use crate::state::{with_wide, KEEP_CAPACITY};
+use crate::{options, regex, strings};
+
+/// A string operand with this bit set is the first of the next text.
+const NEXT_TEXT: u32 = 1 << 31;
+/// UTF-8 bytes per text at most: at most 128 KiB of V8 payload even as UTF-16, so each text is
+/// a flat string in V8's regular heap, which `slice` shares.
+const TEXT_BYTES: usize = 64 * 1024 - 32;
+/// A string longer than this many UTF-8 bytes becomes a text of its own (a rope if very long).
+const OWN_STRING_BYTES: usize = 16 * 1024;
+
+/// A row call's scratch, kept per thread between calls (and a pool task's result).
+#[derive(Default)]
+pub struct Scratch {
+    writer: RowWriter,
+    packed: PackedRows,
+    /// A shaped (projected, redacted) document and the shaping's own scratch.
+    shaped: Vec<u8>,
+    shaping: Vec<u8>,
+    /// The regexes the general format's JSON met, with their document's index.
+    regexes: Vec<(usize, RegexRecord)>,
+}
+
+impl Scratch {
+    fn capacity(&self) -> usize {
+        self.packed.words.capacity() * 4
+            + self.packed.text.capacity()
+            + self.packed.bins.capacity()
+            + self.shaped.capacity()
+            + self.shaping.capacity()
+    }
+}
+
+thread_local! {
+    /// Boxed: taking it out and putting it back moves a pointer, not the whole scratch.
+    static SCRATCH: RefCell<Option<Box<Scratch>>> = const { RefCell::new(None) };
+}
+
+/// The thread's scratch, emptied, taken out of its slot (a call that re-enters from JavaScript
+/// while this one builds its result gets a fresh one).
+fn take_scratch() -> Box<Scratch> {
+    let mut s = SCRATCH.with(|s| s.borrow_mut().take()).unwrap_or_default();
+    s.packed.clear();
+    s.regexes.clear();
+    s
+}
+
+/// Gives the scratch back for the next call, unless it grew large.
+fn keep_scratch(s: Box<Scratch>) {
+    if s.capacity() <= KEEP_CAPACITY {
+        SCRATCH.with(|slot| *slot.borrow_mut() = Some(s));
+    }
+}
+
+/// The row options of the resolved options and `mode` (`format | dateMode << 2`).
+fn row_options(json: bson2json_core::Options, mode: f64) -> Option<RowOptions> {
+    if !(0.0..16.0).contains(&mode) || mode.fract() != 0.0 {
+        return None;
+    }
+    let mode = mode as u32;
+    Some(RowOptions {
+        format: RowFormat::from_number(mode & 3)?,
+        date_mode: DateMode::from_number(mode >> 2)?,
+        json,
+    })
+}
+
+/// Why rows failed: a document's error (with its index, in a batch), or the framing's.
+pub enum RowError {
+    Transcode(CoreError),
+    Batch(BatchError),
+}
+
+impl From<CoreError> for RowError {
+    fn from(e: CoreError) -> Self {
+        RowError::Transcode(e)
+    }
+}
+
+impl From<BatchError> for RowError {
+    fn from(e: BatchError) -> Self {
+        RowError::Batch(e)
+    }
+}
+
+impl From<RowError> for Failure {
+    fn from(e: RowError) -> Self {
+        match e {
+            RowError::Transcode(e) => Failure::from(e),
+            RowError::Batch(b) => Failure::from(b),
+        }
+    }
+}
+
+/// Appends the rows of `docs` (each with its start in the input, for errors and regexes),
+/// each shaped first when there is a `shape`. An error is the first document's that fails:
+/// its index (unless `single`), and its offset in the input as given.
+fn write_rows<'a>(
+    s: &mut Scratch,
+    docs: impl Iterator<Item = (usize, &'a [u8])>,
+    shape: Option<&Shape>,
+    opts: &RowOptions,
+    single: bool,
+) -> std::result::Result<(), RowError> {
+    for (index, (start, doc)) in docs.enumerate() {
+        let r = match shape {
+            None => s.packed.row(&mut s.writer, doc, opts),
+            Some(shape) => {
+                s.shaped.clear();
+                shape
+                    .document(doc, &mut s.shaped, &mut s.shaping)
+                    .and_then(|()| s.packed.row(&mut s.writer, &s.shaped, opts))
+                    .map_err(|e| {
+                        let at = shape.source_offset(doc, e.offset());
+                        CoreError::custom(e.kind(), at, e.detail())
+                    })
+            }
+        };
+        if let Err(error) = r {
+            return Err(if single {
+                RowError::Transcode(error.shifted(start))
+            } else {
+                RowError::Batch(BatchError {
+                    index,
+                    doc_offset: start,
+                    error,
+                })
+            });
+        }
+        s.regexes.extend(s.writer.regexes().iter().map(|r| {
+            let mut r = r.clone();
+            r.offset += start;
+            (index, r)
+        }));
+    }
+    Ok(())
+}
+
+/// The form of a call's result: [`packed_value`]'s, or one row's ([`row_value`], with the
+/// caller's scratch for the words if it gave one).
+#[derive(Clone, Copy)]
+enum Form {
+    Packed,
+    Row(Option<Value>),
+}
+
+/// The JS result of a finished call: the regex check, then the packed rows as JS values. Both
+/// may run JavaScript: the input must be dropped.
+fn finish(
+    env: &Env,
+    s: &mut Scratch,
+    single: bool,
+    form: Form,
+) -> std::result::Result<Value, Failure> {
+    if !s.regexes.is_empty() {
+        let found = std::mem::take(&mut s.regexes);
+        regex::check(
+            env,
+            found.into_iter().map(|(i, r)| ((!single).then_some(i), r)),
+        )?;
+    }
+    Ok(with_wide(|wide| match form {
+        Form::Row(scratch) => row_value(env, &mut s.packed, scratch, wide),
+        Form::Packed => packed_value(env, &mut s.packed, wide),
+    })?)
+}
+
+/// `[words, bins | null, ...texts]` of `p` (its string operands set to their UTF-16 ends).
+fn packed_value(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Value> {
+    let texts = make_texts(env, p, wide)?;
+    let words = node_api::uint32_array(env, &p.words)?;
+    result_array(env, words, &p.bins, texts)
+}
+
+/// `[words, bins | null, ...texts]`.
+fn result_array(env: &Env, words: Value, bins: &[u8], texts: Vec<Value>) -> Result<Value> {
+    let result = node_api::array(env, 2 + texts.len())?;
+    node_api::set_element(env, result, 0, words)?;
+    let bins = if bins.is_empty() {
+        node_api::null(env)?
+    } else {
+        node_api::uint8_array(env, bins)?
+    };
+    node_api::set_element(env, result, 1, bins)?;
+    for (i, t) in texts.into_iter().enumerate() {
+        node_api::set_element(env, result, 2 + i as u32, t)?;
+    }
+    Ok(result)
+}
+
+/// One row's packed form, its words written into `scratch` (a `Uint8Array`: their count, then
+/// the words) when they fit there: then the one text itself (no bytes, one text), `undefined`
+/// (no bytes, no text), or `[null, bins | null, ...texts]`; when they do not fit,
+/// [`packed_value`]'s array. A new `ArrayBuffer` per call costs more than a small row's walk.
+/// The scratch's memory is looked up at the copy, after every step that can run JavaScript.
+fn row_value(
+    env: &Env,
+    p: &mut PackedRows,
+    scratch: Option<Value>,
+    wide: &mut Vec<u16>,
+) -> Result<Value> {
+    let mut texts = make_texts(env, p, wide)?;
+    let in_scratch = scratch.is_some_and(|target| node_api::copy_words_into(env, target, &p.words));
+    if !in_scratch {
+        let words = node_api::uint32_array(env, &p.words)?;
+        return result_array(env, words, &p.bins, texts);
+    }
+    if p.bins.is_empty() && texts.len() <= 1 {
+        return match texts.pop() {
+            Some(t) => Ok(t),
+            None => node_api::undefined(env),
+        };
+    }
+    let none = node_api::null(env)?;
+    result_array(env, none, &p.bins, texts)
+}
+
+/// The texts of `p`'s strings, each string's operand set to its UTF-16 end in its text.
+fn make_texts(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Vec<Value>> {
+    let PackedRows {
+        words,
+        text,
+        strings,
+        ..
+    } = p;
+    let mut texts = Vec::new();
+    // The strings `first..i` go into the text that starts at byte `from`.
+    let (mut first, mut from) = (0usize, 0usize);
+    let mut flush =
+        |texts: &mut Vec<Value>, first: usize, last: usize, from: usize| -> Result<()> {
+            if first == last {
+                return Ok(());
+            }
+            let to = strings[last - 1].1;
+            let chunk = &text[from..to];
+            let value = if last - first == 1 && chunk.len() > OWN_STRING_BYTES {
+                let (v, n) = strings::from_utf8(env, chunk, wide)?;
+                words[strings[first].0] = n as u32;
+                v
+            } else if bson2json_core::is_ascii(chunk) {
+                for &(w, e) in &strings[first..last] {
+                    words[w] = (e - from) as u32;
+                }
+                strings::latin1(env, chunk)?
+            } else {
+                let dst = strings::utf16_scratch(wide, chunk.len());
+                let (mut pos, mut at) = (0usize, from);
+                for &(w, e) in &strings[first..last] {
+                    // `pos` never passes the string's byte offset in the chunk, so `dst[pos..]`
+                    // holds the string plus the converter's slack; every string is well-formed.
+                    pos += bson2json_core::to_utf16(&text[at..e], &mut dst[pos..]);
+                    words[w] = pos as u32;
+                    at = e;
+                }
+                strings::utf16(env, &wide[..pos])?
+            };
+            if !texts.is_empty() {
+                words[strings[first].0] |= NEXT_TEXT;
+            }
+            texts.push(value);
+            Ok(())
+        };
+    for i in 0..strings.len() {
+        let start = if i == 0 { 0 } else { strings[i - 1].1 };
+        let len = strings[i].1 - start;
+        if len > OWN_STRING_BYTES {
+            // A long string: a text of its own, after the strings before it.
+            flush(&mut texts, first, i, from)?;
+            flush(&mut texts, i, i + 1, start)?;
+            (first, from) = (i + 1, strings[i].1);
+        } else if strings[i].1 - from > TEXT_BYTES {
+            flush(&mut texts, first, i, from)?;
+            (first, from) = (i, start);
+        }
+    }
+    flush(&mut texts, first, strings.len(), from)?;
+    Ok(texts)
+}
+
+/// `transcodeRow(bson, packed, maxOutputBytes, rowMode, scratch[, shaper])`: one document's
+/// row, packed ([`row_value`]; `scratch` a `Uint8Array` or `undefined`), as a plain Node-API
+/// callback (the per-document path skips napi-rs's glue, as `transcode` does).
+struct TranscodeRow;
+
+impl node_api::FastFn for TranscodeRow {
+    fn call(env: &Env, args: &Args) -> Result<Value> {
+        let packed = node_api::number_value(env, args.argv[1]).ok_or_else(options::bad_options)?;
+        let max_out = node_api::number_value(env, args.argv[2]).ok_or_else(options::bad_options)?;
+        let mode = node_api::number_value(env, args.argv[3]).ok_or_else(options::bad_options)?;
+        let json = options::decode(packed, max_out)?;
+        let opts = row_options(json, mode).ok_or_else(options::bad_options)?;
+        let scratch = args.given(env, 4);
+        let shaper = match args.given(env, 5) {
+            Some(v) => Some(node_api::class_instance::<Shaper>(env, v, "shaper")?),
+            None => None,
+        };
+        let mut s = take_scratch();
+        let shape = shaper.as_ref().map(|x| x.compiled());
+        // The bytes are read by the row writer (and the shaping) only, in a closure that
+        // cannot run JavaScript; the regex check and the result come after.
+        let r = node_api::with_bytes(env, args.argv[0], &"bson", |bytes| {
+            write_rows(&mut s, std::iter::once((0, bytes)), shape, &opts, true)
+        })
+        .map_err(Failure::from)
+        .and_then(|r| r.map_err(Failure::from));
+        let v = r.and_then(|()| finish(env, &mut s, true, Form::Row(scratch)));
+        keep_scratch(s);
+        v.map_err(|f| f.throw(env))
+    }
+}
+
+/// Registers `transcodeRow` and the tags' numbers (`RowTag`) on the module's exports.
+pub(crate) fn register(env: &Env, exports: &mut Object<'_>) -> Result<()> {
+    node_api::export_fast::<TranscodeRow>(env, exports, c"transcodeRow")?;
+    let tags = node_api::object(env)?;
+    for (tag, name) in Tag::ALL {
+        let n = node_api::number(env, f64::from(tag as u32))?;
+        let key = node_api::string_utf8(env, name.as_bytes())?;
+        node_api::set_property(env, tags, key, n)?;
+    }
+    exports.set_named_property("RowTag", tags.into_unknown(env))
+}
+
+/// The rows of many documents, packed: `input` is an array of `Uint8Array`s, concatenated
+/// documents, or (`cursor`) a raw reply's `cursor` document.
+#[napi(
+    js_name = "transcodeRows",
+    catch_unwind,
+    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
+    ts_return_type = "PackedRows"
+)]
+pub fn transcode_rows<'env>(
+    env: &'env Env,
+    input: Unknown<'env>,
+    packed: f64,
+    max_output_bytes: f64,
+    row_mode: f64,
+    cursor: bool,
+    shaper: Option<ClassInstance<'env, Shaper>>,
+) -> Result<Unknown<'env>> {
+    let json = options::decode(packed, max_output_bytes)?;
+    let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
+    let shape = shaper.as_ref().map(|s| s.compiled());
+    let mut s = take_scratch();
+    // The input is read in closures that cannot run JavaScript; the regex check and the
+    // result come after.
+    let r = if cursor {
+        node_api::with_bytes(env, Value::of_unknown(&input), &"cursor", |bytes| {
+            let mut parts = CursorParts::default();
+            cursor_parts(bytes, &mut parts)?;
+            let docs = parts.docs.iter().map(|&(a, e)| (a, &bytes[a..e]));
+            write_rows(&mut s, docs, shape, &opts, false)
+        })
+        .map_err(Failure::from)
+    } else {
+        let docs = docs_arg(env, &input)?;
+        with_docs(env, &docs, |docs, starts| {
+            let start = |i: usize| starts.map_or(0, |s| s[i]);
+            let it = docs.iter().enumerate().map(|(i, d)| (start(i), *d));
+            write_rows(&mut s, it, shape, &opts, false)
+        })
+    };
+    let r = r.and_then(|r| r.map_err(Failure::from));
+    let v = r.and_then(|()| finish(env, &mut s, false, Form::Packed));
+    keep_scratch(s);
+    Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
+}
+
+/// What a [`RowsTask`] holds: documents copied back to back, or the caller's one buffer of
+/// concatenated documents or of a raw reply's `cursor` document, split on the pool (a framing
+/// error rejects the promise).
+enum Input {
+    Docs(Vec<(usize, usize)>),
+    Concatenated,
+    Cursor,
+}
+
+/// Rows made on the libuv thread pool from a copy of the input.
+pub struct RowsTask {
+    data: Vec<u8>,
+    input: Input,
+    shape: Option<Arc<Shape>>,
+    opts: RowOptions,
+}
+
+type RowsOutput = std::result::Result<Scratch, RowError>;
+
+/// A task's failure as the rejection of its promise (on wasm, resolved with the error, which
+/// lib/native/wasi.js rejects with: napi-rs's wasm build keeps only an error's message).
+fn reject(env: &Env, f: Failure) -> Result<Unknown<'static>> {
+    let obj = match f {
+        Failure::Napi(e) if e.status == Status::PendingException => {
+            match node_api::take_exception(env) {
+                Some(exc) => exc,
+                None => return Err(e),
+            }
+        }
+        f => f.into_value(env)?,
+    };
+    #[cfg(target_family = "wasm")]
+    return Ok(obj.into_task_result(env));
+    #[cfg(not(target_family = "wasm"))]
+    Err(Error::from(obj.into_unknown(env)))
+}
+
+impl RowsTask {
+    fn rows(&self) -> RowsOutput {
+        let mut s = Scratch::default();
+        let data = &self.data[..];
+        let mut ranges = Vec::new();
+        let (ranges, concatenated) = match &self.input {
+            Input::Docs(r) => (r, false),
+            Input::Concatenated => {
+                split_concatenated(data, &mut ranges)?;
+                (&ranges, true)
+            }
+            Input::Cursor => {
+                let mut parts = CursorParts::default();
+                cursor_parts(data, &mut parts)?;
+                ranges = parts.docs;
+                (&ranges, true)
+            }
+        };
+        let docs = ranges
+            .iter()
+            .map(|&(a, e)| (if concatenated { a } else { 0 }, &data[a..e]));
+        write_rows(&mut s, docs, self.shape.as_deref(), &self.opts, false)?;
+        Ok(s)
+    }
+}
+
+#[napi]
+impl Task for RowsTask {
+    type Output = RowsOutput;
+    type JsValue = Unknown<'static>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        // A panic here would abort the process (napi-rs calls `compute` from a bare
+        // `extern "C"` callback), so it is caught and reported as an error instead.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.rows())).map_err(|_| {
+            Error::new(
+                Status::GenericFailure,
+                "bson2json: internal panic in a worker task (a bug; please report it)".to_owned(),
+            )
+        })
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        let done = output
+            .map_err(Failure::from)
+            .and_then(|mut s| finish(&env, &mut s, false, Form::Packed));
+        match done {
+            Ok(v) => Ok(v.into_task_result(&env)),
+            // Thrown, the failure would escape as an uncaught exception: it settles the
+            // promise instead.
+            Err(f) => reject(&env, f),
+        }
+    }
+}
+
+/// [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
+/// split there.
+#[napi(
+    js_name = "transcodeRowsAsync",
+    catch_unwind,
+    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
+    ts_return_type = "Promise<PackedRows>"
+)]
+pub fn transcode_rows_async(
+    env: &Env,
+    input: Unknown<'_>,
+    packed: f64,
+    max_output_bytes: f64,
+    row_mode: f64,
+    cursor: bool,
+    shaper: Option<ClassInstance<'_, Shaper>>,
+) -> Result<AsyncTask<RowsTask>> {
+    let json = options::decode(packed, max_output_bytes)?;
+    let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
+    let shape = shaper.as_ref().map(|s| s.shared_shape());
+    let value = Value::of_unknown(&input);
+    let (data, input) = if cursor {
+        (
+            node_api::bytes_copied(env, value, &"cursor")?,
+            Input::Cursor,
+        )
+    } else if node_api::is_array(env, value)? {
+        let docs = docs_arg(env, &input)?;
+        let copied = with_docs(env, &docs, |docs, _| {
+            let mut data = Vec::with_capacity(docs.iter().map(|d| d.len()).sum());
+            let mut ranges = Vec::with_capacity(docs.len());
+            for d in docs {
+                ranges.push((data.len(), data.len() + d.len()));
+                data.extend_from_slice(d);
+            }
+            (data, ranges)
+        })
+        .map_err(|f| f.throw(env))?;
+        (copied.0, Input::Docs(copied.1))
+    } else {
+        let data = node_api::bytes_copied(env, value, &"docs").map_err(|_| not_docs(env))?;
+        (data, Input::Concatenated)
+    };
+    Ok(AsyncTask::new(RowsTask {
+        data,
+        input,
+        shape,
+        opts,
+    }))
+}
