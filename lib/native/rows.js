@@ -11,7 +11,7 @@
  * Each shape (list of keys) is kept in a bounded cache across calls. Its first rows are built
  * by a loop ({@link RowShape#generic}); from its second row on, by a function compiled for it
  * whose one object literal V8 allocates with every property in place (`{"a":v[0],"b":v[1]}`),
- * several times faster than a property set per field (ARCHITECTURE.md, decision 21). Both
+ * with no property set per field (ARCHITECTURE.md, decision 28). Both
  * define own data properties (a `__proto__` key is an own property, and a setter on
  * `Object.prototype` is not called), so the two paths make the same objects; where code
  * generation from strings is disallowed (`--disallow-code-generation-from-strings`), the loop
@@ -53,7 +53,7 @@ class RowShape {
    * @param {any[]} vals
    */
   generic(vals) {
-    if (++this.uses > COMPILE_AFTER && canCompile && this.keys.length <= MAX_COMPILED_KEYS) this.compile()
+    if (++this.uses > COMPILE_AFTER && canCompile && this.keys.length <= MAX_COMPILED_KEYS && this.compile()) return this.make(vals)
     const keys = this.keys
     const row = {}
     for (let i = 0; i < keys.length; i++) {
@@ -64,6 +64,7 @@ class RowShape {
     return row
   }
 
+  /** Compiles the shape's literal; false where code generation is disallowed. */
   compile() {
     let body = ''
     for (let i = 0; i < this.keys.length; i++) {
@@ -75,8 +76,10 @@ class RowShape {
     try {
       // oxlint-disable-next-line no-new-func
       this.make = new Function('v', `return {${body}}`)
+      return true
     } catch {
       canCompile = false
+      return false
     }
   }
 }
