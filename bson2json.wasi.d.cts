@@ -82,18 +82,6 @@ export declare class DumpControl {
   cancel(): void
 }
 
-/**
- * What a [`RowsTask`] resolves with: its rows, planned on the pool and made into JS values
- * only when JavaScript asks ([`PendingRows::take`]), so that the tasks of a large batch,
- * which the pool may finish together, each make theirs in a turn of the event loop of their
- * own (lib/native/index.js). A failure is thrown by `take` (so it reaches JavaScript the same
- * way in the native and the WASI build).
- */
-export declare class PendingRows {
-  /** The rows, packed (`[words, bins | null, ...texts]`), or the failure thrown; once. */
-  take(): PackedRows
-}
-
 /** A compiled projection and redaction. */
 export declare class Shaper {
   /**
@@ -416,4 +404,4 @@ export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: 
  * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
  * split there.
  */
-export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PendingRows>
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PackedRows>

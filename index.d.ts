@@ -382,6 +382,7 @@ export interface WatchOptions extends TranscodeOptions {
  * operation type and the options.
  */
 export interface ChangeEvent {
+  // <change-event-fields> generated from crates/bson2json-core/src/mongo/layout.rs (npm run generate)
   /**
    * The event's `_id`: `{ _data }`, or when it has another shape, its value as js-bson
    * deserializes it (BSON types kept, as with `promoteValues: false`). (For the last event of a batch, `stream.resumeToken` is the batch's
@@ -406,6 +407,7 @@ export interface ChangeEvent {
   splitEvent?: { fragment: number; of: number }
   /** The whole event as JSON text (`whole: true`). */
   json?: string
+  // </change-event-fields>
 }
 
 export interface ChangeBatch {
