@@ -117,7 +117,12 @@ function specOf(projection, redact, projectionName) {
   const [redactPaths, key] = redact === undefined ? [[], null] : redactSpec(redact)
   // Unambiguous: JSON quotes every string (NUL included; the addon rejects NUL in paths).
   const content = JSON.stringify([paths, include, redactPaths, key === null ? null : key.toString('base64')])
-  return { projection, redact, paths, include, redactPaths, key, content, entry: undefined }
+  // Frozen objects cannot change: their spec needs no check at the next call (a key's bytes
+  // can change, so a redaction with a key is always checked).
+  const frozen =
+    (projection === undefined || Object.isFrozen(projection)) &&
+    (redact === undefined || (key === null && Object.isFrozen(redact) && Object.isFrozen(own(redact, 'paths'))))
+  return { projection, redact, paths, include, redactPaths, key, content, frozen, entry: undefined }
 }
 
 /**
@@ -168,8 +173,7 @@ function currentSpec(projection, redact, projectionName) {
       last !== undefined &&
       last.projection === projection &&
       last.redact === redact &&
-      sameProjection(projection, last.paths, last.include) &&
-      sameRedact(redact, last.redactPaths, last.key)
+      (last.frozen || (sameProjection(projection, last.paths, last.include) && sameRedact(redact, last.redactPaths, last.key)))
     ) {
       return last
     }

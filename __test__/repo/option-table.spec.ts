@@ -499,6 +499,17 @@ describe('options are data, read once', () => {
     }
   })
 
+  it('a frozen redact object whose paths array is not frozen: an edit of the array is still seen', () => {
+    const paths = ['a']
+    const opts = { redact: Object.freeze({ paths }) }
+    expect(JSON.parse(b2j.toJSON(doc, opts)).ssn).toBe('S-1')
+    paths.push('ssn')
+    expect(JSON.parse(b2j.toJSON(doc, opts)).ssn).toBeNull()
+    // a frozen projection cannot change: it is found again without a check, and stays right
+    const projection = Object.freeze({ a: 1 })
+    for (let i = 0; i < 3; i++) expect(JSON.parse(b2j.toJSON(doc, { projection }))).toEqual({ _id: 1, a: 1 })
+  })
+
   it('a getter on an option runs once per call', () => {
     let reads = 0
     const o = {

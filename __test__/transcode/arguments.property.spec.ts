@@ -62,9 +62,9 @@ function value(r: () => number, depth = 0): any {
 }
 
 function options(r: () => number): any {
-  // every option a batch function takes (lib/option-table.js), and a name that is none
-  const keys = [...namesOf('batch'), 'nope']
-  const vals = [undefined, null, 'relaxed', 'canonical', 'compat', 'replace', 'strict', -1, 0, 1, 1e9, 2.5, NaN, '5', true, false, 6, 7, {}, { a: 1 }, { paths: ['a'] }, ['a']]
+  // every option a batch function or a row function takes (lib/option-table.js), and a name that is none
+  const keys = [...new Set([...namesOf('batch'), ...namesOf('row')]), 'nope']
+  const vals = [undefined, null, 'relaxed', 'canonical', 'compat', 'replace', 'strict', -1, 0, 1, 1e9, 2.5, NaN, '5', true, false, 6, 7, {}, { a: 1 }, { paths: ['a'] }, ['a'], 'powersync', 'general', 2]
   if (r() < 0.2) return value(r)
   const o: any = {}
   for (const k of keys) if (r() < 0.15) o[k] = vals[Math.floor(r() * vals.length)]
@@ -75,8 +75,8 @@ function allowed(e: any): boolean {
   return e instanceof TypeError || e instanceof RangeError || b2j.isTranscodeError(e)
 }
 
-const sync = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON', 'cursorBatch']
-const async = ['toJSONAsync', 'toJSONListAsync', 'toJSONArrayAsync', 'toNDJSONAsync']
+const sync = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON', 'cursorBatch', 'toRow', 'toRows']
+const async = ['toJSONAsync', 'toJSONListAsync', 'toJSONArrayAsync', 'toNDJSONAsync', 'toRowsAsync']
 
 describe('random arguments to every export', () => {
   it(`only TypeError / RangeError / TranscodeError (seed ${SEED})`, async () => {
