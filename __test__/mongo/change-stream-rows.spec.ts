@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BSON, Binary, Decimal128, Double, Int32, Long, MongoClient, ObjectId, Timestamp } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { useMongo } from '../support/mongo'
+import { clusterTimeNow, take, useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 
@@ -29,27 +29,6 @@ afterAll(async () => {
 function fresh(): Collection {
   counter += 1
   return db.collection(`rows${counter}`)
-}
-
-/** Current cluster time (every event written after this has clusterTime >= it). */
-async function now(): Promise<Timestamp> {
-  const session = client.startSession()
-  try {
-    await db.command({ ping: 1 }, { session })
-    return session.operationTime as Timestamp
-  } finally {
-    await session.endSession()
-  }
-}
-
-async function take(cs: any, n: number): Promise<any[]> {
-  const out: any[] = []
-  while (out.length < n) {
-    const r = await cs.next()
-    if (r.done) break
-    out.push(r.value)
-  }
-  return out
 }
 
 function doc(i: number) {
@@ -80,7 +59,7 @@ describe('watch({ rows: true })', () => {
       const coll = fresh()
       const warm = { _id: new ObjectId(), warm: 1 }
       await coll.insertOne(warm)
-      const at = await now()
+      const at = await clusterTimeNow(client, db)
       const docs = Array.from({ length: 12 }, (_, i) => doc(i))
       // the warm-up insert may be the first event (its clusterTime can equal `at`)
       const inserted = [warm, ...docs]
