@@ -910,7 +910,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
       expect(process.env.B2J_REQUIRE_KAFKA, 'the broker of scripts/kafka.sh has a SASL_SSL listener').not.toBe('1')
       return
     }
-    const ca = path.join(ROOT, 'tmp/kafka/tls/ca.pem')
+    const ca = path.join(process.env.KAFKA_DIR || path.join(ROOT, 'tmp/kafka'), 'tls/ca.pem') // the broker of scripts/kafka.sh (its KAFKA_DIR)
     const t = names()
     const db = `kdt${tag}`
     const coll = client.db(db).collection('c')

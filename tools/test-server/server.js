@@ -345,13 +345,23 @@ class TestServer {
       if (conn.closedAt || this.closing || at >= buffer.length) return
       this.write(conn, buffer.subarray(at, at + 1))
       at++
-      const timer = setTimeout(() => {
-        conn.timers.delete(timer)
-        next()
-      }, ms)
-      conn.timers.add(timer)
+      this.later(conn, ms, next)
     }
     next()
+  }
+
+  /**
+   * Calls `f` in `ms` milliseconds, unless the connection closes first (its timers are cleared).
+   * @param {any} conn
+   * @param {number} ms
+   * @param {() => void} f
+   */
+  later(conn, ms, f) {
+    const timer = setTimeout(() => {
+      conn.timers.delete(timer)
+      f()
+    }, ms)
+    conn.timers.add(timer)
   }
 
   /**
@@ -390,11 +400,7 @@ class TestServer {
       const requestId = wire.newRequestId()
       this.write(conn, wire.encodeReply({ responseTo, opCode: request.opCode, document: build(), compressor: request.compressor, moreToCome: true, requestId }))
       responseTo = requestId
-      const timer = setTimeout(() => {
-        conn.timers.delete(timer)
-        stream()
-      }, interval)
-      conn.timers.add(timer)
+      this.later(conn, interval, stream)
     }
     stream()
   }

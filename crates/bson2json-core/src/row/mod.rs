@@ -214,7 +214,7 @@ fn binary_payload(input: &[u8], v: usize, end: usize, strict: bool) -> Result<(u
 /// Appends `s` decoded with U+FFFD replacement (as Node's `Buffer#toString('utf8')`) and
 /// returns whether it was well-formed (then nothing is appended: use `s` itself).
 fn lossy(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    if crate::utf8::is_valid(s) {
+    if crate::lanes::is_ascii(s) || crate::utf8::is_valid(s) {
         return true;
     }
     out.extend_from_slice(String::from_utf8_lossy(s).as_bytes());
@@ -317,7 +317,7 @@ fn utf8_value<'a>(
     at: usize,
     text: &mut Vec<u8>,
 ) -> Result<Text<'a>, Error> {
-    if crate::utf8::is_valid(s) {
+    if crate::lanes::is_ascii(s) || crate::utf8::is_valid(s) {
         return Ok(Text::Value(Value::Str(s)));
     }
     if mode == Utf8Mode::Strict {

@@ -53,7 +53,7 @@ pub(super) fn value<'a>(
         }
         el::STRING | el::SYMBOL => {
             let s = string_bytes(input, v, end)?;
-            if crate::utf8::is_valid(s) {
+            if crate::lanes::is_ascii(s) || crate::utf8::is_valid(s) {
                 Value::Str(s)
             } else {
                 text.extend_from_slice(String::from_utf8_lossy(s).as_bytes());
