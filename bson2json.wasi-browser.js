@@ -1441,6 +1441,7 @@ try {
 }
 export default __napiModule.exports
 export const DumpControl = __napiModule.exports.DumpControl
+export const PendingRows = __napiModule.exports.PendingRows
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
