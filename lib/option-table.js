@@ -238,17 +238,24 @@ const ROWS = [
   },
   // -- rows -------------------------------------------------------------------------------
   {
+    name: 'rows',
+    type: bool,
+    default: false,
+    apis: ['watch'],
+    doc: "each event's document parts as rows (`rowFormat`, `dateRenderMode`) rather than JSON text; not with `whole`",
+  },
+  {
     name: 'rowFormat',
     type: oneOf('general', 'powersync'),
     default: 'general',
-    apis: ['row'],
+    apis: ['row', 'watch'],
     doc: "the rows' values: `'general'` (values for SQL drivers, nested values as JSON text in the call's dialect) or `'powersync'` (PowerSync's `bufferToSqlite`; docs/rows.md)",
   },
   {
     name: 'dateRenderMode',
     type: { ...oneOf(0, 1, 2), range: true },
     default: 0,
-    apis: ['row'],
+    apis: ['row', 'watch'],
     doc: "`rowFormat: 'powersync'` only: PowerSync's `DateRenderMode`",
   },
   // -- batches and the stream -------------------------------------------------------------

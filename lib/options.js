@@ -316,7 +316,7 @@ function resolveOptions(options, api) {
   }
   // The row functions: `rowMode` (`rowFormat | dateRenderMode << 2`, as the binding takes it).
   let rowMode = 0
-  if (named === 'row') rowMode = rowModeOf(rowFormat, dateRenderMode, generalOnly)
+  if (named === 'row') rowMode = rowModeFrom(rowFormat, dateRenderMode, generalOnly)
   // `projection` / `redact`: compiled here, last (nothing after it throws), applied per document;
   // a one-call API's is leased from the pool (releaseOptions ends the lease)
   let shaper
@@ -341,13 +341,29 @@ function resolveOptions(options, api) {
  * `rowFormat: 'powersync'` only, and the options of the general format's JSON text (`dialect`,
  * `utf8`, js-bson's) do not go with it.
  */
-function rowModeOf(rowFormat, dateRenderMode, generalOnly) {
+function rowModeFrom(rowFormat, dateRenderMode, generalOnly) {
   const format = rowFormat === 'powersync' ? 1 : 0
   if (dateRenderMode !== undefined && format !== 1) throw optionError(TypeError, "bson2json: options.dateRenderMode applies to rowFormat 'powersync' only")
   if (format === 1 && generalOnly !== undefined) {
     throw optionError(TypeError, `bson2json: options.${generalOnly} does not apply to rowFormat 'powersync' (PowerSync's rules fix every value)`)
   }
   return format | ((dateRenderMode === undefined ? 0 : dateRenderMode) << 2)
+}
+
+/**
+ * The `rowMode` of `options` (own properties), for a call that resolved them with another API
+ * (`watch` with `rows: true`): their `rowFormat` and `dateRenderMode`, checked as the row
+ * functions check them.
+ * @param {any} options
+ * @returns {number}
+ */
+function rowModeOf(options) {
+  const o = ownOptions(options)
+  let generalOnly
+  for (const k of Object.keys(o)) if (generalOnly === undefined && OPTIONS[k] !== undefined && OPTIONS[k].generalRowOnly === true) generalOnly = k
+  const rowFormat = o.rowFormat === undefined ? undefined : ANY_ENTRY.get('rowFormat').check(o.rowFormat)
+  const dateRenderMode = o.dateRenderMode === undefined ? undefined : ANY_ENTRY.get('dateRenderMode').check(o.dateRenderMode)
+  return rowModeFrom(rowFormat, dateRenderMode, generalOnly)
 }
 
 /** @typedef {Resolved & { rowMode: number }} ResolvedRow */
@@ -486,6 +502,7 @@ module.exports = {
   resolveRowOptions,
   ownOptions,
   checkValue,
+  rowModeOf,
   intOption,
   threadsOf,
   unknownOptionError,

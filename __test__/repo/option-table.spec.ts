@@ -104,8 +104,9 @@ async function attempt(api: string, name: string, value: unknown): Promise<any> 
   const options: any = { [name]: value }
   if (name === 'session') options.session = client.startSession()
   if (name === 'source') options.source = coll
-  // an option that goes with another
-  if (name === 'dateRenderMode') options.rowFormat = 'powersync'
+  // an option that goes with another (for an API that takes both)
+  if (name === 'dateRenderMode' && (api === 'row' || api === 'watch')) options.rowFormat = 'powersync'
+  if ((name === 'rowFormat' || name === 'dateRenderMode') && api === 'watch') options.rows = true
   try {
     let r: any
     switch (api) {
@@ -369,9 +370,9 @@ describe('the options table', () => {
       if (base) for (const b of base.split(/,(?![^<]*>)/)) for (const n of all(b.trim())) out.add(n)
       return out
     }
-    // (the row functions have no declared types yet)
     const TYPES: Record<string, string> = {
       toJSON: 'TranscodeOptions',
+      row: 'RowOptions',
       batch: 'BatchOptions',
       stream: 'TranscodeStreamOptions',
       find: 'FindOptions',
