@@ -68,7 +68,24 @@ export declare class DumpControl {
   cancel(): void
 }
 
-/** A compiled projection and redaction. */
+/**
+ * What a [`RowsTask`] resolves with: its rows, planned on the pool and made into JS values
+ * only when JavaScript asks ([`PendingRows::take`]), so that the tasks of a large batch,
+ * which the pool may finish together, each make theirs in a turn of the event loop of their
+ * own (lib/native/index.js). A failure is thrown by `take` (so it reaches JavaScript the same
+ * way in the native and the WASI build).
+ */
+export declare class PendingRows {
+  /** The rows, packed (`[words, bins | null, ...texts]`), or the failure thrown; once. */
+  take(): PackedRows
+}
+
+/**
+ * A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
+ * bounded pool reuses the `Shaper` of the entry it evicts, so a program that compiles many
+ * distinct shapes holds a bounded number of them (a new `Shaper` each time would free its
+ * memory only when Node-API runs finalizers, after the event loop turns).
+ */
 export declare class Shaper {
   /**
    * `fields[i]` with `include[i]` (the projection, in the spec's order), the redacted
@@ -76,6 +93,12 @@ export declare class Shaper {
    * naming the path.
    */
   constructor(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null)
+  /**
+   * Replaces the compiled shape with that of the arguments (as the constructor takes
+   * them); a bad spec throws and leaves the shape as it was. Calls under way keep the
+   * shape they started with; the old one is freed when the last of them ends.
+   */
+  recompile(fields: Array<string>, include: Array<boolean>, redact: Array<string>, key?: Buffer | undefined | null): void
   /** The shaped BSON of `input` (read as `kind` says), in a new `Buffer`. */
   shape(kind: ShapeInput, input: Uint8Array): Buffer
 }
@@ -296,7 +319,7 @@ export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint3
  * `transcodeChangeFragmentsPacked`). With a `shaper`, every event is projected and redacted
  * first, in the same call (offsets in a later error are the shaped reply's).
  */
-export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
+export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
 
 /**
  * The event that the fragments of one split event (their `raw` bytes, in order, from
@@ -304,7 +327,7 @@ export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: n
  * level (core `merge_fragments`) and packed in `format` as `transcodeChangeBatchPacked` packs
  * an event that was not split (one event).
  */
-export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number): PackedChangeEvents
+export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number): PackedChangeEvents
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
@@ -323,4 +346,4 @@ export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: 
  * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
  * split there.
  */
-export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PackedRows>
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PendingRows>

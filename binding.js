@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.DumpControl = nativeBinding.DumpControl
+module.exports.PendingRows = nativeBinding.PendingRows
 module.exports.Shaper = nativeBinding.Shaper
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.BatchLayout = nativeBinding.BatchLayout

@@ -1441,10 +1441,10 @@ try {
 }
 export default __napiModule.exports
 export const DumpControl = __napiModule.exports.DumpControl
+export const PendingRows = __napiModule.exports.PendingRows
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
-export const ChangeOp = __napiModule.exports.ChangeOp
 export const csvCursor = __napiModule.exports.csvCursor
 export const csvHeader = __napiModule.exports.csvHeader
 export const DEFAULT_MAX_DEPTH = __napiModule.exports.DEFAULT_MAX_DEPTH
@@ -1462,8 +1462,8 @@ export const stagedOutput = __napiModule.exports.stagedOutput
 export const transcodeBatch = __napiModule.exports.transcodeBatch
 export const transcodeBatchAsync = __napiModule.exports.transcodeBatchAsync
 export const transcodeBatchViews = __napiModule.exports.transcodeBatchViews
-export const transcodeChangeBatch = __napiModule.exports.transcodeChangeBatch
 export const transcodeChangeBatchPacked = __napiModule.exports.transcodeChangeBatchPacked
-export const transcodeChangeFragments = __napiModule.exports.transcodeChangeFragments
 export const transcodeChangeFragmentsPacked = __napiModule.exports.transcodeChangeFragmentsPacked
 export const transcodeCursor = __napiModule.exports.transcodeCursor
+export const transcodeRows = __napiModule.exports.transcodeRows
+export const transcodeRowsAsync = __napiModule.exports.transcodeRowsAsync

@@ -54,6 +54,12 @@ export interface TranscodeOptions {
   useBigInt64?: false
   /** Accepted only as js-bson's default (`false`). */
   raw?: false
+  /** Accepted only empty (js-bson's default). */
+  fieldsAsRaw?: Record<string, never>
+  /** Accepted only as js-bson's default (`false`). */
+  allowObjectSmallerThanBufferSize?: false
+  /** Accepted only as js-bson's default (`0`): pass a subarray instead. */
+  index?: 0
   /**
    * MongoDB's projection document, applied while transcoding: inclusion (`{ a: 1, 'b.c': 1 }`,
    * `_id` kept unless `_id: 0`) or exclusion (`{ secret: 0, 'card.number': 0 }`), dotted paths
@@ -204,6 +210,46 @@ export declare function toJSONArrayAsync(docs: BatchInput, options?: BatchOption
 /** {@link toNDJSON} on the libuv thread pool. Inputs are copied first. */
 export declare function toNDJSONAsync(docs: BatchInput, options?: BatchOptions): Promise<NodeBuffer>
 
+/**
+ * Row options (docs/rows.md): the transcoding options (a projection and a redaction apply to
+ * every format; `dialect`, `utf8` and js-bson's options shape the general format's JSON text
+ * and do not go with `rowFormat: 'powersync'`), and the format.
+ */
+export interface RowOptions extends TranscodeOptions {
+  /**
+   * `'general'` (default): values for SQL drivers, nested values as JSON text in `dialect`.
+   * `'powersync'`: PowerSync's `bufferToSqlite` (`@powersync/service-module-mongodb`), value for value.
+   */
+  rowFormat?: 'general' | 'powersync'
+  /**
+   * PowerSync's `DateRenderMode` (`rowFormat: 'powersync'` only): 0 `2024-01-02 03:04:05.678Z`
+   * (default), 1 `2024-01-02T03:04:05.678Z`, 2 `2024-01-02T03:04:05Z`.
+   */
+  dateRenderMode?: 0 | 1 | 2
+}
+
+/**
+ * A row value: a string (text, hex, a date, a decimal, a UUID, JSON text of a nested value), a
+ * number (int32 and doubles in the general format; non-integral doubles in PowerSync's), a
+ * bigint (int64, timestamps; all integers in PowerSync's), a boolean (general format), `null`,
+ * or the bytes of a binary value (a plain Uint8Array of its own).
+ */
+export type RowValue = string | number | bigint | boolean | null | Uint8Array
+
+/** One document's row: its top-level keys, in the order a JavaScript object keeps them. */
+export type Row = Record<string, RowValue>
+
+/** One document's top-level fields as values, one per column (docs/rows.md has the type map). */
+export declare function toRow(bson: Uint8Array, options?: RowOptions): Row
+/** The rows of many documents: an array of documents, concatenated documents, or a raw cursor reply. */
+export declare function toRows(docs: BatchInput, options?: RowOptions): Row[]
+/**
+ * {@link toRows} on the libuv thread pool (the input is copied before it returns; a batch of
+ * several MiB runs as several pool tasks, whose rows are made one task per turn of the event
+ * loop). Argument errors throw; BSON errors reject with a {@link TranscodeError}.
+ */
+export declare function toRowsAsync(docs: BatchInput, options?: RowOptions): Promise<Row[]>
+
 /** True if `e` is an error bson2json threw for bad input (works across realms). */
 export declare function isTranscodeError(e: unknown): e is TranscodeError
 
@@ -310,6 +356,16 @@ export interface WatchOptions extends TranscodeOptions {
   enableUtf8Validation?: boolean
   /** Each event carries `json`: the whole event (in `compat`, `JSON.stringify` of the driver's event). */
   whole?: boolean
+  /**
+   * `documentKey`, `fullDocument` and `fullDocumentBeforeChange` as rows ({@link Row}: top-level
+   * fields as values, made in the same native pass as the event; docs/rows.md), not JSON text.
+   * Not with `whole`.
+   */
+  rows?: boolean
+  /** With `rows`: the rows' format ({@link RowOptions.rowFormat}). */
+  rowFormat?: 'general' | 'powersync'
+  /** With `rows` and `rowFormat: 'powersync'`: PowerSync's `DateRenderMode`. */
+  dateRenderMode?: 0 | 1 | 2
   batchSize?: number
   /** getMore `maxTimeMS` (how long the server waits for new events); below `timeoutMS` when both are set. */
   maxAwaitTimeMS?: number
@@ -357,11 +413,12 @@ export interface ChangeEvent {
   /** MongoDB 6.0 and later. */
   wallTime?: Date
   ns?: { db: string; coll?: string }
-  /** JSON text. */
-  documentKey?: string
-  /** JSON text (not in `whole` mode). */
-  fullDocument?: string | null
-  fullDocumentBeforeChange?: string | null
+  /** JSON text; a row with `rows` (docs/rows.md). */
+  documentKey?: string | Row
+  /** JSON text (not in `whole` mode); a row with `rows` (docs/rows.md). */
+  fullDocument?: string | Row | null
+  /** JSON text; a row with `rows`. */
+  fullDocumentBeforeChange?: string | Row | null
   updateDescription?: string | null
   /** Only on unreassembled fragments (when `splitLargeEvents` is false). */
   splitEvent?: { fragment: number; of: number }
@@ -458,6 +515,22 @@ export interface CursorOptions extends Omit<TranscodeOptions, 'projection'> {
   comment?: unknown
   let?: object
   allowDiskUse?: boolean
+  /** getMore `maxTimeMS` on a tailable cursor. */
+  maxAwaitTimeMS?: number
+  readConcern?: object
+}
+
+/** The options of {@link find}: the cursor's, and the fields of the `find` command. */
+export interface FindOptions extends CursorOptions {
+  min?: object
+  max?: object
+  returnKey?: boolean
+  showRecordId?: boolean
+}
+
+/** The options of {@link aggregate}: the cursor's (no `projection`: project in the pipeline, or `clientProjection`), and the fields of the `aggregate` command. */
+export interface AggregateOptions extends Omit<CursorOptions, 'projection' | 'sort' | 'limit' | 'skip'> {
+  bypassDocumentValidation?: boolean
 }
 
 export interface PipeOptions<D> {
@@ -500,6 +573,6 @@ export interface JsonCursor extends AsyncIterable<string> {
  * bad option: a `TypeError`/`RangeError` with `code` `ERR_INVALID_ARG_TYPE` / `ERR_OUT_OF_RANGE`)
  * fails every consumer as a server error does (`pipe(res)` answers 500), and nothing is sent.
  */
-export declare function find(collection: CursorTarget, filter?: object, options?: CursorOptions): JsonCursor
+export declare function find(collection: CursorTarget, filter?: object, options?: FindOptions): JsonCursor
 /** `aggregate` returning JSON text; never throws either (see {@link find}). */
-export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: CursorOptions): JsonCursor
+export declare function aggregate(collection: CursorTarget, pipeline?: object[], options?: AggregateOptions): JsonCursor

@@ -52,7 +52,7 @@ function runLogged(what: string, args: string[], timeout: number) {
 describe('options and arguments (no broker)', () => {
   it('rejects unknown and malformed options with TypeError/RangeError naming them', () => {
     const base = { source: {}, brokers: ['127.0.0.1:9092'], topic: 't', checkpointTopic: 'c', id: 'i' }
-    expect(() => kafka.changeStreamToKafka({ ...base, bogus: 1 })).toThrow(/unknown option "bogus"/)
+    expect(() => kafka.changeStreamToKafka({ ...base, bogus: 1 })).toThrow(/unknown option 'bogus'/)
     expect(() => kafka.changeStreamToKafka({ ...base, brokers: ['nope'] })).toThrow(TypeError)
     expect(() => kafka.changeStreamToKafka({ ...base, id: '' })).toThrow(/options.id/)
     expect(() => kafka.changeStreamToKafka({ ...base, checkpointTopic: 't' })).toThrow(RangeError)

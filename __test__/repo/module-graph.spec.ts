@@ -11,8 +11,8 @@ const root = resolve(__dirname, '../..')
 
 /** Bottom first: a module may require modules of its layer or of a layer listed before it. */
 const LAYERS: [string, string[]][] = [
-  // what every layer may use: the error module, loading optional peer packages
-  ['base', ['lib/errors.js', 'lib/peer.js']],
+  // what every layer may use: the error module, loading optional peer packages, the options table (data)
+  ['base', ['lib/errors.js', 'lib/peer.js', 'lib/option-table.js']],
   // the binding: the only way into the native addon or its WASI build
   ['native', ['lib/native/']],
   // options, projection and redaction resolved into what the binding takes

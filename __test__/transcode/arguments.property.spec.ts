@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest'
 import { BSON } from 'bson'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { namesOf } = require('../../lib/option-table')
 
 const SEED = Number(process.env.PROP_SEED || 0x5eed_b2)
 const CASES = Number(process.env.PROP_CASES || 1500)
@@ -60,11 +62,12 @@ function value(r: () => number, depth = 0): any {
 }
 
 function options(r: () => number): any {
-  const keys = ['dialect', 'utf8', 'maxDepth', 'maxOutputBytes', 'threads', 'nope', 'promoteLongs', 'bsonVersion']
-  const vals = [undefined, null, 'relaxed', 'canonical', 'compat', 'replace', 'strict', -1, 0, 1, 1e9, 2.5, NaN, '5', true, false, 6, 7, {}]
+  // every option a batch function or a row function takes (lib/option-table.js), and a name that is none
+  const keys = [...new Set([...namesOf('batch'), ...namesOf('row')]), 'nope']
+  const vals = [undefined, null, 'relaxed', 'canonical', 'compat', 'replace', 'strict', -1, 0, 1, 1e9, 2.5, NaN, '5', true, false, 6, 7, {}, { a: 1 }, { paths: ['a'] }, ['a'], 'powersync', 'general', 2]
   if (r() < 0.2) return value(r)
   const o: any = {}
-  for (const k of keys) if (r() < 0.3) o[k] = vals[Math.floor(r() * vals.length)]
+  for (const k of keys) if (r() < 0.15) o[k] = vals[Math.floor(r() * vals.length)]
   return o
 }
 
@@ -72,8 +75,8 @@ function allowed(e: any): boolean {
   return e instanceof TypeError || e instanceof RangeError || b2j.isTranscodeError(e)
 }
 
-const sync = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON', 'cursorBatch']
-const async = ['toJSONAsync', 'toJSONListAsync', 'toJSONArrayAsync', 'toNDJSONAsync']
+const sync = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON', 'cursorBatch', 'toRow', 'toRows']
+const async = ['toJSONAsync', 'toJSONListAsync', 'toJSONArrayAsync', 'toNDJSONAsync', 'toRowsAsync']
 
 describe('random arguments to every export', () => {
   it(`only TypeError / RangeError / TranscodeError (seed ${SEED})`, async () => {
@@ -88,7 +91,7 @@ describe('random arguments to every export', () => {
           seen.add('ok')
         } catch (e: any) {
           if (!allowed(e)) throw new Error(`case ${i} ${name}: ${e && e.constructor && e.constructor.name}: ${e && e.message}`)
-          seen.add(e.constructor.name + (e.code ? ':' + e.code : ''))
+          seen.add(e.constructor.name + (b2j.isTranscodeError(e) ? ':' + e.code : ''))
         }
       }
       for (const name of async) {

@@ -5,6 +5,8 @@
 // `changeStreamToKafka()`; this file parses arguments, connects, logs progress and maps the
 // outcome to an exit status.
 
+const { usage, parseOptions, optionFlags, optionValues, choices, answer } = require('./usage')
+
 const HELP = `bson2json cdc - a MongoDB change stream into Kafka, exactly once (whole server batches per transaction)
 
 Usage:
@@ -28,7 +30,7 @@ Options:
       --exclude NS[,NS...]     leave these namespaces out (same patterns)
       --checkpoint-topic TOPIC compacted topic for the resume tokens, keyed by --id (created when missing)
       --id NAME                stream id: one running process per id (it names the transactional.id)
-      --dialect NAME           compat (default) | relaxed | canonical
+      --dialect NAME           ${choices('dialect')}
       --format NAME            the records' format: bson2json (default: the event in --dialect,
                                documentKey as the key, headers) | mongo-kafka (what the MongoDB
                                Kafka source connector writes with its defaults) | debezium
@@ -36,7 +38,7 @@ Options:
                                after deletes); docs/kafka.md has what a consumer sees of each
       --value event|fullDocument  message value: the whole event (default) or only fullDocument
                                (deletes become tombstones: a key with no value)
-      --full-document MODE     the change stream's fullDocument: updateLookup | whenAvailable | required
+      --full-document MODE     the change stream's fullDocument: ${choices('fullDocument')}
       --pipeline JSON          stages after $changeStream, an Extended JSON array
       --projection JSON        a MongoDB projection applied to every event on this side:
                                fullDocument, fullDocumentBeforeChange, documentKey (its _id is
@@ -110,55 +112,21 @@ with the same --id; 5 the change stream was invalidated (collection/database dro
 --override-checkpoint, which skips the lost events).
 `
 
-const { usage, parseOptions, answer } = require('./usage')
 const { requirePeer } = require('./peer')
 const { describe, redact, mongoClient } = require('./mongo')
 const { tokenClusterTime } = require('../kafka/sink')
 const { isTransientSourceError } = require('../kafka/errors')
 const { DEFAULTS } = require('../kafka/options')
 
+/** The option flags (lib/option-table.js) and cdc's own. */
+const OPTION_FLAGS = optionFlags('cdc')
 const VALUE_FLAGS = {
+  ...OPTION_FLAGS.values,
   '--uri': 'uri',
   '--db': 'db',
   '--collection': 'collection',
-  '--kafka': 'kafka',
-  '--topic': 'topic',
-  '--topic-prefix': 'topicPrefix',
-  '--topic-map': 'topicMap',
-  '--include': 'include',
-  '--exclude': 'exclude',
-  '--checkpoint-topic': 'checkpointTopic',
-  '--id': 'id',
-  '--dialect': 'dialect',
-  '--format': 'format',
-  '--value': 'value',
-  '--full-document': 'fullDocument',
-  '--pipeline': 'pipeline',
-  '--projection': 'projection',
-  '--redact': 'redact',
-  '--redact-key-file': 'redactKeyFile',
-  '--start-at-operation-time': 'startAt',
-  '--resume-after': 'resumeAfterText',
-  '--snapshot-batch-size': 'snapshotBatchSize',
-  '--snapshot-parallel': 'snapshotParallel',
-  '--on-history-lost': 'onHistoryLost',
-  '--partitions': 'partitions',
-  '--batch-size': 'batchSize',
-  '--max-await-ms': 'maxAwaitTimeMS',
   '--progress-interval': 'progressInterval',
-  '--commit-interval-ms': 'commitIntervalMS',
-  '--heartbeat-interval': 'idleCheckpointMS',
-  '--heartbeat-topic': 'heartbeatTopic',
   '--timeout': 'timeout',
-  '--kafka-timeout': 'kafkaTimeout',
-  '--kafka-ca': 'kafkaCa',
-  '--kafka-cert': 'kafkaCert',
-  '--kafka-key': 'kafkaKey',
-  '--kafka-sasl': 'kafkaSasl',
-  '--kafka-user': 'kafkaUser',
-  '--kafka-password-file': 'kafkaPasswordFile',
-  '--kafka-retry-timeout': 'kafkaRetryTimeout',
-  '--mongo-retry-timeout': 'mongoRetryTimeout',
 }
 
 function intArg(name, text, min) {
@@ -201,10 +169,12 @@ function kafkaSecurity(o, env) {
 }
 
 function parseArgs(argv) {
-  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { '--quiet': 'quiet', '--override-checkpoint': 'overrideCheckpoint', '--snapshot': 'snapshot', '--kafka-tls': 'kafkaTls' }, once: true })
+  const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: { ...OPTION_FLAGS.flags, '--quiet': 'quiet' }, once: true })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}'`)
-  const o = { ...parsed.opts, quiet: parsed.opts.quiet === true, overrideCheckpoint: parsed.opts.overrideCheckpoint === true, snapshot: parsed.opts.snapshot === true }
+  // enums and integers checked from the table; the rest converted below
+  const opts = optionValues('cdc', parsed)
+  const o = { ...opts, quiet: opts.quiet === true, overrideCheckpoint: opts.overrideCheckpoint === true, snapshot: opts.snapshot === true }
   for (const [flag, key] of [
     ['--uri', 'uri'],
     ['--kafka', 'kafka'],
@@ -233,15 +203,10 @@ function parseArgs(argv) {
   if (o.topic === o.checkpointTopic) usage('--topic and --checkpoint-topic must differ')
   o.brokers = o.kafka.split(',')
   for (const b of o.brokers) if (!/^[^:\s]+:\d+$/.test(b)) usage(`--kafka: ${JSON.stringify(redact(b))} is not HOST:PORT`)
-  if (o.dialect !== undefined && !['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage('--dialect must be compat, relaxed or canonical')
-  if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') usage('--value must be event or fullDocument')
   const { FORMAT_NAMES } = require('../kafka/records')
   if (o.format !== undefined && !FORMAT_NAMES.includes(o.format)) usage(`--format must be ${FORMAT_NAMES.join(', ')}`)
   if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
     usage(`--format ${o.format} writes the connector's own records: it excludes --dialect and --value fullDocument`)
-  }
-  if (o.fullDocument !== undefined && !['default', 'updateLookup', 'whenAvailable', 'required'].includes(o.fullDocument)) {
-    usage('--full-document must be default, updateLookup, whenAvailable or required')
   }
   if (o.pipeline !== undefined) {
     const { EJSON } = require('bson')
@@ -283,7 +248,7 @@ function parseArgs(argv) {
   }
   if (o.projection !== undefined || o.redact !== undefined) {
     try {
-      require('../shape').compileShape(o.projection, o.redact)
+      require('../shape').checkShape(o.projection, o.redact)
     } catch (e) {
       usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => `--${w}`).replace(/^bson2json: /, ''))
     }
@@ -312,19 +277,8 @@ function parseArgs(argv) {
     }
     delete o.resumeAfterText
   }
-  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') usage('--on-history-lost must be fail or snapshot')
   if (o.snapshot && (o.startAt !== undefined || o.resumeAfter !== undefined)) usage('--snapshot starts from now: it excludes --start-at-operation-time and --resume-after')
-  if (o.commitIntervalMS !== undefined) o.commitIntervalMS = intArg('--commit-interval-ms', o.commitIntervalMS, 0)
-  if (o.idleCheckpointMS !== undefined) o.idleCheckpointMS = intArg('--heartbeat-interval', o.idleCheckpointMS, 1)
   if (o.heartbeatTopic !== undefined && (o.heartbeatTopic === o.checkpointTopic || o.heartbeatTopic === '')) usage('--heartbeat-topic must differ from --checkpoint-topic')
-  if (o.snapshotBatchSize !== undefined) o.snapshotBatchSize = intArg('--snapshot-batch-size', o.snapshotBatchSize, 1)
-  if (o.snapshotParallel !== undefined) {
-    o.snapshotParallel = intArg('--snapshot-parallel', o.snapshotParallel, 1)
-    if (o.snapshotParallel > 64) usage('--snapshot-parallel must be at most 64')
-  }
-  if (o.partitions !== undefined) o.partitions = intArg('--partitions', o.partitions, 1)
-  if (o.batchSize !== undefined) o.batchSize = intArg('--batch-size', o.batchSize, 1)
-  if (o.maxAwaitTimeMS !== undefined) o.maxAwaitTimeMS = intArg('--max-await-ms', o.maxAwaitTimeMS, 1)
   o.progressInterval = o.progressInterval === undefined ? 10 : intArg('--progress-interval', o.progressInterval, 0)
   o.timeout = o.timeout === undefined ? 10 : intArg('--timeout', o.timeout, 1)
   o.kafkaTimeout = o.kafkaTimeout === undefined ? DEFAULTS.connectTimeoutMS / 1000 : intArg('--kafka-timeout', o.kafkaTimeout, 1)

@@ -4,7 +4,7 @@
 // mongodump `.bson` / `.bson.gz` files (or stdin) into NDJSON or one JSON array.
 
 const fs = require('fs')
-const { CliError, usage, parseOptions, answer, describeIoError, quoteName, onSignals } = require('./usage')
+const { CliError, usage, parseOptions, optionFlags, optionValues, choices, answer, describeIoError, quoteName, onSignals } = require('./usage')
 const { Output } = require('./output')
 const { chooseEngine, fileHead } = require('./dump-engine')
 const { startRun, report } = require('./dump-run')
@@ -30,9 +30,9 @@ Default output is the compat dialect, byte-identical to JSON.stringify(BSON.dese
 Options:
   -o, --out FILE         write to FILE instead of stdout
   -a, --array            write one JSON array instead of NDJSON
-  -d, --dialect NAME     compat (default) | relaxed | canonical
+  -d, --dialect NAME     ${choices('dialect')}
       --utf8 MODE        strict (default: invalid UTF-8 is an error) | replace (U+FFFD)
-      --max-depth N      maximum nesting depth (default 1000)
+      --max-depth N      maximum nesting depth (default ${require('../option-table').OPTIONS.maxDepth.default})
       --threads N        transcode up to N batches at once, on N cores (default: the number
                          of cores; output order is the input's); 1 transcodes on one thread
       --skip-invalid     report each corrupt document on stderr and continue after it; after
@@ -71,27 +71,17 @@ function defaultThreads() {
   return Math.max(1, Math.min(256, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length))
 }
 
+/** The option flags (lib/option-table.js) and dump's own. */
+const OPTION_FLAGS = optionFlags('dump')
 const SPEC = {
   values: {
+    ...OPTION_FLAGS.values,
     '-o': 'out',
     '--out': 'out',
-    '-d': 'dialect',
-    '--dialect': 'dialect',
-    '--utf8': 'utf8',
-    '--max-depth': 'maxDepth',
-    '--threads': 'threads',
-    '-f': 'fields',
-    '--fields': 'fields',
-    '--fieldFile': 'fieldFile',
-    '--exclude': 'exclude',
-    '--redact': 'redact',
-    '--redact-key-file': 'redactKeyFile',
     '--nsInclude': 'nsInclude',
   },
   flags: {
-    '-a': 'array',
-    '--array': 'array',
-    '--skip-invalid': 'skipInvalid',
+    ...OPTION_FLAGS.flags,
     '-q': 'quiet',
     '--quiet': 'quiet',
     '--progress': 'progress',
@@ -102,24 +92,18 @@ const SPEC = {
   repeatable: ['nsInclude'],
 }
 
-function positive(name, v) {
-  const n = Number(v)
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1) usage(`${name} must be a positive integer, got '${v}'`)
-  return n
-}
-
 function parseArgs(argv) {
   const parsed = parseOptions(argv, SPEC)
   if (parsed.help || parsed.version) return parsed
-  const r = parsed.opts
+  const r = optionValues('dump', parsed)
   const o = {
     file: null,
     out: r.out ?? null,
-    array: r.array === true,
+    array: r.format === 'array',
     dialect: r.dialect ?? 'compat',
     utf8: r.utf8 ?? 'strict',
-    maxDepth: r.maxDepth === undefined ? undefined : positive('--max-depth', r.maxDepth),
-    threads: r.threads === undefined ? undefined : positive('--threads', r.threads),
+    maxDepth: r.maxDepth,
+    threads: r.concurrency,
     skipInvalid: r.skipInvalid === true,
     quiet: r.quiet === true,
     progress: r.progress === true ? true : r.noProgress === true ? false : undefined,
@@ -131,9 +115,6 @@ function parseArgs(argv) {
     nsInclude: r.nsInclude ?? [],
     argFiles: [r.fieldFile, r.redactKeyFile].filter((f) => f !== undefined),
   }
-  if (!['compat', 'relaxed', 'canonical'].includes(o.dialect)) usage(`--dialect must be compat, relaxed or canonical, got '${o.dialect}'`)
-  if (o.utf8 !== 'strict' && o.utf8 !== 'replace') usage(`--utf8 must be strict or replace, got '${o.utf8}'`)
-  if (o.threads > 256) usage('--threads must be at most 256')
   if (r.fields !== undefined && r.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
   if (r.fields !== undefined) o.fields = fieldList(r.fields, false)
   if (r.fieldFile !== undefined) o.fields = fieldFile(r.fieldFile)
@@ -175,7 +156,7 @@ function shapeOptions(r, fields) {
   }
   if (out.projection !== undefined || out.redact !== undefined) {
     try {
-      require('../shape').compileShape(out.projection, out.redact)
+      require('../shape').checkShape(out.projection, out.redact)
     } catch (e) {
       usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, (_, w) => (w === 'redact' ? '--redact' : r.exclude !== undefined ? '--exclude' : '--fields')).replace(/^bson2json: /, ''))
     }

@@ -8,8 +8,9 @@
 // `--parallel N` splits the collection into N `_id` ranges read by N cursors (lib/mongo/ranges.js).
 
 const fs = require('fs')
+const { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer, onSignals } = require('./usage')
 const { parseFieldList, serverProjection, topLevelProjection } = require('./fields')
-const { compileShape } = require('../shape')
+const { checkShape: checkShapeSpec } = require('../shape')
 const { Indenter } = require('./pretty')
 const native = require('../native')
 const { csvFind } = require('./csv-cursor')
@@ -55,7 +56,7 @@ Output:
   -o, --out FILE         write to FILE instead of stdout
       --type json|csv    output format (default json)
       --jsonFormat F     relaxed (default, as mongoexport) | canonical
-      --dialect NAME     relaxed | canonical | compat (JSON.stringify(BSON.deserialize(doc)))
+      --dialect NAME     ${choices('dialect', 'relaxed')} (compat: JSON.stringify(BSON.deserialize(doc)))
       --jsonArray, --array   one JSON array instead of one document per line
       --pretty           indent the JSON (a tab per level, like mongoexport --pretty)
       --noHeaderLine     CSV without the header line
@@ -78,7 +79,6 @@ server rejects, an error mid-cursor, a write error); 2 usage error (bad or unkno
 malformed JSON argument, the mongodb package missing); 130/143 interrupted by SIGINT/SIGTERM.
 `
 
-const { CliError, UsageError, usage, parseOptions, answer, onSignals } = require('./usage')
 const { Output } = require('./output')
 const { requirePeer } = require('./peer')
 const { describe, redact, mongoClient } = require('./mongo')
@@ -111,7 +111,10 @@ function readFile(name, path, encoding = 'utf8') {
   }
 }
 
+/** The option flags (lib/option-table.js) and export's own. */
+const OPTION_FLAGS = optionFlags('export')
 const VALUE_FLAGS = {
+  ...OPTION_FLAGS.values,
   '--uri': 'uri',
   '--host': 'host',
   '--port': 'port',
@@ -122,7 +125,6 @@ const VALUE_FLAGS = {
   '--authenticationDatabase': 'authSource',
   '--readPreference': 'readPreference',
   '--timeout': 'timeout',
-  '--timeoutMS': 'timeoutMS',
   '-d': 'db',
   '--db': 'db',
   '-c': 'collection',
@@ -130,25 +132,13 @@ const VALUE_FLAGS = {
   '-q': 'query',
   '--query': 'query',
   '--queryFile': 'queryFile',
-  '--sort': 'sort',
-  '--skip': 'skip',
-  '--limit': 'limit',
-  '-f': 'fields',
-  '--fields': 'fields',
-  '--fieldFile': 'fieldFile',
-  '--projection': 'projection',
-  '--exclude': 'exclude',
-  '--redact': 'redact',
-  '--redact-key-file': 'redactKeyFile',
-  '--batchSize': 'batchSize',
   '-o': 'out',
   '--out': 'out',
   '--type': 'type',
-  '--jsonFormat': 'jsonFormat',
-  '--dialect': 'dialect',
   '--parallel': 'parallel',
 }
 const BOOL_FLAGS = {
+  ...OPTION_FLAGS.flags,
   '--jsonArray': 'array',
   '--array': 'array',
   '--pretty': 'pretty',
@@ -171,7 +161,7 @@ function parseArgs(argv) {
   const parsed = parseOptions(argv, { values: VALUE_FLAGS, flags: BOOL_FLAGS })
   if (parsed.help || parsed.version) return parsed
   if (parsed.args.length > 0) usage(`unexpected argument '${parsed.args[0]}' (export reads from a server: --uri, --db, --collection)`)
-  const raw = parsed.opts
+  const raw = optionValues('export', parsed)
   const o = {
     uri: raw.uri,
     db: raw.db,
@@ -186,12 +176,6 @@ function parseArgs(argv) {
     progress: raw.progress === true ? true : raw.noProgress === true ? false : undefined,
   }
   if (o.type !== 'json' && o.type !== 'csv') usage(`--type must be json or csv, got '${o.type}'`)
-  if (raw.jsonFormat !== undefined && raw.jsonFormat !== 'relaxed' && raw.jsonFormat !== 'canonical') {
-    usage(`--jsonFormat must be relaxed or canonical, got '${raw.jsonFormat}'`)
-  }
-  if (raw.dialect !== undefined && !['relaxed', 'canonical', 'compat'].includes(raw.dialect)) {
-    usage(`--dialect must be compat, relaxed or canonical, got '${raw.dialect}'`)
-  }
   if (raw.dialect !== undefined && raw.jsonFormat !== undefined && raw.dialect !== raw.jsonFormat) {
     usage('--dialect and --jsonFormat disagree')
   }
@@ -214,11 +198,11 @@ function parseArgs(argv) {
   const q = raw.queryFile !== undefined ? readFile('--queryFile', raw.queryFile) : raw.query
   o.query = q === undefined ? {} : parseJSONArg(raw.queryFile !== undefined ? '--queryFile' : '--query', q)
   o.sort = raw.sort === undefined ? undefined : parseJSONArg('--sort', raw.sort)
-  o.skip = raw.skip === undefined ? undefined : nonNegative('--skip', raw.skip)
-  o.limit = raw.limit === undefined ? undefined : nonNegative('--limit', raw.limit)
-  o.batchSize = raw.batchSize === undefined ? undefined : nonNegative('--batchSize', raw.batchSize, 1)
+  o.skip = raw.skip
+  o.limit = raw.limit
+  o.batchSize = raw.batchSize
   o.timeout = raw.timeout === undefined ? 10 : nonNegative('--timeout', raw.timeout, 1)
-  o.timeoutMS = raw.timeoutMS === undefined ? undefined : nonNegative('--timeoutMS', raw.timeoutMS)
+  o.timeoutMS = raw.timeoutMS
   o.parallel = raw.parallel === undefined ? 1 : nonNegative('--parallel', raw.parallel, 1)
   if (o.parallel > 64) usage('--parallel must be at most 64')
   if (raw.fields !== undefined && raw.fieldFile !== undefined) usage('--fields and --fieldFile are exclusive')
@@ -451,7 +435,7 @@ function countLines(buf) {
 /** A projection / redact checked with the addon (a usage error naming the flag). */
 function checkShape(projection, redact, flag) {
   try {
-    compileShape(projection, redact)
+    checkShapeSpec(projection, redact)
   } catch (e) {
     usage(e.message.replace(/^bson2json: options\.(projection|redact)(?=[:[])/, flag).replace(/^bson2json: /, ''))
   }

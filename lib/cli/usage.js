@@ -68,7 +68,8 @@ function suggest(flag, known) {
  * @param {Record<string, string>} [spec.flags] flags without a value -> option key (set to true)
  * @param {string[]} [spec.repeatable] keys collected into arrays
  * @param {boolean} [spec.once] a flag given twice is a usage error (default: the last one wins)
- * @returns {{ help?: true, version?: true, opts: Record<string, any>, args: string[] }}
+ * @returns {{ help?: true, version?: true, opts: Record<string, any>, args: string[], from: Record<string, string> }}
+ *   (`from`: the flag that gave each key, as it was spelled, the last one for a repeated key)
  */
 function parseOptions(argv, spec) {
   const values = spec.values
@@ -76,6 +77,7 @@ function parseOptions(argv, spec) {
   const repeatable = new Set(spec.repeatable || [])
   const opts = {}
   const args = []
+  const from = {}
   let noMoreFlags = false
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i]
@@ -87,8 +89,8 @@ function parseOptions(argv, spec) {
       noMoreFlags = true
       continue
     }
-    if (a === '-h' || a === '--help') return { help: true, opts, args }
-    if (a === '-v' || a === '--version') return { version: true, opts, args }
+    if (a === '-h' || a === '--help') return { help: true, opts, args, from }
+    if (a === '-v' || a === '--version') return { version: true, opts, args, from }
     let inline = null
     const eq = a.startsWith('--') ? a.indexOf('=') : -1
     if (eq !== -1) {
@@ -110,6 +112,7 @@ function parseOptions(argv, spec) {
       const near = suggest(a, [...Object.keys(values), ...Object.keys(flags), '--help', '--version'])
       usage(`unknown option '${a}'${near !== null ? ` (did you mean ${near}?)` : ''}`)
     }
+    from[key] = a
     if (repeatable.has(key)) {
       ;(opts[key] ||= []).push(value)
     } else {
@@ -117,7 +120,76 @@ function parseOptions(argv, spec) {
       opts[key] = value
     }
   }
-  return { opts, args }
+  return { opts, args, from }
+}
+
+/**
+ * The flags of `command` that map to options (lib/option-table.js), as {@link parseOptions}'s
+ * `values` (flags taking a value) and `flags` (flags without one) tables: a command adds its
+ * own flags to these.
+ * @param {string} command
+ * @returns {{ values: Record<string, string>, flags: Record<string, string> }}
+ */
+function optionFlags(command) {
+  const values = {}
+  const flags = {}
+  for (const f of require('../option-table').flagsOf(command)) (f.takesValue ? values : flags)[f.flag] = f.key
+  return { values, flags }
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items) {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`
+}
+
+/**
+ * The values of `command`'s option flags in `parsed.opts` ({@link parseOptions}'s result for
+ * the tables of {@link optionFlags}) checked and converted as the options table says: an enum
+ * flag's value is one of its values, an integer flag's a decimal integer in its range, a flag
+ * without a value gives its option's value (`set`). Flags whose values the command converts
+ * itself (a field list, JSON, seconds) are left as they are. A bad value is a usage error
+ * naming the flag as it was given.
+ * @param {string} command
+ * @param {{ opts: Record<string, any>, from: Record<string, string> }} parsed changed in place
+ * @returns {Record<string, any>} `parsed.opts`
+ */
+function optionValues(command, parsed) {
+  const opts = parsed.opts
+  for (const f of require('../option-table').flagsOf(command)) {
+    // the flag that gave the value (of -d and --dialect, the one used)
+    if (!Object.hasOwn(opts, f.key) || parsed.from[f.key] !== f.flag) continue
+    const v = opts[f.key]
+    if (!f.takesValue) {
+      opts[f.key] = f.spec.set
+      continue
+    }
+    // a value the command converts itself (a field list, JSON, seconds)
+    if (f.key !== f.option && f.spec.values === undefined && f.spec.int === undefined) continue
+    const t = f.row.type
+    const values = f.spec.values || (t.kind === 'enum' ? t.values : null)
+    if (values !== null) {
+      if (!values.includes(v)) usage(`${f.flag} must be ${orList(values.map(String))}, got '${v}'`)
+    } else if (t.kind === 'int' || f.spec.int !== undefined) {
+      const min = f.spec.min ?? (f.spec.int ? f.spec.int[0] : t.min)
+      const max = f.spec.max ?? (f.spec.int ? f.spec.int[1] : t.max)
+      const n = Number(v)
+      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) usage(`${f.flag} must be an integer >= ${min}, got '${v}'`)
+      if (max !== undefined && n > max) usage(`${f.flag} must be at most ${max}`)
+      opts[f.key] = n
+    }
+  }
+  return opts
+}
+
+/**
+ * An option's values for a command's help text: `compat (default) | relaxed | canonical`.
+ * @param {string} option
+ * @param {unknown} [dflt] the default to mark (the table's by default)
+ */
+function choices(option, dflt) {
+  const row = require('../option-table').OPTIONS[option]
+  const d = dflt === undefined ? row.default : dflt
+  return row.type.values.map((v) => (v === d ? `${v} (default)` : String(v))).join(' | ')
 }
 
 /** How long a run may take to stop after SIGINT/SIGTERM before it is ended where it stands. */
@@ -218,4 +290,4 @@ function describeIoError(e) {
   return e && e.message ? String(e.message).split('\n')[0] : String(e)
 }
 
-module.exports = { CliError, UsageError, usage, parseOptions, answer, version, describeIoError, suggest, quoteName, onSignals, STOP_GRACE_MS }
+module.exports = { CliError, UsageError, usage, parseOptions, optionFlags, optionValues, choices, answer, version, describeIoError, suggest, quoteName, onSignals, STOP_GRACE_MS }

@@ -2,86 +2,38 @@
 
 /** The options of `changeStreamToKafka`, checked before anything connects, and their defaults. */
 
+const { rowOf, namesOf } = require('../option-table')
+const { checkValue, unknownOptionError, ownOptions } = require('../options')
+
+const PREFIX = 'bson2json/kafka: '
+/** The names changeStreamToKafka takes (lib/option-table.js). */
+const OPTION_NAMES = new Set(namesOf('kafka'))
+
 /**
- * The defaults of the numeric options: the one place they are written (lib/kafka/ reads them
- * from the options `withDefaults` returns; docs/kafka.md and `cdc --help` state them).
+ * The defaults of the numeric options (lib/option-table.js): lib/kafka/ reads them from the
+ * options {@link withDefaults} returns.
  */
-const DEFAULTS = Object.freeze({
-  commitIntervalMS: 100,
-  maxTransactionBytes: 8 * 1024 * 1024,
-  maxRequestBytes: 512 * 1024,
-  idleCheckpointMS: 5000,
-  snapshotBatchSize: 1000,
-  snapshotParallel: 1,
-  partitions: 1,
-  retryDelayMS: 500,
-  connectTimeoutMS: 10_000,
-  retryTimeoutMS: 120_000,
-  mongoRetryTimeoutMS: 120_000,
-})
+const DEFAULTS = Object.freeze(Object.fromEntries([...OPTION_NAMES].map((k) => rowOf('kafka', k)).filter((r) => r.type.kind === 'int' && typeof r.default === 'number').map((r) => [r.name, r.default])))
 
-const OPTION_NAMES = new Set([
-  'source',
-  'pipeline',
-  'brokers',
-  'topic',
-  'topicPrefix',
-  'topics',
-  'include',
-  'exclude',
-  'checkpointTopic',
-  'id',
-  'dialect',
-  'format',
-  'value',
-  'fullDocument',
-  'fullDocumentBeforeChange',
-  'showExpandedEvents',
-  'startAtOperationTime',
-  'resumeAfter',
-  'overrideCheckpoint',
-  'snapshot',
-  'snapshotBatchSize',
-  'snapshotParallel',
-  'onHistoryLost',
-  'batchSize',
-  'maxAwaitTimeMS',
-  'prefetch',
-  'splitLargeEvents',
-  'projection',
-  'redact',
-  'createTopics',
-  'partitions',
-  'idleCheckpointMS',
-  'heartbeatTopic',
-  'commitIntervalMS',
-  'maxTransactionBytes',
-  'maxRequestBytes',
-  'retryDelayMS',
-  'connectTimeoutMS',
-  'retryTimeoutMS',
-  'mongoRetryTimeoutMS',
-  'kafka',
-  'onProgress',
-  'onRestart',
-  'onMongoRetry',
-  'signal',
-])
-
+/**
+ * Checks the options (own properties only; a name on `Object.prototype` is not an option) and
+ * returns the brokers as an array.
+ * @param {any} o
+ */
 function checkOptions(o) {
-  if (o === null || typeof o !== 'object') throw new TypeError('bson2json/kafka: options must be an object')
+  if (o === null || typeof o !== 'object') throw new TypeError(`${PREFIX}options must be an object`)
+  o = ownOptions(o)
   for (const k of Object.keys(o)) {
-    if (!OPTION_NAMES.has(k)) throw new TypeError(`bson2json/kafka: unknown option ${JSON.stringify(k)}`)
+    if (!OPTION_NAMES.has(k)) throw unknownOptionError(k, OPTION_NAMES, PREFIX)
+    // enums, booleans, integers, strings and functions, from the table
+    checkValue(rowOf('kafka', k), o[k], PREFIX)
   }
+  for (const k of ['checkpointTopic', 'id']) if (o[k] === undefined) checkValue(rowOf('kafka', k), o[k], PREFIX)
   if (o.source === null || typeof o.source !== 'object') {
     throw new TypeError('bson2json/kafka: options.source must be a driver MongoClient, Db or Collection')
   }
-  for (const k of ['topic', 'checkpointTopic', 'id', 'topicPrefix']) {
-    if (k === 'topic' && o.topic === undefined && o.topicPrefix !== undefined) continue
-    if (k === 'topicPrefix' && o.topicPrefix === undefined) continue
-    if (typeof o[k] !== 'string' || o[k].length === 0) throw new TypeError(`bson2json/kafka: options.${k} must be a non-empty string`)
-  }
-  if (o.heartbeatTopic !== undefined && (typeof o.heartbeatTopic !== 'string' || o.heartbeatTopic.length === 0 || o.heartbeatTopic === o.checkpointTopic)) {
+  if (o.topic === undefined && o.topicPrefix === undefined) checkValue(rowOf('kafka', 'topic'), o.topic, PREFIX)
+  if (o.heartbeatTopic !== undefined && o.heartbeatTopic === o.checkpointTopic) {
     throw new TypeError('bson2json/kafka: options.heartbeatTopic must be a non-empty string other than options.checkpointTopic')
   }
   if (o.topics !== undefined) {
@@ -100,9 +52,6 @@ function checkOptions(o) {
   if (!Array.isArray(brokers) || brokers.length === 0 || !brokers.every((b) => typeof b === 'string' && /^[^:\s]+:\d+$/.test(b))) {
     throw new TypeError('bson2json/kafka: options.brokers must be "HOST:PORT" strings (an array or a comma-separated string)')
   }
-  if (o.value !== undefined && o.value !== 'event' && o.value !== 'fullDocument') {
-    throw new RangeError('bson2json/kafka: options.value must be "event" or "fullDocument"')
-  }
   if (o.format !== undefined && !require('./records').FORMAT_NAMES.includes(o.format)) {
     throw new RangeError(`bson2json/kafka: options.format must be one of ${require('./records').FORMAT_NAMES.join(', ')}, got ${JSON.stringify(o.format)}`)
   }
@@ -110,35 +59,18 @@ function checkOptions(o) {
     throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
   }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
-  // projection / redact: checked (and compiled) now, applied by watch() to every event.
-  if (o.projection !== undefined || o.redact !== undefined) require('../shape').compileShape(o.projection, o.redact)
-  for (const k of ['partitions', 'snapshotBatchSize', 'snapshotParallel', 'idleCheckpointMS', 'commitIntervalMS', 'maxTransactionBytes', 'maxRequestBytes', 'retryDelayMS', 'connectTimeoutMS', 'retryTimeoutMS', 'mongoRetryTimeoutMS']) {
-    const v = o[k]
-    if (v !== undefined && (!Number.isInteger(v) || v < (k === 'idleCheckpointMS' || k === 'commitIntervalMS' ? 0 : 1))) {
-      throw new RangeError(`bson2json/kafka: options.${k} must be a positive integer, got ${String(v)}`)
-    }
-  }
-  if (o.snapshotParallel !== undefined && o.snapshotParallel > 64) throw new RangeError(`bson2json/kafka: options.snapshotParallel must be at most 64, got ${o.snapshotParallel}`)
+  // projection / redact: checked now (watch() compiles them and applies them to every event)
+  require('../shape').checkShape(o.projection, o.redact)
   if (o.resumeAfter !== undefined && (o.resumeAfter === null || typeof o.resumeAfter !== 'object')) {
     throw new TypeError('bson2json/kafka: options.resumeAfter must be a resume token (an object such as {_data: "82..."})')
   }
   if (o.resumeAfter !== undefined && o.startAtOperationTime !== undefined) {
     throw new TypeError('bson2json/kafka: options.resumeAfter and options.startAtOperationTime are exclusive')
   }
-  if (o.snapshot !== undefined && typeof o.snapshot !== 'boolean') throw new TypeError('bson2json/kafka: options.snapshot must be a boolean')
-  if (o.onHistoryLost !== undefined && o.onHistoryLost !== 'fail' && o.onHistoryLost !== 'snapshot') {
-    throw new RangeError('bson2json/kafka: options.onHistoryLost must be "fail" or "snapshot"')
-  }
   if (o.snapshot === true || o.onHistoryLost === 'snapshot') {
     if (o.snapshot === true && (o.resumeAfter !== undefined || o.startAtOperationTime !== undefined)) {
       throw new TypeError('bson2json/kafka: options.snapshot starts from now: it excludes resumeAfter and startAtOperationTime')
     }
-  }
-  if (o.overrideCheckpoint !== undefined && typeof o.overrideCheckpoint !== 'boolean') {
-    throw new TypeError('bson2json/kafka: options.overrideCheckpoint must be a boolean')
-  }
-  for (const k of ['onProgress', 'onRestart', 'onMongoRetry']) {
-    if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`bson2json/kafka: options.${k} must be a function`)
   }
   if (o.kafka !== undefined && (o.kafka === null || typeof o.kafka !== 'object')) {
     throw new TypeError('bson2json/kafka: options.kafka must be an object (extra @platformatic/kafka client options)')
@@ -146,9 +78,9 @@ function checkOptions(o) {
   return brokers
 }
 
-/** The options with every default of {@link DEFAULTS} filled in (a new object). */
+/** The options, own properties only, with every default of {@link DEFAULTS} filled in (a new object). */
 function withDefaults(o) {
-  const out = { ...o }
+  const out = ownOptions(o)
   for (const [k, v] of Object.entries(DEFAULTS)) if (out[k] === undefined) out[k] = v
   return out
 }

@@ -20,27 +20,9 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
+const { resolveDriverOptions, intOption, ownOptions, rowModeOf } = require('../options')
 const { describe, argumentError } = require('../errors')
 
-/** The option names watch accepts (anything else is a TypeError). */
-const WATCH_KEYS = new Set([
-  ...BASE_KEYS,
-  'whole',
-  'batchSize',
-  'timeoutMS',
-  'maxAwaitTimeMS',
-  'prefetch',
-  'splitLargeEvents',
-  'fullDocument',
-  'fullDocumentBeforeChange',
-  'showExpandedEvents',
-  'resumeAfter',
-  'startAfter',
-  'startAtOperationTime',
-  'signal',
-  'enableUtf8Validation',
-])
 const { EventFormat } = native
 const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
@@ -164,9 +146,18 @@ class ChangeStream extends RawCursor {
     try {
       stages = checkPipeline(pipeline, 'watch() pipeline')
       if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: watch() options must be an object, got ${describe(options, 'object')}`)
+      // the caller's own properties, each read once (lib/option-table.js: the names watch takes)
+      options = ownOptions(options)
       t = resolveTarget(target)
       // The driver's BSON options for the target and its js-bson major, under the call's.
-      o = resolveDriverOptions(target, options, WATCH_KEYS)
+      o = resolveDriverOptions(target, options, 'watch')
+      if (options.rows !== undefined && typeof options.rows !== 'boolean') throw new TypeError(`bson2json: options.rows must be a boolean, got ${describe(options.rows, 'boolean')}`)
+      if (options.rows === true) {
+        if (options.whole === true) throw new TypeError('bson2json: options.rows and options.whole do not go together (rows are of the documents, whole is the event as one text)')
+        o.rowMode = rowModeOf(options)
+      } else if (options.rowFormat !== undefined || options.dateRenderMode !== undefined) {
+        throw new TypeError('bson2json: options.rowFormat and options.dateRenderMode apply with rows: true')
+      }
       batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
       maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
       prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
@@ -178,7 +169,7 @@ class ChangeStream extends RawCursor {
       }
     } catch (e) {
       failure = argumentError(e)
-      options = {}
+      options = Object.create(null)
       stages = []
       t = {}
     }
@@ -191,7 +182,7 @@ class ChangeStream extends RawCursor {
     this._o = o
     // what each event becomes: an event object (its parts, or the whole event, as JSON), or,
     // for lib/kafka ({@link watchRecords}), a Kafka record
-    this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : EventFormat.Parts
+    this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : options.rows === true ? EventFormat.Rows : EventFormat.Parts
     this._split = options.splitLargeEvents === true
 
     const stage = {}

@@ -10,7 +10,8 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
+const { resolveDriverOptions, intOption, ownOptions } = require('../options')
+const { serverNamesOf } = require('../option-table')
 const { describe, argumentError } = require('../errors')
 const { pipeline } = require('node:stream')
 const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
@@ -22,13 +23,9 @@ const COMMA = 0x2c
 const COMMA_BUF = Buffer.from(',')
 const OPEN_BUF = Buffer.from('[')
 
-const FIND_OPTIONS = ['sort', 'projection', 'limit', 'skip', 'hint', 'maxTimeMS', 'collation', 'comment', 'let', 'allowDiskUse', 'min', 'max', 'returnKey', 'showRecordId', 'readConcern']
-const AGG_OPTIONS = ['allowDiskUse', 'maxTimeMS', 'hint', 'collation', 'comment', 'let', 'readConcern', 'bypassDocumentValidation']
-
-/** The option names find / aggregate accept (anything else is a TypeError). */
-const CURSOR_KEYS = [...BASE_KEYS, 'clientProjection', 'batchSize', 'maxAwaitTimeMS', 'prefetch', 'session', 'signal', 'enableUtf8Validation', 'timeoutMS']
-const FIND_KEYS = new Set([...CURSOR_KEYS, ...FIND_OPTIONS])
-const AGG_KEYS = new Set([...CURSOR_KEYS, ...AGG_OPTIONS])
+/** The options find / aggregate send to the server as fields of the command (lib/option-table.js). */
+const FIND_OPTIONS = serverNamesOf('find')
+const AGG_OPTIONS = serverNamesOf('aggregate')
 
 function resolveCollection(coll) {
   if (!coll || typeof coll.collectionName !== 'string' || typeof coll.dbName !== 'string' || !coll.client) {
@@ -49,19 +46,11 @@ function prepare(collection, command, options) {
   // find's `projection` goes to the server (the command); the client-side projection of the
   // results is `clientProjection` in both find and aggregate (lib/shape.js).
   if (command.find === undefined && options.projection !== undefined) {
-    throw new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
-  }
-  const rest = { ...options }
-  delete rest.projection
-  delete rest.clientProjection
-  if (options.clientProjection !== undefined) rest.projection = options.clientProjection
-  let o
-  try {
-    o = resolveDriverOptions(collection, rest, command.find !== undefined ? FIND_KEYS : AGG_KEYS)
-  } catch (e) {
-    if (e instanceof TypeError && options.clientProjection !== undefined) e.message = e.message.replace('options.projection', 'options.clientProjection')
+    const e = new TypeError('bson2json: aggregate() has no projection option: project in the pipeline ($project) or on the client (clientProjection)')
+    e.code = 'ERR_INVALID_ARG_VALUE'
     throw e
   }
+  const o = resolveDriverOptions(collection, options, command.find !== undefined ? 'find' : 'aggregate')
   return {
     o,
     getMoreColl: c.name,
@@ -190,6 +179,7 @@ class JsonCursor extends RawCursor {
    * @param {{ format?: 'ndjson' | 'array', highWaterMark?: number }} [options]
    */
   stream(options = {}) {
+    options = ownOptions(options) || {}
     let format = options.format === undefined ? 'ndjson' : options.format
     if (format !== 'ndjson' && format !== 'array') {
       // a format from a request's data: the stream fails with it, as the cursor's other argument errors
@@ -236,6 +226,7 @@ class JsonCursor extends RawCursor {
       throw new TypeError(`bson2json: pipe() destination must be a writable stream, got ${describe(destination, 'object')}`)
     }
     if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: pipe() options must be an object, got ${describe(options, 'object')}`)
+    options = ownOptions(options)
     const onError = options.onError
     if (onError !== undefined && typeof onError !== 'function') {
       throw new TypeError(`bson2json: options.onError must be a function, got ${describe(onError, 'function')}`)
@@ -430,10 +421,12 @@ function find(collection, filter = {}, options = {}) {
     const c = resolveCollection(collection)
     checkFilter(filter, 'find() filter')
     if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: find() options must be an object, got ${describe(options, 'object')}`)
+    // the caller's own properties, each read once (lib/option-table.js: the names find takes)
+    options = ownOptions(options)
     cmd = { find: c.name, filter }
     if (options.batchSize !== undefined) cmd.batchSize = options.batchSize
     pick(cmd, options, FIND_OPTIONS)
-    if (cmd.sort !== undefined) {
+    if (Object.hasOwn(cmd, 'sort')) {
       const sort = formatSort(cmd.sort)
       if (sort === undefined) delete cmd.sort
       else cmd.sort = sort
@@ -451,6 +444,7 @@ function aggregate(collection, pipeline = [], options = {}) {
     const stages = checkPipeline(pipeline, 'aggregate() pipeline')
     const c = resolveCollection(collection)
     if (options === null || typeof options !== 'object') throw new TypeError(`bson2json: aggregate() options must be an object, got ${describe(options, 'object')}`)
+    options = ownOptions(options)
     cmd = { aggregate: c.name, pipeline: stages, cursor: options.batchSize === undefined ? {} : { batchSize: options.batchSize } }
     pick(cmd, options, AGG_OPTIONS)
   } catch (e) {

@@ -290,12 +290,21 @@ function transcodeCursor(cursor, layout, o) {
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
  */
 function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
-  const r =
-    o.shaper === undefined
-      ? b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
-      : b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
-  r.events = unpackEvents(r.events)
+  let r
+  if (format === EventFormat.Rows) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper, o.rowMode)
+  else if (o.shaper === undefined) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
+  else r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
+  r.events = unpackEventsWithRows(r.events)
   return r
+}
+
+/**
+ * Events of a packed batch, with the batch's rows when it has them (an `EventFormat.Rows`
+ * batch: the binding hands them over as the property `rows` of the packed events).
+ * @param {any} packed
+ */
+function unpackEventsWithRows(packed) {
+  return unpackEvents(packed, packed.rows === undefined ? null : unpackRows(packed.rows))
 }
 
 /**
@@ -306,7 +315,7 @@ function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
  * @param {any} o resolved options
  */
 function transcodeChangeFragments(fragments, format, o) {
-  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes))[0]
+  return unpackEventsWithRows(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes, format === EventFormat.Rows ? o.rowMode : undefined))[0]
 }
 
 /**
@@ -336,6 +345,11 @@ function createShaper(paths, include, redactPaths, key) {
   return new b.Shaper(paths, include, redactPaths, key)
 }
 
+/** Compiles `shaper` again, in place, from the arguments {@link createShaper} takes. */
+function recompileShaper(shaper, paths, include, redactPaths, key) {
+  shaper.recompile(paths, include, redactPaths, key)
+}
+
 /**
  * The projected and redacted BSON of `input`, read as `kind` (a {@link ShapeInput}).
  * @returns {Buffer}
@@ -353,7 +367,12 @@ const decodeRows = rowDecoder(RowTag)
  * @param {any[]} packed
  */
 function unpackRows(packed) {
-  const w = packed[0]
+  let w = packed[0]
+  if (!(w instanceof Uint32Array)) {
+    // the WASI build: Buffers that view wasm memory, copied now (and the words aligned)
+    w = new Uint32Array(new Uint8Array(w).buffer)
+    if (packed[1] !== null) packed[1] = new Uint8Array(packed[1])
+  }
   return decodeRows(w, new DataView(w.buffer, w.byteOffset, w.byteLength), 0, w.length, packed)
 }
 
@@ -377,7 +396,8 @@ const ROW_SCRATCH_MAX = 4 * 1024 * 1024
  * @returns {object}
  */
 function transcodeRow(bson, o, rowMode) {
-  if (rowBusy) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
+  // the WASI build sees a copy of a typed array argument in wasm memory: no scratch there
+  if (rowBusy || !POOLED) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
   rowBusy = true
   try {
     let r = b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, rowScratch, o.shaper)
@@ -412,12 +432,97 @@ function transcodeRows(docs, o, rowMode, isCursor) {
   return unpackRows(b.transcodeRows(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
 }
 
+/** Input bytes per pool task of {@link transcodeRowsAsync}. */
+const ROWS_TASK_BYTES = 1024 * 1024
+
 /**
- * {@link transcodeRows} on the libuv pool (the input is copied first).
+ * {@link transcodeRows} on the libuv pool (the input is copied before this returns). A batch
+ * of more than {@link ROWS_TASK_BYTES} is cut at document boundaries into tasks of about that
+ * size, which the pool runs side by side: each task's strings and row objects are then made
+ * on the event loop in a stretch of their own, not all in one. A failure is the first in input
+ * order, with its index and offset in the whole input, as one task would report it.
  * @returns {Promise<object[]>}
  */
 function transcodeRowsAsync(docs, o, rowMode, isCursor) {
-  return b.transcodeRowsAsync(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper).then(unpackRows)
+  const parts = (isCursor ? undefined : rowsTasks(docs)) ?? [{ input: docs, index: 0, offset: 0 }]
+  // every task is made (its input copied) now; the pool runs them side by side
+  const tasks = parts.map((p) => b.transcodeRowsAsync(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+  const rows = []
+  let chain = Promise.resolve()
+  for (let i = 0; i < tasks.length; i++) {
+    // in input order, each task's rows made in a turn of the event loop of its own (the
+    // first error in input order is the one reported; later tasks' rows are never made)
+    chain = chain
+      .then(() => tasks[i])
+      .then((pending) => (i === 0 ? pending : new Promise((resolve) => setImmediate(resolve, pending))))
+      .then((pending) => {
+        let packed
+        try {
+          packed = pending.take()
+        } catch (e) {
+          if (e !== null && typeof e === 'object') {
+            if (typeof e.index === 'number') e.index += parts[i].index
+            if (typeof e.offset === 'number') e.offset += parts[i].offset
+          }
+          throw e
+        }
+        for (const r of unpackRows(packed)) rows.push(r)
+      })
+  }
+  // a task rejected (a panic) after an earlier failure is not an unhandled rejection
+  for (const t of tasks) t.catch(() => {})
+  return chain.then(() => rows)
+}
+
+/**
+ * The tasks of a large batch (an array of documents, or one Uint8Array of concatenated
+ * documents framed here by their length prefixes: a prefix that does not frame ends the
+ * cutting, and the binding reports it), each `{ input, index, offset }` (its first document's
+ * index and, for concatenated input, its byte offset); `undefined` for one task.
+ * @returns {{ input: any, index: number, offset: number }[] | undefined}
+ */
+function rowsTasks(docs) {
+  const parts = []
+  if (Array.isArray(docs) && !types.isProxy(docs)) {
+    // each element read once (an accessor may return something else the next time)
+    const list = []
+    let from = 0
+    let bytes = 0
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]
+      list.push(d)
+      bytes += ArrayBuffer.isView(d) ? d.byteLength : 0
+      if (bytes >= ROWS_TASK_BYTES && i + 1 < docs.length) {
+        parts.push({ input: list.slice(from, i + 1), index: from, offset: 0 })
+        from = i + 1
+        bytes = 0
+      }
+    }
+    if (parts.length === 0) return docs.length === list.length ? [{ input: list, index: 0, offset: 0 }] : undefined
+    parts.push({ input: list.slice(from), index: from, offset: 0 })
+    return parts
+  }
+  if (!(docs instanceof Uint8Array) || docs.byteLength <= ROWS_TASK_BYTES) return undefined
+  const view = new DataView(docs.buffer, docs.byteOffset, docs.byteLength)
+  let start = 0
+  let at = 0
+  let index = 0
+  let count = 0
+  while (at + 4 <= docs.byteLength) {
+    const n = view.getInt32(at, true)
+    if (n < 5 || at + n > docs.byteLength) break
+    at += n
+    count++
+    if (at - start >= ROWS_TASK_BYTES && at < docs.byteLength) {
+      parts.push({ input: docs.subarray(start, at), index, offset: start })
+      index += count
+      count = 0
+      start = at
+    }
+  }
+  if (parts.length === 0) return undefined
+  parts.push({ input: docs.subarray(start), index, offset: start })
+  return parts
 }
 
 /** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
@@ -478,6 +583,7 @@ module.exports = {
   csvCursor,
   csvHeader,
   createShaper,
+  recompileShaper,
   shape,
   RowTag,
   transcodeRow,

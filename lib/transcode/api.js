@@ -8,7 +8,7 @@
  */
 
 const native = require('../native')
-const { resolveOptions, threadsOf, BATCH_KEYS } = require('../options')
+const { resolveOptions, releaseOptions } = require('../options')
 const { isTranscodeError } = require('../errors')
 
 const { Layout, LIST_LAYOUT, split, transcodeDefault, transcodeBufferDefault } = native
@@ -22,7 +22,18 @@ const { Array: ARRAY, NdjsonBuffer: NDJSON_BUFFER } = Layout
  */
 function toJSON(bson, options) {
   if (options === undefined) return transcodeDefault(bson)
-  return native.transcode(bson, resolveOptions(options), false)
+  return one(bson, options, false)
+}
+
+/** One document with options: a string, or its UTF-8 bytes when `buffer`. */
+function one(bson, options, buffer) {
+  const o = resolveOptions(options, 'toJSON')
+  if (o.lease === undefined) return native.transcode(bson, o, buffer)
+  try {
+    return native.transcode(bson, o, buffer)
+  } finally {
+    releaseOptions(o)
+  }
 }
 
 /**
@@ -33,7 +44,7 @@ function toJSON(bson, options) {
  */
 function toJSONBuffer(bson, options) {
   if (options === undefined) return transcodeBufferDefault(bson)
-  return native.transcode(bson, resolveOptions(options), true)
+  return one(bson, options, true)
 }
 
 /**
@@ -47,12 +58,15 @@ function cursorOf(docs) {
 }
 
 function batch(docs, layout, options) {
-  const o = resolveOptions(options, BATCH_KEYS)
-  const threads = threadsOf(options)
-  // projection / redact (o.shaper): each document shaped in the same native call
-  const cursor = cursorOf(docs)
-  if (cursor !== undefined) return native.transcodeCursor(cursor, layout, o).docs
-  return native.transcodeBatch(docs, layout, o, threads)
+  const o = resolveOptions(options, 'batch')
+  try {
+    // projection / redact (o.shaper): each document shaped in the same native call
+    const cursor = cursorOf(docs)
+    if (cursor !== undefined) return native.transcodeCursor(cursor, layout, o).docs
+    return native.transcodeBatch(docs, layout, o, o.threads)
+  } finally {
+    releaseOptions(o)
+  }
 }
 
 /**
@@ -60,16 +74,18 @@ function batch(docs, layout, options) {
  * synchronously, as the sync calls do; anything wrong with the BSON itself rejects the Promise
  * with a TranscodeError, whether it is found before or on the thread pool.
  */
-function batchAsync(docs, layout, options) {
-  const o = resolveOptions(options, BATCH_KEYS)
-  const threads = threadsOf(options)
-  const cursor = cursorOf(docs)
+function batchAsync(docs, layout, options, api = 'batch') {
+  const o = resolveOptions(options, api)
   try {
-    // shaping (projection, redact) and transcoding both run on the pool
-    return native.transcodeBatchAsync(cursor === undefined ? docs : cursor, layout, o, threads, cursor !== undefined)
+    const cursor = cursorOf(docs)
+    // shaping (projection, redact) and transcoding both run on the pool; the task holds its
+    // own count of the compiled shape, so the lease ends with this call
+    return native.transcodeBatchAsync(cursor === undefined ? docs : cursor, layout, o, o.threads, cursor !== undefined)
   } catch (e) {
     if (isTranscodeError(e)) return Promise.reject(e)
     throw e
+  } finally {
+    releaseOptions(o)
   }
 }
 
@@ -111,19 +127,23 @@ function toNDJSON(docs, options) {
  * @param {import('../../index').TranscodeOptions} [options]
  */
 function cursorBatch(reply, options) {
-  const o = resolveOptions(options)
-  const cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
-  if (!ArrayBuffer.isView(cursor)) {
-    throw new TypeError('bson2json: cursorBatch expects a raw command reply ({ cursor: Buffer }) or its cursor Buffer')
+  const o = resolveOptions(options, 'toJSON')
+  try {
+    const cursor = ArrayBuffer.isView(reply) ? reply : reply && reply.cursor
+    if (!ArrayBuffer.isView(cursor)) {
+      throw new TypeError('bson2json: cursorBatch expects a raw command reply ({ cursor: Buffer }) or its cursor Buffer')
+    }
+    const parts = native.transcodeCursor(cursor, LIST_LAYOUT, o)
+    parts.docs = split(parts.docs)
+    return parts
+  } finally {
+    releaseOptions(o)
   }
-  const parts = native.transcodeCursor(cursor, LIST_LAYOUT, o)
-  parts.docs = split(parts.docs)
-  return parts
 }
 
 /** Async {@link toJSON}: runs on the libuv thread pool; the input is copied first. */
 function toJSONAsync(bson, options) {
-  return batchAsync([bson], LIST_LAYOUT, options).then(
+  return batchAsync([bson], LIST_LAYOUT, options, 'toJSON').then(
     (joined) => split(joined)[0],
     (e) => {
       if (e && typeof e === 'object') delete e.index

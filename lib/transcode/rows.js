@@ -8,7 +8,7 @@
  */
 
 const native = require('../native')
-const { resolveRowOptions } = require('../options')
+const { resolveRowOptions, releaseOptions } = require('../options')
 const { isTranscodeError } = require('../errors')
 const { cursorOf } = require('./api')
 
@@ -20,7 +20,11 @@ const { cursorOf } = require('./api')
  */
 function toRow(bson, options) {
   const o = resolveRowOptions(options)
-  return native.transcodeRow(bson, o, o.rowMode)
+  try {
+    return native.transcodeRow(bson, o, o.rowMode)
+  } finally {
+    releaseOptions(o)
+  }
 }
 
 /**
@@ -32,8 +36,12 @@ function toRow(bson, options) {
  */
 function toRows(docs, options) {
   const o = resolveRowOptions(options)
-  const cursor = cursorOf(docs)
-  return native.transcodeRows(cursor === undefined ? docs : cursor, o, o.rowMode, cursor !== undefined)
+  try {
+    const cursor = cursorOf(docs)
+    return native.transcodeRows(cursor === undefined ? docs : cursor, o, o.rowMode, cursor !== undefined)
+  } finally {
+    releaseOptions(o)
+  }
 }
 
 /**
@@ -51,6 +59,9 @@ function toRowsAsync(docs, options) {
   } catch (e) {
     if (isTranscodeError(e)) return Promise.reject(e)
     throw e
+  } finally {
+    // the task holds its own count of the compiled shape
+    releaseOptions(o)
   }
 }
 

@@ -26,23 +26,8 @@
 
 const { Transform } = require('stream')
 const native = require('../native')
-const { resolveOptions, threadsOf, BATCH_KEYS, intOption } = require('../options')
+const { resolveOptions, ownOptions, intOption } = require('../options')
 const { transcodeError, rebase } = require('../errors')
-
-/** The stream's own options; every other name goes to the transcoder (which rejects unknown ones). */
-const STREAM_KEYS = new Set([
-  'format',
-  'chunkSize',
-  'maxDocumentBytes',
-  'batchBytes',
-  'concurrency',
-  'skipInvalid',
-  'highWaterMark',
-  'readableHighWaterMark',
-  'writableHighWaterMark',
-])
-/** Every name the stream accepts: its own and the transcoder's (so a misspelling is matched against both). */
-const ACCEPTED_KEYS = new Set([...BATCH_KEYS, ...STREAM_KEYS])
 
 /** Default cap on one document's declared length (MongoDB's own limit is 16 MiB). */
 const DEFAULT_MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -68,8 +53,11 @@ function ndjsonAsync(buf, o) {
 
 class TranscodeStream extends Transform {
   constructor(options) {
-    const o = options == null ? {} : options
+    // the caller's own properties, each read once
+    const o = options == null ? {} : ownOptions(options)
     if (typeof o !== 'object') throw new TypeError('bson2json: options must be an object')
+    // validated now (unknown names too, against the stream's and the transcoder's), not on the first chunk
+    const resolved = resolveOptions(o, 'stream')
     const format = o.format === undefined ? 'ndjson' : o.format
     if (format !== 'ndjson' && format !== 'array') {
       throw new TypeError(`bson2json: options.format must be 'ndjson' or 'array', got ${String(format)}`)
@@ -78,18 +66,12 @@ class TranscodeStream extends Transform {
     const maxDocumentBytes = intOption(o, 'maxDocumentBytes', 1, Infinity, DEFAULT_MAX_DOCUMENT_BYTES)
     const batchBytes = intOption(o, 'batchBytes', 1, Infinity, chunkSize || DEFAULT_BATCH_BYTES)
     const concurrency = intOption(o, 'concurrency', 1, 256, 1)
-    const transcode = {}
-    for (const k of Object.keys(o)) {
-      if (o[k] === undefined || STREAM_KEYS.has(k)) continue
-      transcode[k] = o[k]
-    }
-    // validated now (unknown names too), not on the first chunk
-    const resolved = { ...resolveOptions(transcode, ACCEPTED_KEYS), threads: threadsOf(transcode) }
-    super({
-      highWaterMark: o.highWaterMark,
-      readableHighWaterMark: o.readableHighWaterMark,
-      writableHighWaterMark: o.writableHighWaterMark,
-    })
+    // a null-prototype object: Node reads more names from it (`signal`, `objectMode`, …)
+    const streamOptions = Object.create(null)
+    streamOptions.highWaterMark = o.highWaterMark
+    streamOptions.readableHighWaterMark = o.readableHighWaterMark
+    streamOptions.writableHighWaterMark = o.writableHighWaterMark
+    super(streamOptions)
     this._opts = resolved
     this._array = format === 'array'
     this._chunkSize = chunkSize

@@ -290,7 +290,7 @@ pub fn transcode_batch<'env>(
     } else {
         let docs = docs_arg(env, &input)?;
         with_docs(env, &docs, |docs, starts| {
-            run_on_thread(docs, starts, shape, &opts, layout, threads)
+            run_on_thread(docs, starts, shape.as_deref(), &opts, layout, threads)
         })
         .map_err(|f| f.throw(env))?
     };
@@ -404,7 +404,14 @@ pub fn transcode_batch_views<'env>(
             }
         } else {
             let docs = views.all()?;
-            Some(run_on_thread(&docs, None, shape, &opts, layout, threads))
+            Some(run_on_thread(
+                &docs,
+                None,
+                shape.as_deref(),
+                &opts,
+                layout,
+                threads,
+            ))
         }
     });
     match done {
@@ -464,7 +471,7 @@ pub fn transcode_cursor<'env>(
     // Everything still needed from the input is copied out while it is borrowed: the regex
     // check and the property sets below can run JavaScript, which may detach its buffer.
     let read = node_api::with_bytes(env, Value::of_unknown(&cursor), &"cursor", |bytes| {
-        read_cursor(bytes, shape, layout, &opts)
+        read_cursor(bytes, shape.as_deref(), layout, &opts)
     })?;
     cursor_result(env, read, layout)
         .map(|v| v.into_unknown(env))
@@ -575,14 +582,14 @@ fn cursor_object(env: &Env, id: i64, ns: Option<Vec<u8>>, count: usize) -> Resul
 /// tasks: a fresh multi-megabyte allocation is page-faulted in on first write, which made a
 /// stream with several batches in flight spend more time in page faults than in transcoding
 /// (`perf`, benchmark/vs-bsondump.sh).
-static SPARE_INPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+pub(crate) static SPARE_INPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 static SPARE_OUTPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 /// At most this many spare buffers of each kind, each at most [`SPARE_BYTES`].
 const SPARE_KEPT: usize = 8;
 const SPARE_BYTES: usize = 16 << 20;
 
 /// An empty buffer with room for `bytes`: a spare one when there is one.
-fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
+pub(crate) fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
     let spare = pool.lock().ok().and_then(|mut v| v.pop());
     let mut data = spare.unwrap_or_default();
     data.clear();
@@ -592,7 +599,7 @@ fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
 }
 
 /// Keeps `data` for a later [`spare_take`], unless it is too big or enough are kept.
-fn spare_put(pool: &Mutex<Vec<Vec<u8>>>, data: Vec<u8>) {
+pub(crate) fn spare_put(pool: &Mutex<Vec<Vec<u8>>>, data: Vec<u8>) {
     if data.capacity() == 0 || data.capacity() > SPARE_BYTES {
         return;
     }

@@ -1,7 +1,7 @@
 //! `Shaper`: a projection and/or redaction (core `project`) compiled once per call or stream,
 //! applied to each document as a BSON → BSON pass ahead of the unchanged transcoder.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson2json_core::project::{Projection, RedactWith, Redaction, Shape};
 use bson2json_core::Options;
@@ -31,21 +31,35 @@ pub enum ShapeInput {
     ChangeCursor = 4,
 }
 
-/// A compiled projection and redaction.
+/// A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
+/// bounded pool reuses the `Shaper` of the entry it evicts, so a program that compiles many
+/// distinct shapes holds a bounded number of them (a new `Shaper` each time would free its
+/// memory only when Node-API runs finalizers, after the event loop turns).
 #[napi]
 pub struct Shaper {
-    shape: Arc<Shape>,
+    /// A call holds its own count of the shape ([`Shaper::compiled`]), taken before anything
+    /// that can run JavaScript (which could recompile this `Shaper`), so the shape it started
+    /// with outlives it.
+    shape: Mutex<Arc<Shape>>,
 }
 
 impl Shaper {
-    /// The compiled shape.
-    pub(crate) fn compiled(&self) -> &Shape {
-        &self.shape
+    /// The compiled shape, counted for this call (or a task on another thread).
+    pub(crate) fn compiled(&self) -> Arc<Shape> {
+        Arc::clone(&self.slot())
     }
 
-    /// The compiled shape, for a task on another thread.
+    /// The shape's slot, locked (only ever for a clone or a swap: nothing panics while it is
+    /// held, and a poisoned lock still holds a whole `Arc`).
+    fn slot(&self) -> MutexGuard<'_, Arc<Shape>> {
+        self.shape
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The compiled shape, for a task on another thread ([`Shaper::compiled`]).
     pub(crate) fn shared_shape(&self) -> Arc<Shape> {
-        Arc::clone(&self.shape)
+        self.compiled()
     }
 
     /// Shapes the one document `bson` into the thread's scratch, then transcodes it as
@@ -56,14 +70,15 @@ impl Shaper {
     ///
     /// [`finish_out`]: crate::output::finish_out
     pub(crate) fn shape_out(&self, bson: &[u8], opts: &Options) -> (Outcome, Held) {
+        let shape = self.compiled();
         let (mut shaped, mut scratch) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         shaped.clear();
-        let r = match self.shape.document(bson, &mut shaped, &mut scratch) {
+        let r = match shape.document(bson, &mut shaped, &mut scratch) {
             Err(e) => (Err(e), Held::take()),
             Ok(()) => {
                 let (outcome, held) = transcode_out(&shaped, opts);
                 let outcome = outcome.map_err(|e| {
-                    let at = self.shape.source_offset(bson, e.offset());
+                    let at = shape.source_offset(bson, e.offset());
                     bson2json_core::Error::custom(e.kind(), at, e.detail())
                 });
                 (outcome, held)
@@ -89,29 +104,29 @@ impl Shaper {
         redact: Vec<String>,
         key: Option<Buffer>,
     ) -> Result<Self> {
-        if fields.len() != include.len() {
-            return Err(type_error(
-                &env,
-                "bson2json: fields and include differ in length",
-            ));
-        }
-        let pairs: Vec<(&str, bool)> = fields
-            .iter()
-            .map(String::as_str)
-            .zip(include.iter().copied())
-            .collect();
-        let projection = Projection::new(&pairs)
-            .map_err(|e| type_error(&env, &format!("bson2json: options.projection: {e}")))?;
-        let paths: Vec<&str> = redact.iter().map(String::as_str).collect();
-        let with = match key {
-            None => RedactWith::Null,
-            Some(k) => RedactWith::HmacSha256(k.to_vec()),
-        };
-        let redaction = Redaction::new(&paths, with)
-            .map_err(|e| type_error(&env, &format!("bson2json: options.redact: {e}")))?;
+        let shape = compile(&env, &fields, &include, &redact, key)?;
         Ok(Shaper {
-            shape: Arc::new(Shape::new(projection, redaction)),
+            shape: Mutex::new(Arc::new(shape)),
         })
+    }
+
+    /// Replaces the compiled shape with that of the arguments (as the constructor takes
+    /// them); a bad spec throws and leaves the shape as it was. Calls under way keep the
+    /// shape they started with; the old one is freed when the last of them ends.
+    #[napi]
+    pub fn recompile(
+        &self,
+        env: Env,
+        fields: Vec<String>,
+        include: Vec<bool>,
+        redact: Vec<String>,
+        key: Option<Buffer>,
+    ) -> Result<()> {
+        let shape = Arc::new(compile(&env, &fields, &include, &redact, key)?);
+        // Swapped out, then dropped once the borrow has ended.
+        let old = std::mem::replace(&mut *self.slot(), shape);
+        drop(old);
+        Ok(())
     }
 
     /// The shaped BSON of `input` (read as `kind` says), in a new `Buffer`.
@@ -128,7 +143,8 @@ impl Shaper {
         let mut out = Vec::with_capacity(input.len());
         let mut scratch = Vec::new();
         let events = matches!(kind, ShapeInput::ChangeCursor);
-        let r = self.shape.cursor(&input, events, &mut out, &mut scratch);
+        let shape = self.compiled();
+        let r = shape.cursor(&input, events, &mut out, &mut scratch);
         if let Err(e) = r {
             return Err(Failure::from(e).throw(env));
         }
@@ -141,4 +157,35 @@ impl Shaper {
         };
         Ok(v?.into_unknown(env))
     }
+}
+
+/// The shape of a `Shaper`'s arguments.
+fn compile(
+    env: &Env,
+    fields: &[String],
+    include: &[bool],
+    redact: &[String],
+    key: Option<Buffer>,
+) -> Result<Shape> {
+    if fields.len() != include.len() {
+        return Err(type_error(
+            env,
+            "bson2json: fields and include differ in length",
+        ));
+    }
+    let pairs: Vec<(&str, bool)> = fields
+        .iter()
+        .map(String::as_str)
+        .zip(include.iter().copied())
+        .collect();
+    let projection = Projection::new(&pairs)
+        .map_err(|e| type_error(env, &format!("bson2json: options.projection: {e}")))?;
+    let paths: Vec<&str> = redact.iter().map(String::as_str).collect();
+    let with = match key {
+        None => RedactWith::Null,
+        Some(k) => RedactWith::HmacSha256(k.to_vec()),
+    };
+    let redaction = Redaction::new(&paths, with)
+        .map_err(|e| type_error(env, &format!("bson2json: options.redact: {e}")))?;
+    Ok(Shape::new(projection, redaction))
 }

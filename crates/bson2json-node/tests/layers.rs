@@ -19,10 +19,10 @@ const ORDER: &[&str] = &[
     // what every export shares: failures and the JS errors they become, JS strings of JSON
     // text, the V8 `RegExp` check, the single-document output protocol
     "errors", "strings", "regex", "output",
-    // the exports: projection and redaction (used by the others), batches and cursors, change
-    // events (the packed form, with its shaping), the per-document hot path, rows, the WASI
-    // staging, the dump pipeline's task
-    "shape", "batch", "packed", "fast", "rows", "staged", "dump",
+    // the exports: projection and redaction (used by the others), batches and cursors, rows
+    // (change events carry them too), change events (the packed form, with its shaping), the
+    // per-document hot path, the WASI staging, the dump pipeline's task
+    "shape", "batch", "rows", "packed", "fast", "staged", "dump",
 ];
 
 /// The modules that may hold `unsafe` code, and how much.
