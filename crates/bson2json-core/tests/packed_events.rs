@@ -10,7 +10,9 @@
 //! from an event object. The events reach every op of the layout (every field, present or not,
 //! of the expected type or not, in any order; odd token shapes; split fragments; strings that
 //! are not ASCII or not UTF-8; strings long enough to be values of their own; batches whose
-//! strings fill several texts).
+//! strings fill several texts). With [`EventFormat::Rows`] the documents become rows (core
+//! `row`): here their numbers, in order, and the row writer's errors and regexes; what a row
+//! holds is `tests/rows.rs`' and `__test__/mongo/change-stream-rows.spec.ts`' to check.
 
 use bson::spec::BinarySubtype;
 use bson::{Bson, DateTime, Document, Regex, Timestamp};
@@ -18,8 +20,10 @@ use bson2json_core::mongo::layout::{
     ChangeOp, EventFormat, Operand, CHANGE_OPS, EVENT_FORMATS, IN_EXTRAS, NEXT_TEXT,
 };
 use bson2json_core::mongo::{
-    change_event_fields, EventField, EventPacker, PackScratch, PackSink, Part,
+    change_event_fields, EventField, EventPacker, PackScratch, PackSink, Part, RowPacking,
 };
+use bson2json_core::row::packed::PackedRows;
+use bson2json_core::row::{RowOptions, RowWriter};
 use bson2json_core::{Dialect, Error, Options, RegexRecord, Transcoder};
 
 /// A JavaScript value, as the decoder or the reference makes it.
@@ -33,6 +37,8 @@ enum Val {
     Obj(Vec<(String, Val)>),
     /// A `Map` (a record's headers).
     Map(Vec<(String, Val)>),
+    /// The batch's row of this number ([`EventFormat::Rows`]).
+    Row(usize),
 }
 
 /// A batch's outcome: its events and regexes, or its error and the event it is in.
@@ -50,6 +56,9 @@ struct Reference<'a> {
     raw_fragments: bool,
     transcoder: Transcoder,
     regexes: Vec<(usize, RegexRecord)>,
+    /// The rows made so far, and their writer.
+    rows: usize,
+    row_writer: RowWriter,
 }
 
 impl Reference<'_> {
@@ -73,6 +82,21 @@ impl Reference<'_> {
         Ok(Val::Str(
             String::from_utf8(self.json(index, doc, at)?).unwrap(),
         ))
+    }
+
+    /// `doc` as the batch's next row: its number (an error's offset, and the row's regexes',
+    /// moved by `at`).
+    fn row(&mut self, index: usize, doc: &[u8], at: usize) -> Result<Val, Error> {
+        PackedRows::new()
+            .row(&mut self.row_writer, doc, &row_options(self.opts))
+            .map_err(|e| e.shifted(at))?;
+        self.regexes
+            .extend(self.row_writer.regexes().iter().cloned().map(|mut r| {
+                r.offset += at;
+                (index, r)
+            }));
+        self.rows += 1;
+        Ok(Val::Row(self.rows - 1))
     }
 
     fn event(&mut self, index: usize, ev: &[u8]) -> Result<Val, Error> {
@@ -150,17 +174,24 @@ impl Reference<'_> {
                 }
                 ("splitEvent", Val::Obj(s))
             }
+            EventField::DocumentKey(r) if self.format == EventFormat::Rows => {
+                ("documentKey", self.row(index, &ev[r.clone()], r.start)?)
+            }
             EventField::DocumentKey(r) => (
                 "documentKey",
                 self.json_str(index, &ev[r.clone()], r.start)?,
             ),
-            EventField::Part(part, r) if self.format == EventFormat::Parts => {
+            EventField::Part(part, r)
+                if matches!(self.format, EventFormat::Parts | EventFormat::Rows) =>
+            {
                 let key = match part {
                     Part::FullDocument => "fullDocument",
                     Part::FullDocumentBeforeChange => "fullDocumentBeforeChange",
                     Part::UpdateDescription => "updateDescription",
                 };
+                let row = self.format == EventFormat::Rows && *part != Part::UpdateDescription;
                 let value = match r {
+                    Some(r) if row => self.row(index, &ev[r.clone()], r.start)?,
                     Some(r) => self.json_str(index, &ev[r.clone()], r.start)?,
                     None => Val::Null,
                 };
@@ -260,6 +291,8 @@ fn reference(events: &[Vec<u8>], opts: &Options, format: EventFormat, raw: bool)
         raw_fragments: raw,
         transcoder: Transcoder::default(),
         regexes: Vec::new(),
+        rows: 0,
+        row_writer: RowWriter::new(),
     };
     let mut out = Vec::new();
     for (i, ev) in events.iter().enumerate() {
@@ -446,6 +479,14 @@ fn decode(words: &[u32], bytes: &[u8], sink: &TestSink, ops: &mut [bool]) -> Vec
                 "headers",
                 Val::Map(vec![("operationType".into(), a[0].clone())]),
             ),
+            "DocumentKeyRow" | "FullDocumentRow" | "FullDocumentBeforeChangeRow" => {
+                let key = match name {
+                    "DocumentKeyRow" => "documentKey",
+                    "FullDocumentRow" => "fullDocument",
+                    _ => "fullDocumentBeforeChange",
+                };
+                set(&mut ev, key, Val::Row(num(&a[0]) as usize));
+            }
             "HeaderNs" | "HeaderClusterTime" => {
                 let Some((_, Val::Map(h))) = ev.iter_mut().find(|(k, _)| k == "headers") else {
                     panic!("{name} before HeaderOperationType")
@@ -485,7 +526,15 @@ fn packed(
         out: &mut out,
         wide: &mut wide,
     };
+    let (mut rows, mut writer) = (PackedRows::new(), RowWriter::new());
     let mut p = EventPacker::new(&mut sink, scratch, opts, format, raw);
+    if format == EventFormat::Rows {
+        p = p.with_rows(RowPacking {
+            packed: &mut rows,
+            writer: &mut writer,
+            opts: row_options(opts),
+        });
+    }
     for (i, ev) in events.iter().enumerate() {
         p.event(i, ev).map_err(|e| (e, i))?;
     }
@@ -722,6 +771,14 @@ fn snapshot_event(r: &mut Rng, i: usize) -> Vec<u8> {
     let mut b = Vec::new();
     d.to_writer(&mut b).unwrap();
     b
+}
+
+/// The rows' options: the general format, the JSON options of the call.
+fn row_options(opts: &Options) -> RowOptions {
+    RowOptions {
+        json: *opts,
+        ..RowOptions::default()
+    }
 }
 
 fn option_sets() -> Vec<Options> {
