@@ -308,7 +308,7 @@ export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint3
  * `transcodeChangeFragmentsPacked`). With a `shaper`, every event is projected and redacted
  * first, in the same call (offsets in a later error are the shaped reply's).
  */
-export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
+export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
 
 /**
  * The event that the fragments of one split event (their `raw` bytes, in order, from
@@ -316,7 +316,7 @@ export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: n
  * level (core `merge_fragments`) and packed in `format` as `transcodeChangeBatchPacked` packs
  * an event that was not split (one event).
  */
-export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number): PackedChangeEvents
+export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number): PackedChangeEvents
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a

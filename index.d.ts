@@ -350,6 +350,16 @@ export interface WatchOptions extends TranscodeOptions {
   enableUtf8Validation?: boolean
   /** Each event carries `json`: the whole event (in `compat`, `JSON.stringify` of the driver's event). */
   whole?: boolean
+  /**
+   * `documentKey`, `fullDocument` and `fullDocumentBeforeChange` as rows ({@link Row}: top-level
+   * fields as values, made in the same native pass as the event; docs/rows.md), not JSON text.
+   * Not with `whole`.
+   */
+  rows?: boolean
+  /** With `rows`: the rows' format ({@link RowOptions.rowFormat}). */
+  rowFormat?: 'general' | 'powersync'
+  /** With `rows` and `rowFormat: 'powersync'`: PowerSync's `DateRenderMode`. */
+  dateRenderMode?: 0 | 1 | 2
   batchSize?: number
   /** getMore `maxTimeMS` (how long the server waits for new events); below `timeoutMS` when both are set. */
   maxAwaitTimeMS?: number
@@ -397,11 +407,12 @@ export interface ChangeEvent {
   /** MongoDB 6.0 and later. */
   wallTime?: Date
   ns?: { db: string; coll?: string }
-  /** JSON text. */
-  documentKey?: string
-  /** JSON text (not in `whole` mode). */
-  fullDocument?: string | null
-  fullDocumentBeforeChange?: string | null
+  /** JSON text; a row with `rows` (docs/rows.md). */
+  documentKey?: string | Row
+  /** JSON text (not in `whole` mode); a row with `rows` (docs/rows.md). */
+  fullDocument?: string | Row | null
+  /** JSON text; a row with `rows`. */
+  fullDocumentBeforeChange?: string | Row | null
   updateDescription?: string | null
   /** Only on unreassembled fragments (when `splitLargeEvents` is false). */
   splitEvent?: { fragment: number; of: number }

@@ -223,7 +223,20 @@ const ROW_DEFAULTS = Object.freeze({ ...DEFAULTS, rowMode: 0 })
 function resolveRowOptions(options) {
   if (options === undefined || options === null) return ROW_DEFAULTS
   const o = resolveOptions(options, ROW_KEYS)
-  const opts = /** @type {any} */ (options)
+  // `o` is a new object here (only the defaults are shared, for no options); a spread copy
+  // of it cost microseconds a call.
+  const row = /** @type {ResolvedRow} */ (o)
+  row.rowMode = rowModeOf(options)
+  return row
+}
+
+/**
+ * `rowFormat | dateRenderMode << 2` of `options` (validated as {@link resolveRowOptions} says;
+ * the other options are validated apart).
+ * @param {any} opts
+ * @returns {number}
+ */
+function rowModeOf(opts) {
   let format = 0
   const f = opts.rowFormat
   if (f !== undefined) {
@@ -254,11 +267,7 @@ function resolveRowOptions(options) {
     const k = GENERAL_ROW_ONLY.find((name) => opts[name] !== undefined)
     throw new TypeError(`bson2json: options.${k} does not apply to rowFormat 'powersync' (PowerSync's rules fix every value)`)
   }
-  // `o` is a new object here (only the defaults are shared, for no options); a spread copy
-  // of it cost microseconds a call.
-  const row = /** @type {ResolvedRow} */ (o)
-  row.rowMode = format | (mode << 2)
-  return row
+  return format | (mode << 2)
 }
 
 /**
@@ -363,6 +372,7 @@ module.exports = {
   MAX_OUTPUT_BYTES_LIMIT,
   resolveOptions,
   resolveRowOptions,
+  rowModeOf,
   intOption,
   threadsOf,
   unknownOptionError,

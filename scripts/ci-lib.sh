@@ -101,7 +101,7 @@ ci__run() {
   rm -f "${CI_DIR}/groups/${pid}"
   kill "${dog}" 2>/dev/null || true
   local secs=$(($(date +%s) - t0)) stopped=0 cpu
-  cpu="$(tr ' ' '\n' <"${log}.cpu" 2>/dev/null | awk -F'[ms]' 'NF > 1 { t += $1 * 60 + $2 } END { if (NR) printf "%d", t + 0.5 }' || true)"
+  cpu="$(tr ' ' '\n' 2>/dev/null <"${log}.cpu" | awk -F'[ms]' 'NF > 1 { t += $1 * 60 + $2 } END { if (NR) printf "%d", t + 0.5 }' || true)"
   rm -f "${log}.cpu"
   # Ended by the stop that another step's failure sent: that one's report is the one to read.
   [ "${rc}" = 0 ] || ! ci__failed_any || stopped=1

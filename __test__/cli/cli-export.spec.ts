@@ -339,9 +339,16 @@ describe('bson2json export --parallel', () => {
     expect(new Set(plain.stdout.trimEnd().split('\n'))).toEqual(new Set(sorted.trimEnd().split('\n')))
     const r = await cli(['-c', 'many', '--parallel', String(n), '--dialect', 'canonical', '--batchSize', '16'])
     expect(r.code, r.stderr).toBe(0)
-    // it says how it split the collection (ranges really used here, not the one-cursor fallback)
-    expect(r.stderr).toMatch(new RegExp(`^bson2json export: --parallel ${n}: computing _id ranges…\nbson2json export: --parallel ${n}: ${n} _id ranges from (\\$sample|_id seeks)`))
-    expect(r.stdout).toBe(sorted)
+    // it says how it split the collection: on the test server into ranges every time; a server
+    // measured too slow for ranges (SecantusDB on a loaded machine) is read with one cursor, as
+    // it says, with the same documents in its natural order
+    const ranged = new RegExp(`^bson2json export: --parallel ${n}: computing _id ranges…\nbson2json export: --parallel ${n}: ${n} _id ranges from (\\$sample|_id seeks)`).test(r.stderr)
+    if (!ranged) expect(r.stderr).toMatch(new RegExp(`--parallel ${n}: reading with one cursor, as without --parallel: one _id lookup took`))
+    // (the budget is n + 2 lookups in a second: --parallel 2 on the test server always has ranges;
+    // a machine loaded by parallel CI lanes may push the larger n's over it)
+    if (!URI && n === 2) expect(ranged, r.stderr).toBe(true)
+    if (ranged) expect(r.stdout).toBe(sorted)
+    else expect(r.stdout.trimEnd().split('\n').sort()).toEqual(sorted.trimEnd().split('\n').sort())
     const u = await cli(['-c', 'many', '--parallel', String(n), '--unordered', '--dialect', 'canonical', '--batchSize', '16'])
     expect(u.stdout.trimEnd().split('\n').sort()).toEqual(sorted.trimEnd().split('\n').sort())
     const q = await cli(['-c', 'many', '--parallel', String(n), '-q', '{"sub.k":2}', '--type', 'csv', '--fields', '_id,name'])

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, MongoClient, ObjectId, Timestamp, UUID } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { MONGODB_URI, useMongo } from '../support/mongo'
+import { MONGODB_URI, take, useMongo } from '../support/mongo'
 import { gc } from '../support/gc'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
@@ -36,16 +36,6 @@ async function now(): Promise<Timestamp> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function take(cs: any, n: number): Promise<any[]> {
-  const out: any[] = []
-  while (out.length < n) {
-    const r = await cs.next()
-    if (r.done) break
-    out.push(r.value)
-  }
-  return out
-}
 
 /** Commands seen by the driver (works on the test server and on a real server). */
 function monitor(c: MongoClient) {

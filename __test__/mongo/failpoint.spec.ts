@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MongoClient } from 'mongodb'
 import type { Collection, Db, Timestamp } from 'mongodb'
-import { MONGODB_URI } from '../support/mongo'
+import { MONGODB_URI, take } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -86,16 +86,6 @@ function commands(c: MongoClient) {
   const on = (e: any) => started.push(e.commandName)
   c.on('commandStarted', on)
   return { started, stop: () => c.off('commandStarted', on) }
-}
-
-async function take(cs: any, n: number): Promise<any[]> {
-  const out: any[] = []
-  while (out.length < n) {
-    const r = await cs.next()
-    if (r.done) break
-    out.push(r.value)
-  }
-  return out
 }
 
 const RESUMABLE: [string, Record<string, unknown>][] = [

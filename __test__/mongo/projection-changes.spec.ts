@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BSON, MongoClient, Timestamp } from 'mongodb'
 import type { Collection, Db } from 'mongodb'
-import { useMongo } from '../support/mongo'
+import { take, useMongo } from '../support/mongo'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 
@@ -40,16 +40,6 @@ async function now(): Promise<Timestamp> {
   } finally {
     await s.endSession()
   }
-}
-
-async function take(cs: any, n: number): Promise<any[]> {
-  const out: any[] = []
-  while (out.length < n) {
-    const r = await cs.next()
-    if (r.done) break
-    out.push(r.value)
-  }
-  return out
 }
 
 beforeAll(async () => {

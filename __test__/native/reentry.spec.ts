@@ -631,11 +631,14 @@ describe('watch(): a hostile pipeline, hostile options, a RegExp that runs mid-b
       throw new Error('boom')
     }
     const throwingPipeline = new Proxy([{ $match: {} }], { get: (t, k) => (k === '0' ? boom() : Reflect.get(t, k)) })
-    expect(() => b2j.watch(coll, throwingPipeline, { startAtOperationTime: T0 })).toThrow('boom')
-    expect(() => b2j.watch(coll, [], Object.defineProperty({}, 'batchSize', { get: boom, enumerable: true }))).toThrow('boom')
-    expect(() => b2j.watch(coll, [], { batchSize: { valueOf: () => (gc(), 7) } })).toThrow(/batchSize/)
-    expect(() => b2j.watch(coll, [], { dialect: { toString: () => 'relaxed' } })).toThrow(/dialect/)
-    expect(() => b2j.watch(coll, 'not a pipeline' as any)).toThrow(TypeError)
+    // watch() never throws: an argument error (a getter or Proxy that throws included) is the
+    // error of the stream's first read (docs/reliability.md)
+    const firstRead = (stream: any) => stream[Symbol.asyncIterator]().next()
+    await expect(firstRead(b2j.watch(coll, throwingPipeline, { startAtOperationTime: T0 }))).rejects.toThrow('boom')
+    await expect(firstRead(b2j.watch(coll, [], Object.defineProperty({}, 'batchSize', { get: boom, enumerable: true })))).rejects.toThrow('boom')
+    await expect(firstRead(b2j.watch(coll, [], { batchSize: { valueOf: () => (gc(), 7) } }))).rejects.toThrow(/batchSize/)
+    await expect(firstRead(b2j.watch(coll, [], { dialect: { toString: () => 'relaxed' } }))).rejects.toThrow(/dialect/)
+    await expect(firstRead(b2j.watch(coll, 'not a pipeline' as any))).rejects.toThrow(TypeError)
     let reads = 0
     const stage = {
       get $match() {

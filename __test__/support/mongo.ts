@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll } from 'vitest'
 import { MongoClient } from 'mongodb'
+import type { Db, Timestamp } from 'mongodb'
 import { startTestServer } from '../../tools/test-server'
 import type { TestServer } from '../../tools/test-server'
 
@@ -104,4 +105,26 @@ export function useMongo(options: MongoOptions = {}): Mongo {
   beforeAll(() => fixture.start())
   afterAll(() => fixture.close())
   return fixture
+}
+
+/** The cluster's current time: every event written after this has a `clusterTime` at least it. */
+export async function clusterTimeNow(client: MongoClient, db: Db): Promise<Timestamp> {
+  const session = client.startSession()
+  try {
+    await db.command({ ping: 1 }, { session })
+    return session.operationTime as Timestamp
+  } finally {
+    await session.endSession()
+  }
+}
+
+/** The next `n` values of a cursor or change stream (fewer if it ends first). */
+export async function take(stream: { next(): Promise<{ done?: boolean; value?: any }> }, n: number): Promise<any[]> {
+  const out: any[] = []
+  while (out.length < n) {
+    const r = await stream.next()
+    if (r.done) break
+    out.push(r.value)
+  }
+  return out
 }

@@ -20,13 +20,16 @@
  */
 
 const native = require('../native')
-const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
+const { resolveDriverOptions, BASE_KEYS, intOption, rowModeOf } = require('../options')
 const { describe, argumentError } = require('../errors')
 
 /** The option names watch accepts (anything else is a TypeError). */
 const WATCH_KEYS = new Set([
   ...BASE_KEYS,
   'whole',
+  'rows',
+  'rowFormat',
+  'dateRenderMode',
   'batchSize',
   'timeoutMS',
   'maxAwaitTimeMS',
@@ -167,6 +170,13 @@ class ChangeStream extends RawCursor {
       t = resolveTarget(target)
       // The driver's BSON options for the target and its js-bson major, under the call's.
       o = resolveDriverOptions(target, options, WATCH_KEYS)
+      if (options.rows !== undefined && typeof options.rows !== 'boolean') throw new TypeError(`bson2json: options.rows must be a boolean, got ${describe(options.rows, 'boolean')}`)
+      if (options.rows === true) {
+        if (options.whole === true) throw new TypeError('bson2json: options.rows and options.whole do not go together (rows are of the documents, whole is the event as one text)')
+        o.rowMode = rowModeOf(options)
+      } else if (options.rowFormat !== undefined || options.dateRenderMode !== undefined) {
+        throw new TypeError('bson2json: options.rowFormat and options.dateRenderMode apply with rows: true')
+      }
       batchSize = intOption(options, 'batchSize', 0, Infinity, undefined)
       maxAwaitTimeMS = intOption(options, 'maxAwaitTimeMS', 0, Infinity, undefined)
       prefetch = intOption(options, 'prefetch', 0, Infinity, 4)
@@ -191,7 +201,7 @@ class ChangeStream extends RawCursor {
     this._o = o
     // what each event becomes: an event object (its parts, or the whole event, as JSON), or,
     // for lib/kafka ({@link watchRecords}), a Kafka record
-    this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : EventFormat.Parts
+    this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : options.rows === true ? EventFormat.Rows : EventFormat.Parts
     this._split = options.splitLargeEvents === true
 
     const stage = {}

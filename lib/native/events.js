@@ -16,6 +16,7 @@ const EventFormat = Object.freeze({
   RecordEvent: 2,
   RecordFullDocument: 3,
   RecordSnapshot: 4,
+  Rows: 5,
 })
 
 /** The operation codes (`ChangeOp` in layout.rs): what the tests read packed words with. */
@@ -50,10 +51,13 @@ const ChangeOp = Object.freeze({
   HeaderOperationType: 27,
   HeaderNs: 28,
   HeaderClusterTime: 29,
+  DocumentKeyRow: 30,
+  FullDocumentRow: 31,
+  FullDocumentBeforeChangeRow: 32,
 })
 
 /** The words of each operation's operands, by code. */
-const OPERAND_WORDS = Object.freeze([0, 1, 0, 1, 0, 1, 1, 2, 2, 2, 0, 1, 1, 2, 1, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1])
+const OPERAND_WORDS = Object.freeze([0, 1, 0, 1, 0, 1, 1, 2, 2, 2, 0, 1, 1, 2, 1, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1])
 
 const HEADER_OPERATION_TYPE = Buffer.from('operationType')
 const HEADER_NS = Buffer.from('ns')
@@ -111,9 +115,10 @@ class PackedReader {
 /**
  * The events of a packed batch.
  * @param {[Uint8Array, any[] | null, Buffer | null, ...string[]]} packed
+ * @param {any[] | null} [rows] the batch's rows, which the `...Row` operations index
  * @returns {any[]}
  */
-function unpackEvents(packed) {
+function unpackEvents(packed, rows = null) {
   // The words' Buffer, copied first if it is not 4-byte aligned (in the WASI build it is a
   // view of wasm memory).
   const bytes = (packed[0].byteOffset & 3) === 0 ? packed[0] : new Uint8Array(packed[0])
@@ -241,6 +246,18 @@ function unpackEvents(packed) {
         break
       case 29: // HeaderClusterTime
         ev.headers.set(HEADER_CLUSTER_TIME, s.bytes(w[k]))
+        k += 1
+        break
+      case 30: // DocumentKeyRow
+        ev.documentKey = rows[w[k]]
+        k += 1
+        break
+      case 31: // FullDocumentRow
+        ev.fullDocument = rows[w[k]]
+        k += 1
+        break
+      case 32: // FullDocumentBeforeChangeRow
+        ev.fullDocumentBeforeChange = rows[w[k]]
         k += 1
         break
       default:

@@ -290,12 +290,21 @@ function transcodeCursor(cursor, layout, o) {
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
  */
 function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
-  const r =
-    o.shaper === undefined
-      ? b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
-      : b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
-  r.events = unpackEvents(r.events)
+  let r
+  if (format === EventFormat.Rows) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper, o.rowMode)
+  else if (o.shaper === undefined) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
+  else r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
+  r.events = unpackEventsWithRows(r.events)
   return r
+}
+
+/**
+ * Events of a packed batch, with the batch's rows when it has them (an `EventFormat.Rows`
+ * batch: the binding hands them over as the property `rows` of the packed events).
+ * @param {any} packed
+ */
+function unpackEventsWithRows(packed) {
+  return unpackEvents(packed, packed.rows === undefined ? null : unpackRows(packed.rows))
 }
 
 /**
@@ -306,7 +315,7 @@ function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
  * @param {any} o resolved options
  */
 function transcodeChangeFragments(fragments, format, o) {
-  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes))[0]
+  return unpackEventsWithRows(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes, format === EventFormat.Rows ? o.rowMode : undefined))[0]
 }
 
 /**

@@ -59,10 +59,10 @@ pub mod batch;
 pub mod concat;
 pub mod csv;
 pub mod mongo;
+// 5b. rows: a document's top-level fields as typed values (SQL sinks, PowerSync's format)
+pub mod row;
 // 7. projection and redaction: a BSON → BSON pass ahead of the transcoder
 pub mod project;
-// 8. rows: a document's top-level fields as typed values (SQL sinks, PowerSync's format)
-pub mod row;
 
 pub use error::{Error, ErrorKind};
 pub use lanes::is_ascii;

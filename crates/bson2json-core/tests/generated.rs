@@ -15,8 +15,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bson2json_core::mongo::layout::{
-    OpSpec, Operand, SetBy, CHANGE_OPS, DECODER_CONSTS, DECODER_LOCALS, EVENT_FIELDS,
-    EVENT_FORMATS, INTERNAL_KEYS, IN_EXTRAS, NEXT_TEXT,
+    OpSpec, Operand, SetBy, CHANGE_OPS, DECODER_CONSTS, DECODER_LOCALS, DECODER_PARAMS,
+    EVENT_FIELDS, EVENT_FORMATS, INTERNAL_KEYS, IN_EXTRAS, NEXT_TEXT,
 };
 
 const EVENTS_JS: &str = "lib/native/events.js";
@@ -200,9 +200,10 @@ class PackedReader {{
 /**
  * The events of a packed batch.
  * @param {{[Uint8Array, any[] | null, Buffer | null, ...string[]]}} packed
+ * @param {{any[] | null}} [rows] the batch's rows, which the `...Row` operations index
  * @returns {{any[]}}
  */
-function unpackEvents(packed) {{
+function unpackEvents(packed, {params}) {{
   // The words' Buffer, copied first if it is not 4-byte aligned (in the WASI build it is a
   // view of wasm memory).
   const bytes = (packed[0].byteOffset & 3) === 0 ? packed[0] : new Uint8Array(packed[0])
@@ -214,6 +215,11 @@ function unpackEvents(packed) {{
   // what the `...Again` operations reuse
 ",
         next = format_args!("0x{NEXT_TEXT:x}"),
+        params = DECODER_PARAMS
+            .iter()
+            .map(|p| format!("{p} = null"))
+            .collect::<Vec<_>>()
+            .join(", "),
         extras = format_args!("0x{IN_EXTRAS:x}"),
     )
     .unwrap();

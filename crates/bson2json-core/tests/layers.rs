@@ -40,6 +40,11 @@ const ORDER: &[&str] = &[
     "compat::repair",
     "compat::values",
     "transcode",
+    // rows: top-level fields as typed values; PowerSync's format; the packed form (change
+    // events carry rows too)
+    "row",
+    "row::powersync",
+    "row::packed",
     // projection and redaction: BSON → BSON ahead of the walk
     "project",
     // CSV rows with mongoexport's cells
@@ -55,10 +60,6 @@ const ORDER: &[&str] = &[
     "mongo::layout",
     "mongo::packer",
     "mongo",
-    // rows: top-level fields as typed values; PowerSync's format; the packed form
-    "row",
-    "row::powersync",
-    "row::packed",
 ];
 
 /// The modules that may contain `unsafe` code (any amount).

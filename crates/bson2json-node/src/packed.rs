@@ -15,8 +15,10 @@ use std::cell::RefCell;
 use bson2json_core::mongo::merge_fragments;
 use bson2json_core::mongo::{
     cursor_parts, resume_token_data, CursorParts, EventFormat, EventPacker, PackScratch, PackSink,
-    Packed,
+    Packed, RowPacking,
 };
+use bson2json_core::row::packed::PackedRows;
+use bson2json_core::row::{RowOptions, RowWriter};
 use bson2json_core::Options;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -125,14 +127,33 @@ fn format_of(env: &Env, format: u32) -> Result<EventFormat> {
         .ok_or_else(|| type_error(env, &format!("bson2json: unknown event format {format}")))
 }
 
+/// The row options of an [`EventFormat::Rows`] call's `rowMode` (`rowFormat | dateRenderMode
+/// << 2`), `None` for another format; an error for a bad one.
+fn rows_of(
+    format: EventFormat,
+    opts: &Options,
+    row_mode: Option<f64>,
+) -> Result<Option<RowOptions>> {
+    if format != EventFormat::Rows {
+        return Ok(None);
+    }
+    crate::rows::row_options(*opts, row_mode.unwrap_or(0.0))
+        .map(Some)
+        .ok_or_else(options::bad_options)
+}
+
 /// Runs `walk` with an [`EventPacker`] on the thread's scratch, then makes its packed events
 /// (which can run JavaScript, so `walk` must have dropped any borrowed input by then), then
-/// checks the regexes it met. Returns what `walk` returned and the packed events.
+/// checks the regexes it met. Returns what `walk` returned and the packed events; with `rows`
+/// (an [`EventFormat::Rows`] batch) the documents' rows are made in the same walk and handed
+/// over as the packed events' property `rows` (crates/bson2json-node/src/rows.rs's packed
+/// form), which lib/native turns into row objects before the events.
 fn pack_events<T>(
     env: &Env,
     opts: &Options,
     format: EventFormat,
     raw_fragments: bool,
+    rows: Option<RowOptions>,
     walk: impl FnOnce(&mut EventPacker<'_, NapiSink<'_>>) -> std::result::Result<T, Failure>,
 ) -> std::result::Result<(T, Value), Failure> {
     let (value, regexes) = with_state(|st| {
@@ -146,7 +167,15 @@ fn pack_events<T>(
             out: &mut st.out,
             wide: &mut st.wide,
         };
+        let (mut packed_rows, mut writer) = (PackedRows::new(), RowWriter::new());
         let mut p = EventPacker::new(&mut sink, scratch, opts, format, raw_fragments);
+        if let Some(opts) = rows {
+            p = p.with_rows(RowPacking {
+                packed: &mut packed_rows,
+                writer: &mut writer,
+                opts,
+            });
+        }
         let head = match walk(&mut p) {
             Ok(head) => head,
             Err(f) => return (Err(f), Vec::new()),
@@ -156,8 +185,14 @@ fn pack_events<T>(
             Err(f) => return (Err(f), Vec::new()),
         };
         let regexes = std::mem::take(&mut packed.regexes);
-        let value = sink.finish(packed, &mut st.wide).map_err(Failure::from);
-        (value.map(|v| (head, v)), regexes)
+        let value = sink.finish(packed, &mut st.wide).and_then(|events| {
+            if rows.is_some() {
+                let rows = crate::rows::packed_value(env, &mut packed_rows, &mut st.wide)?;
+                node_api::set_named(env, events, c"rows", rows)?;
+            }
+            Ok(events)
+        });
+        (value.map_err(Failure::from).map(|v| (head, v)), regexes)
     });
     let value = value?;
     if !regexes.is_empty() {
@@ -175,9 +210,11 @@ fn pack_events<T>(
 #[napi(
     js_name = "transcodeChangeBatchPacked",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper",
+    ts_args_type = "cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }"
 )]
+// Exports take one Rust argument per JS argument.
+#[allow(clippy::too_many_arguments)]
 pub fn transcode_change_batch_packed<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
@@ -186,13 +223,15 @@ pub fn transcode_change_batch_packed<'env>(
     max_output_bytes: f64,
     raw_fragments: Option<bool>,
     shaper: Option<ClassInstance<'env, Shaper>>,
+    row_mode: Option<f64>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
     let format = format_of(env, format)?;
+    let rows = rows_of(format, &opts, row_mode)?;
     let cursor = Value::of_unknown(&cursor);
     let raw_fragments = raw_fragments.unwrap_or(false);
     let shaper = shaper.as_deref();
-    change_batch(env, cursor, format, raw_fragments, &opts, shaper)
+    change_batch(env, cursor, format, raw_fragments, &opts, shaper, rows)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
@@ -211,11 +250,12 @@ fn change_batch(
     raw_fragments: bool,
     opts: &Options,
     shaper: Option<&Shaper>,
+    rows: Option<RowOptions>,
 ) -> std::result::Result<Value, Failure> {
     // The shaped reply (when there is a shaper): owned, so the walk below reads it and not the
     // caller's bytes; the buffers go back to the thread afterwards unless large.
     let mut shaped = shaper.map(|_| SHAPED.with(|s| std::mem::take(&mut *s.borrow_mut())));
-    let done = pack_events(env, opts, format, raw_fragments, |p| {
+    let done = pack_events(env, opts, format, raw_fragments, rows, |p| {
         // Borrowed, not copied: until it is dropped at the end of this closure, the walk makes
         // only values whose making runs no JavaScript (flat strings, Buffer copies, numbers;
         // no property is set), and [`pack_events`] runs nothing before it.
@@ -291,7 +331,7 @@ fn change_batch(
 #[napi(
     js_name = "transcodeChangeFragmentsPacked",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number",
+    ts_args_type = "fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number",
     ts_return_type = "PackedChangeEvents"
 )]
 pub fn transcode_change_fragments_packed<'env>(
@@ -300,11 +340,13 @@ pub fn transcode_change_fragments_packed<'env>(
     format: u32,
     packed: f64,
     max_output_bytes: f64,
+    row_mode: Option<f64>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
     let format = format_of(env, format)?;
+    let rows = rows_of(format, &opts, row_mode)?;
     let merged = merged_fragments(env, &fragments)?;
-    pack_events(env, &opts, format, false, |p| {
+    pack_events(env, &opts, format, false, rows, |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))
     })
     .map(|((), v)| v.into_unknown(env))

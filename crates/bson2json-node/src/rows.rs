@@ -92,7 +92,7 @@ fn keep_scratch(s: Box<Scratch>) {
 }
 
 /// The row options of the resolved options and `mode` (`format | dateMode << 2`).
-fn row_options(json: bson2json_core::Options, mode: f64) -> Option<RowOptions> {
+pub(crate) fn row_options(json: bson2json_core::Options, mode: f64) -> Option<RowOptions> {
     if !(0.0..16.0).contains(&mode) || mode.fract() != 0.0 {
         return None;
     }
@@ -212,7 +212,7 @@ fn finish(
 }
 
 /// `[words, bins | null, ...texts]` of `p` (its string operands set to their UTF-16 ends).
-fn packed_value(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Value> {
+pub(crate) fn packed_value(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Value> {
     let texts = texts_now(env, p, wide)?;
     let words = words_value(env, &p.words)?;
     result_array(env, words, &p.bins, texts)

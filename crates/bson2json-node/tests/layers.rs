@@ -25,14 +25,14 @@ const ORDER: &[&str] = &[
     "strings",
     "regex",
     "output",
-    // the exports: projection and redaction (used by the others), batches and cursors, change
-    // events (the packed form, with its shaping), the per-document hot path, rows, the WASI
-    // staging, the dump pipeline's task
+    // the exports: projection and redaction (used by the others), batches and cursors, rows
+    // (change events carry them too), change events (the packed form, with its shaping), the
+    // per-document hot path, the WASI staging, the dump pipeline's task
     "shape",
     "batch",
+    "rows",
     "packed",
     "fast",
-    "rows",
     "staged",
     "dump",
 ];

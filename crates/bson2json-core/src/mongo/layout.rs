@@ -140,6 +140,12 @@ change_ops! {
     HeaderNs = 28 (Bytes) => "ev.headers.set(HEADER_NS, $0)";
     /// The header `clusterTime: b` (`t.i`).
     HeaderClusterTime = 29 (Bytes) => "ev.headers.set(HEADER_CLUSTER_TIME, $0)";
+    /// `documentKey`: row number `n` of the batch's rows ([`EventFormat::Rows`]).
+    DocumentKeyRow = 30 (U32) => "ev.documentKey = rows[$0]";
+    /// `fullDocument`: row number `n` of the batch's rows ([`EventFormat::Rows`]).
+    FullDocumentRow = 31 (U32) => "ev.fullDocument = rows[$0]";
+    /// `fullDocumentBeforeChange`: row number `n` of the batch's rows ([`EventFormat::Rows`]).
+    FullDocumentBeforeChangeRow = 32 (U32) => "ev.fullDocumentBeforeChange = rows[$0]";
 }
 
 impl ChangeOp {
@@ -148,6 +154,10 @@ impl ChangeOp {
         &CHANGE_OPS[self as usize]
     }
 }
+
+/// The decoder's parameters after the packed batch: `rows`, the batch's rows (core `row`,
+/// `null` unless the format is [`EventFormat::Rows`]), which the `…Row` ops index.
+pub const DECODER_PARAMS: &[&str] = &["rows"];
 
 /// The decoder's locals across events: what the `…Again` ops reuse.
 pub const DECODER_LOCALS: &[&str] = &["operationType", "db", "coll"];
@@ -214,6 +224,10 @@ event_formats! {
     /// Kafka records as [`EventFormat::RecordEvent`], `value` the JSON of the event without
     /// its `_id` (the initial snapshot's records).
     RecordSnapshot = 4,
+    /// Event objects as [`EventFormat::Parts`], with `documentKey`, `fullDocument` and
+    /// `fullDocumentBeforeChange` as rows (core `row`, docs/rows.md) made in the same pass,
+    /// handed over beside the events (`watch({ rows: true })`).
+    Rows = 5,
 }
 
 impl EventFormat {
@@ -310,24 +324,24 @@ pub const EVENT_FIELDS: &[FieldSpec] = &[
     },
     FieldSpec {
         key: "documentKey",
-        ts: "string",
+        ts: "string | Row",
         optional: true,
         set_by: SetBy::Ops,
-        doc: "JSON text.",
+        doc: "JSON text; a row with `rows` (docs/rows.md).",
     },
     FieldSpec {
         key: "fullDocument",
-        ts: "string | null",
+        ts: "string | Row | null",
         optional: true,
         set_by: SetBy::Ops,
-        doc: "JSON text (not in `whole` mode).",
+        doc: "JSON text (not in `whole` mode); a row with `rows` (docs/rows.md).",
     },
     FieldSpec {
         key: "fullDocumentBeforeChange",
-        ts: "string | null",
+        ts: "string | Row | null",
         optional: true,
         set_by: SetBy::Ops,
-        doc: "",
+        doc: "JSON text; a row with `rows`.",
     },
     FieldSpec {
         key: "updateDescription",

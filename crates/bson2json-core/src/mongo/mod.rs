@@ -16,5 +16,5 @@ pub use change::{
 };
 pub use cursor::{cursor_parts, CursorParts};
 pub use layout::{ChangeOp, EventFormat};
-pub use packer::{EventPacker, PackScratch, PackSink, Packed};
+pub use packer::{EventPacker, PackScratch, PackSink, Packed, RowPacking};
 pub use split::merge_fragments;

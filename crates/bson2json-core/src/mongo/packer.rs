@@ -17,6 +17,8 @@ use crate::mongo::layout::{
     ChangeOp, EventFormat, IN_EXTRAS, NEXT_TEXT, OWN_STRING_BYTES, TEXT_BYTES,
 };
 use crate::options::Options;
+use crate::row::packed::PackedRows;
+use crate::row::{RowOptions, RowWriter};
 use crate::transcode::{RegexRecord, Transcoder};
 use crate::utf8::{to_utf16, UTF16_SLACK};
 
@@ -58,8 +60,20 @@ pub struct PackScratch<'a> {
     pub wide: &'a mut Vec<u16>,
 }
 
+/// Where an [`EventFormat::Rows`] batch's rows go, and how they are made.
+pub struct RowPacking<'a> {
+    /// The batch's rows.
+    pub packed: &'a mut PackedRows,
+    /// Makes them.
+    pub writer: &'a mut RowWriter,
+    /// Their format and options.
+    pub opts: RowOptions,
+}
+
 /// Writes the packed form of one batch of change events.
 pub struct EventPacker<'a, S: PackSink> {
+    /// With [`EventFormat::Rows`], the rows of the documents.
+    rows: Option<RowPacking<'a>>,
     sink: &'a mut S,
     opts: &'a Options,
     format: EventFormat,
@@ -116,6 +130,7 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
         raw_fragments: bool,
     ) -> Self {
         EventPacker {
+            rows: None,
             sink,
             opts,
             format,
@@ -137,6 +152,36 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
             last_ns: None,
             without_id: Vec::new(),
         }
+    }
+
+    /// The packer with `rows` for the documents' rows, used when the format is
+    /// [`EventFormat::Rows`].
+    pub fn with_rows(mut self, rows: RowPacking<'a>) -> Self {
+        self.rows = Some(rows);
+        self
+    }
+
+    /// Whether documents become rows.
+    fn rows(&self) -> bool {
+        self.format == EventFormat::Rows && self.rows.is_some()
+    }
+
+    /// A U32 operand: `doc` (`at` bytes into the event) as the batch's next row, its number.
+    /// Its regexes are recorded under `index`; offsets in a failure are the event's.
+    fn row(&mut self, index: usize, doc: &[u8], at: usize) -> Result<(), S::Error> {
+        let Some(r) = self.rows.as_mut() else {
+            return Ok(());
+        };
+        r.packed
+            .row(r.writer, doc, &r.opts)
+            .map_err(|e| S::Error::from(e.shifted(at)))?;
+        self.regexes
+            .extend(r.writer.regexes().iter().cloned().map(|mut x| {
+                x.offset += at;
+                (index, x)
+            }));
+        self.words.push((r.packed.rows - 1) as u32);
+        Ok(())
     }
 
     #[inline]
@@ -389,6 +434,10 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
                 self.words
                     .extend([fragment, of].into_iter().flatten().map(|&x| x as u32));
             }
+            EventField::DocumentKey(r) if self.rows() => {
+                self.op(ChangeOp::DocumentKeyRow);
+                self.row(index, &ev[r.clone()], r.start)?;
+            }
             EventField::DocumentKey(r) => {
                 self.op(ChangeOp::DocumentKey);
                 match self.reused_document_key(ev, r) {
@@ -411,12 +460,21 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
                         (ChangeOp::UpdateDescription, ChangeOp::UpdateDescriptionNull)
                     }
                 };
-                match r {
-                    Some(r) => {
+                let row = match part {
+                    Part::FullDocument => Some(ChangeOp::FullDocumentRow),
+                    Part::FullDocumentBeforeChange => Some(ChangeOp::FullDocumentBeforeChangeRow),
+                    Part::UpdateDescription => None,
+                };
+                match (r, row) {
+                    (Some(r), Some(row)) if self.rows() => {
+                        self.op(row);
+                        self.row(index, &ev[r.clone()], r.start)?;
+                    }
+                    (Some(r), _) => {
                         self.op(op);
                         self.json(index, &ev[r.clone()], r.start)?;
                     }
-                    None => self.op(null),
+                    (None, _) => self.op(null),
                 }
             }
             EventField::Part(..) => {}
