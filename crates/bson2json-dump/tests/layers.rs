@@ -10,11 +10,19 @@ use std::path::Path;
 use check::{problems, Stack};
 
 /// Bottom first: a module may use any module listed before it, never one after it.
+#[rustfmt::skip]
 const ORDER: &[&str] = &[
     // the operating system calls beyond std's
-    "sys", // what a run shares with its caller, and how it ends
-    "control", "outcome", // the input, the slots, and the three kinds of thread
-    "source", "slot", "reader", "worker", "writer",
+    "sys",
+    // what a run shares with its caller, and how it ends
+    "control",
+    "outcome",
+    // the input, the slots, and the three kinds of thread
+    "source",
+    "slot",
+    "reader",
+    "worker",
+    "writer",
 ];
 
 /// `sys`: `read` into a slot's spare capacity, and the duplicate of a caller's descriptor.

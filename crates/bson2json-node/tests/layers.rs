@@ -12,17 +12,29 @@ use std::path::Path;
 use check::{problems, Stack};
 
 /// Bottom first: a module may use any module listed before it, never one after it.
+#[rustfmt::skip]
 const ORDER: &[&str] = &[
     // the raw Node-API calls, as safe functions
-    "node_api", // the per-thread scratch; the options' one encoding
-    "state", "options",
+    "node_api",
+    // the per-thread scratch; the options' one encoding
+    "state",
+    "options",
     // what every export shares: failures and the JS errors they become, JS strings of JSON
     // text, the V8 `RegExp` check, the single-document output protocol
-    "errors", "strings", "regex", "output",
+    "errors",
+    "strings",
+    "regex",
+    "output",
     // the exports: projection and redaction (used by the others), batches and cursors, rows
     // (change events carry them too), change events (the packed form, with its shaping), the
     // per-document hot path, the WASI staging, the dump pipeline's task
-    "shape", "batch", "rows", "packed", "fast", "staged", "dump",
+    "shape",
+    "batch",
+    "rows",
+    "packed",
+    "fast",
+    "staged",
+    "dump",
 ];
 
 /// The modules that may hold `unsafe` code, and how much.
