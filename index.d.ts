@@ -395,9 +395,10 @@ export interface WatchOptions extends TranscodeOptions {
  * Change Streams specification's required fields), unless your own pipeline removes them or the
  * event is the second or later fragment of an event split by your own
  * `$changeStreamSplitLargeEvent` stage (see `splitEvent`). The other fields depend on the
- * operation type and the options.
+ * operation type and the options. `D` is what a document becomes: its JSON text, or with
+ * `rows: true` a {@link Row}.
  */
-export interface ChangeEvent {
+export interface ChangeEvent<D = string> {
   // <change-event-fields> generated from crates/bson2json-core/src/mongo/layout.rs (npm run generate)
   /**
    * The event's `_id`: `{ _data }`, or when it has another shape, its value as js-bson
@@ -414,11 +415,11 @@ export interface ChangeEvent {
   wallTime?: Date
   ns?: { db: string; coll?: string }
   /** JSON text; a row with `rows` (docs/rows.md). */
-  documentKey?: string | Row
+  documentKey?: D
   /** JSON text (not in `whole` mode); a row with `rows` (docs/rows.md). */
-  fullDocument?: string | Row | null
+  fullDocument?: D | null
   /** JSON text; a row with `rows`. */
-  fullDocumentBeforeChange?: string | Row | null
+  fullDocumentBeforeChange?: D | null
   updateDescription?: string | null
   /** Only on unreassembled fragments (when `splitLargeEvents` is false). */
   splitEvent?: { fragment: number; of: number }
@@ -427,8 +428,8 @@ export interface ChangeEvent {
   // </change-event-fields>
 }
 
-export interface ChangeBatch {
-  events: ChangeEvent[]
+export interface ChangeBatch<D = string> {
+  events: ChangeEvent<D>[]
   /** Checkpoint after this batch: persist it once the batch is processed. */
   resumeToken: ResumeToken | null
 }
@@ -442,22 +443,22 @@ export interface ObjectReadable<T> {
   [Symbol.asyncIterator](): AsyncIterableIterator<T>
 }
 
-export interface ChangeStream extends AsyncIterable<ChangeEvent> {
+export interface ChangeStream<D = string> extends AsyncIterable<ChangeEvent<D>> {
   /** Token of the last delivered event or batch (the spec's cached resume token). */
   readonly resumeToken: ResumeToken | null
   /** Resumes performed so far. */
   readonly resumeCount: number
   readonly closed: boolean
-  next(): Promise<IteratorResult<ChangeEvent, undefined>>
-  batches(): AsyncGenerator<ChangeBatch, void, unknown>
-  stream(options?: { highWaterMark?: number }): ObjectReadable<ChangeEvent>
+  next(): Promise<IteratorResult<ChangeEvent<D>, undefined>>
+  batches(): AsyncGenerator<ChangeBatch<D>, void, unknown>
+  stream(options?: { highWaterMark?: number }): ObjectReadable<ChangeEvent<D>>
   /** Stops, sends killCursors (awaited) and ends the session. Idempotent. */
   close(): Promise<void>
 }
 
 /** Raised after the `invalidate` event has been delivered. */
 export declare class ChangeStreamInvalidatedError extends Error {
-  readonly event: ChangeEvent
+  readonly event: ChangeEvent<string | Row>
 }
 
 /**
@@ -465,6 +466,7 @@ export declare class ChangeStreamInvalidatedError extends Error {
  * Never throws: an argument error (a `TypeError`/`RangeError` with `code` `ERR_INVALID_ARG_TYPE` /
  * `ERR_OUT_OF_RANGE`) fails the first read, as a server error does.
  */
+export declare function watch(target: WatchTarget, pipeline: object[] | undefined, options: WatchOptions & { rows: true }): ChangeStream<Row>
 export declare function watch(target: WatchTarget, pipeline?: object[], options?: WatchOptions): ChangeStream
 
 export type SortDirection = 1 | -1 | 'asc' | 'desc' | 'ascending' | 'descending' | { $meta: string }

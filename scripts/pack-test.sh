@@ -294,6 +294,7 @@ cat >ts/common.ts <<EOF
 import {
   toJSON, toJSONBuffer, toJSONList, toJSONArray, toNDJSON, toNDJSONAsync, toJSONAsync, cursorBatch,
   createTranscodeStream, watch, find, isTranscodeError, backend, type ChangeEvent, type ResumeToken,
+  type Row,
 } from 'bson2json';
 import { changeStreamToKafka, transactionalIdOf } from 'bson2json/kafka';
 import * as kafkaJs from 'bson2json/kafka.js';
@@ -323,6 +324,11 @@ export async function follow(collection: object): Promise<number> {
   return 0;
 }
 export const firstEvent = (ev: ChangeEvent): string => ev.operationType;
+// With rows: true the documents are rows (docs/rows.md).
+export async function followRows(collection: object): Promise<Row | null | undefined> {
+  for await (const ev of watch(collection, [], { rows: true })) return ev.fullDocument;
+  return undefined;
+}
 export const cursor = find({}, { status: 'open' });
 
 // Byte results: a Buffer where the runtime returns one (a Uint8Array without Node's types).
