@@ -1,12 +1,13 @@
 // Helper of benchmark/kafka-connectors.sh: the writer, the pre-fill, the warm-up and the
 // read_committed counter, shared by every pipeline so that each one is measured the same way.
 //
-//   node benchmark/kafka-connectors.mjs write   --uri U --db D --coll C --n N --rate R [--start S]
+//   node benchmark/kafka-connectors.mjs write   --uri U --db D (--coll C | --colls C1,C2,...) --n N --rate R [--start S] [--writers K] [--per P]
 //   node benchmark/kafka-connectors.mjs setname --uri U   (the replica set's name, from hello)
 //   node benchmark/kafka-connectors.mjs prefill --uri U --db D --coll C --n N
 //   node benchmark/kafka-connectors.mjs warm    --uri U --db D --coll C --brokers B --topic T [--timeout S]
-//   node benchmark/kafka-connectors.mjs wait    --brokers B --topic T --n N [--timeout S] [--settle S]
+//   node benchmark/kafka-connectors.mjs wait    --brokers B (--topic T | --topics T1,T2,...) --n N [--timeout S] [--settle S]
 //   node benchmark/kafka-connectors.mjs workload --uri U --db D [--colls c,d]   (the format comparison's writes)
+//   node benchmark/kafka-connectors.mjs prefill-fixture --uri U --db D --colls s1,s2   (its snapshot's documents)
 //   node benchmark/kafka-connectors.mjs dump    --brokers B --topic T --until ID [--timeout S]  (JSON lines: key, value)
 //   node benchmark/kafka-connectors.mjs compare --format mongo-kafka|debezium A.jsonl B.jsonl
 //
@@ -37,6 +38,9 @@ const { values, positionals } = parseArgs({
     timeout: { type: 'string', default: '120' },
     settle: { type: 'string', default: '0' },
     colls: { type: 'string', default: 'c' },
+    writers: { type: 'string', default: '1' },
+    per: { type: 'string', default: '0' },
+    topics: { type: 'string' },
     until: { type: 'string' },
     format: { type: 'string' },
   },
@@ -74,18 +78,27 @@ async function reader(topic, raw = false) {
 }
 
 if (cmd === 'write') {
-  const { client, coll } = await collection()
+  // --colls a,b,...: each insertMany into the next collection in turn; --writers K: K of them
+  // in flight at once (the ids taken in order from one counter); --rate 0: as fast as the
+  // source takes them (insertMany of --per documents, default 500, without pause)
+  const { client } = await collection()
+  const colls = (values.coll ? [values.coll] : values.colls.split(',')).map((c) => client.db(values.db).collection(c))
   const rate = Number(values.rate)
   const start = Number(values.start)
-  const per = Math.max(1, Math.round(rate / 100))
+  const per = Number(values.per) || (rate > 0 ? Math.max(1, Math.round(rate / 100)) : 500)
   const t0 = Date.now()
-  for (let n = 0; n < N; ) {
-    const docs = []
-    for (let j = 0; j < per && n < N; j++, n++) docs.push(doc(start + n))
-    await coll.insertMany(docs, { ordered: true })
-    const ahead = t0 + (n / rate) * 1000 - Date.now()
-    if (ahead > 0) await sleep(ahead)
+  let n = 0
+  let turn = 0
+  const writer = async () => {
+    while (n < N) {
+      const docs = []
+      for (let j = 0; j < per && n < N; j++, n++) docs.push(doc(start + n))
+      await colls[turn++ % colls.length].insertMany(docs, { ordered: true })
+      const ahead = rate > 0 ? t0 + (n / rate) * 1000 - Date.now() : 0
+      if (ahead > 0) await sleep(ahead)
+    }
   }
+  await Promise.all(Array.from({ length: Number(values.writers) || 1 }, writer))
   console.log(JSON.stringify({ t0, t1: Date.now() }))
   await client.close()
 } else if (cmd === 'setname') {
@@ -122,7 +135,9 @@ if (cmd === 'write') {
   await r.consumer.close()
   await client.close()
 } else if (cmd === 'wait') {
-  const r = await reader(values.topic)
+  // --topics a,b,...: the ids may be spread over several topics (a database-wide pipeline)
+  const readers = await Promise.all((values.topics || values.topic).split(',').map((t) => reader(t)))
+  const r = { next: async (f) => { for (const x of readers) await x.next(f) }, consumer: { close: () => Promise.all(readers.map((x) => x.consumer.close())) } }
   const counts = new Uint32Array(N)
   let records = 0
   let distinct = 0
@@ -175,6 +190,16 @@ if (cmd === 'write') {
       else await c.deleteOne(w.delete)
     }
   }
+  await client.close()
+} else if (cmd === 'prefill-fixture') {
+  // The snapshot of the format comparison: the fixture's inserted documents (every BSON type a
+  // document holds) written into each collection before the pipelines start.
+  const { client } = await collection()
+  const fs = await import('node:fs')
+  const { EJSON } = require('bson')
+  const fixture = JSON.parse(fs.readFileSync(new URL('../__test__/support/fixtures/kafka-connectors.json', import.meta.url), 'utf8'))
+  const docs = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false }).filter((w) => w.insert && w.insert._id !== 'end').map((w) => w.insert)
+  for (const name of values.colls.split(',')) await client.db(values.db).collection(name).insertMany(docs)
   await client.close()
 } else if (cmd === 'dump') {
   // The topic's records (key and value as text, null for none) up to the one whose key holds

@@ -333,10 +333,17 @@ name_of() {
 # same writes (kafka-connectors.mjs workload) on several collections of one database: per topic,
 # key and value compared record by record (FORMAT_PIPELINES, FORMAT_COLLS, FORMAT_SCOPE).
 formats() {
-  local db="fmt_$$" kind ok=0
+  local db="fmt_$$" kind ok=0 mode=stream snapcolls=""
   local kinds="${FORMAT_PIPELINES:-mongo cdc-mongo-kafka debezium cdc-debezium}"
+  if [ -n "${FORMAT_SNAPSHOT:-}" ]; then
+    # the initial snapshot too: collections s1 and s2 hold the fixture's documents before the
+    # pipelines start (copy_existing, Debezium's initial, cdc --snapshot), then the same writes
+    mode=snapshot
+    snapcolls="s1 s2"
+    helper prefill-fixture --uri "$URI" --db "$db" --colls s1,s2
+  fi
   for kind in $kinds; do
-    PIDKEY="$db-$kind" launch "$kind" "$db" stream
+    PIDKEY="$db-$kind" launch "$kind" "$db" "$mode"
   done
   for kind in $kinds; do
     if ! helper warm --uri "$URI" --db "$db" --coll c --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --timeout 180 >&2; then
@@ -344,11 +351,15 @@ formats() {
       ok=1
     fi
   done
-  local colls="${FORMAT_COLLS:-c d e}" coll
+  local colls="${FORMAT_COLLS:-c d e}" coll until
   helper workload --uri "$URI" --db "$db" --colls "${colls// /,}"
+  colls="$snapcolls${snapcolls:+ }$colls"
   for kind in $kinds; do
     for coll in $colls; do
-      helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$coll")" --until end --timeout 120 >"$RUN/$db-$kind-$coll.jsonl" || ok=1
+      # a snapshot's topic ends with its last document (the ObjectId _id sorts last)
+      until=end
+      [[ " $snapcolls " == *" $coll "* ]] && until=65a1b2c3d4e5f60718293a4c
+      helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$coll")" --until "$until" --timeout 120 >"$RUN/$db-$kind-$coll.jsonl" || ok=1
     done
   done
   for kind in $kinds; do stop_pipeline "$db-$kind"; done

@@ -686,6 +686,10 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     b.p.kill('SIGTERM')
     expect(await b.exit).toBe(0)
     expect(b.err()).toMatch(/events \(\+\d+, [\d.]+\/s\), \d+ transactions, lag/)
+    // where the stream's time went: the shares add up to 100 % (give or take the rounding)
+    const shares = /the stream waited on the source (\d+)%, wrote records (\d+)%, waited on Kafka (\d+)%/.exec(b.err())
+    expect(shares).not.toBeNull()
+    expect(Math.abs(shares!.slice(1).reduce((a, x) => a + Number(x), 0) - 100)).toBeLessThanOrEqual(2)
     // a clean stop: the run ended (transaction finished, cursor closed), not an exit from the handler
     expect(b.err()).toMatch(/SIGTERM: finishing the open transaction[\s\S]*stopped \(SIGTERM\): \d+ events in \d+ transactions/)
     const msgs = await readAll(t.topic)

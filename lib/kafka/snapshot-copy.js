@@ -127,9 +127,12 @@ class SnapshotCopy {
     this.format = formatOf(sink.o.format)
   }
 
-  /** Commits the transaction in hand with the checkpoint at `token` and the snapshot's state (none: it is done). */
-  commit(token, done) {
-    return this.tx.commit({ resumeToken: token, events: this.events, snapshot: done ? undefined : snapshotState(this.snap) })
+  /**
+   * Commits the transaction in hand and `messages` with the checkpoint at `token` and the
+   * snapshot's state (none: it is done).
+   */
+  commit(token, done, messages) {
+    return this.tx.commit({ resumeToken: token, events: this.events, snapshot: done ? undefined : snapshotState(this.snap) }, messages)
   }
 
   /** Runs (or resumes) the copy. @returns {Promise<any>} the position the stream starts from, or null when stopped */
@@ -176,8 +179,7 @@ class SnapshotCopy {
         snap.records += b.events.length
       }
       await sink.ensureTopicsOf(took.messages)
-      await this.tx.send(took.messages)
-      await this.commit(token, false)
+      await this.commit(token, false, took.messages)
       stats.snapshot.records = snap.records
       if (o.onProgress) for (const { b } of took.batches) o.onProgress(stats, b)
     }
