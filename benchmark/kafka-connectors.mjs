@@ -3,9 +3,10 @@
 //
 //   node benchmark/kafka-connectors.mjs write   --uri U --db D (--coll C | --colls C1,C2,...) --n N --rate R [--start S] [--writers K] [--per P]
 //   node benchmark/kafka-connectors.mjs setname --uri U   (the replica set's name, from hello)
+//   node benchmark/kafka-connectors.mjs clustertime --uri U   (the cluster time now: SECONDS.INCREMENT)
 //   node benchmark/kafka-connectors.mjs prefill --uri U --db D --coll C --n N
 //   node benchmark/kafka-connectors.mjs warm    --uri U --db D --coll C --brokers B --topic T [--timeout S]
-//   node benchmark/kafka-connectors.mjs wait    --brokers B (--topic T | --topics T1,T2,...) --n N [--timeout S] [--settle S]
+//   node benchmark/kafka-connectors.mjs wait    --brokers B (--topic T | --topics T1,T2,...) --n N [--timeout S] [--settle S] [--pid P --ticks HZ]
 //   node benchmark/kafka-connectors.mjs workload --uri U --db D [--colls c,d]   (the format comparison's writes)
 //   node benchmark/kafka-connectors.mjs prefill-fixture --uri U --db D --colls s1,s2   (its snapshot's documents)
 //   node benchmark/kafka-connectors.mjs dump    --brokers B --topic T --until ID [--timeout S]  (JSON lines: key, value)
@@ -41,6 +42,8 @@ const { values, positionals } = parseArgs({
     writers: { type: 'string', default: '1' },
     per: { type: 'string', default: '0' },
     topics: { type: 'string' },
+    pid: { type: 'string' },
+    ticks: { type: 'string', default: '100' },
     until: { type: 'string' },
     format: { type: 'string' },
   },
@@ -105,6 +108,15 @@ if (cmd === 'write') {
   const { client } = await collection()
   console.log((await client.db('admin').command({ hello: 1 })).setName || '')
   await client.close()
+} else if (cmd === 'clustertime') {
+  // the cluster time now, SECONDS.INCREMENT (a pipeline started there sees what is written next)
+  const { client } = await collection()
+  const s = client.startSession()
+  await client.db('admin').command({ ping: 1 }, { session: s })
+  const t = s.operationTime
+  console.log(`${t.high}.${t.low}`)
+  await s.endSession()
+  await client.close()
 } else if (cmd === 'prefill') {
   const { client, coll } = await collection()
   for (let i = 0; i < N; i += 1000) {
@@ -144,6 +156,21 @@ if (cmd === 'write') {
   let tFirst = null
   let tAll = null
   let tLast = null
+  // --pid: the pipeline's CPU seconds (/proc/PID/stat utime + stime) when the first event is read
+  // back and when the last one is, and how many were read by the first
+  const cpuNow = () => {
+    if (!values.pid) return null
+    const fs = require('node:fs')
+    try {
+      const f = fs.readFileSync(`/proc/${values.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      return (Number(f[11]) + Number(f[12])) / Number(values.ticks)
+    } catch {
+      return null
+    }
+  }
+  let cpuFirst = null
+  let cpuAll = null
+  let distinctFirst = 0
   const re = /k(\d{8})k/
   const deadline = Date.now() + Number(values.timeout) * 1000
   for (;;) {
@@ -159,17 +186,24 @@ if (cmd === 'write') {
     })
     const now = Date.now()
     if (got > 0) {
-      if (tFirst === null) tFirst = now
+      if (tFirst === null) {
+        tFirst = now
+        cpuFirst = cpuNow()
+        distinctFirst = distinct
+      }
       tLast = now
     }
-    if (distinct === N && tAll === null) tAll = now
+    if (distinct === N && tAll === null) {
+      tAll = now
+      cpuAll = cpuNow()
+    }
     if (tAll !== null && now - tAll >= Number(values.settle) * 1000) break
     if (now > deadline) break
     await sleep(got > 0 ? 100 : 300)
   }
   let duplicated = 0
   for (const c of counts) if (c > 1) duplicated += c - 1
-  console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast }))
+  console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast, distinctFirst, cpuFirst, cpuAll }))
   await r.consumer.close()
 } else if (cmd === 'workload') {
   // The writes of __test__/support/fixtures/kafka-connectors.json on each collection (inserts of every
@@ -242,6 +276,12 @@ if (cmd === 'write') {
     if (v.source) {
       delete v.source.name
       delete v.source.version
+      if (v.op === 'r') {
+        // a snapshot record's times are those of the position the pipeline's copy began at, and
+        // "last" marks the last record of the whole snapshot, in whichever topic (counted apart)
+        for (const k of ['ts_ms', 'ts_us', 'ts_ns', 'ord']) delete v.source[k]
+        if (v.source.snapshot === 'last') v.source.snapshot = 'true'
+      }
     }
     return JSON.stringify(v)
   }
@@ -264,7 +304,8 @@ if (cmd === 'write') {
     if (x && y && x.key === y.key && lookedUpLater(x, y)) lookupTiming++
     else diffs.push({ at: k, connector: x, cdc: y })
   }
-  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length - lookupTiming, lookupTiming, diffs: diffs.slice(0, 5) }, null, 1))
+  const lastMarked = (recs) => recs.filter((x) => x.value !== null && x.value.includes('"snapshot":"last"')).length
+  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length - lookupTiming, lookupTiming, markedLast: { connector: lastMarked(a), cdc: lastMarked(b) }, diffs: diffs.slice(0, 5) }))
   process.exit(diffs.length === 0 && a.length > 0 ? 0 : 1)
 } else {
   console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait|workload|dump|compare ...')

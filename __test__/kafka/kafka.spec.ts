@@ -463,9 +463,14 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect([first.source.db, first.source.collection, first.source.name]).toEqual([`kfm${tag}`, 'c', runs[1].t.id])
   })
 
-  it('--format with --snapshot: copy_existing\'s records (mongo-kafka), op "r" (debezium), then the stream', async () => {
-    const coll = client.db(`kfs${tag}`).collection('c')
-    await coll.insertMany([{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }])
+  it('--format with --snapshot: the connectors\' own snapshot records (copy_existing\'s, Debezium\'s op "r" with the last one marked "last"), then the stream', async () => {
+    const fixture = JSON.parse(readFileSync(join(ROOT, '__test__/support/fixtures/kafka-connectors.json'), 'utf8'))
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EJSON } = require('bson')
+    const docs = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false }).filter((w: any) => w.insert && w.insert._id !== 'end').map((w: any) => w.insert)
+    const db = `kfs${tag}`
+    const coll = client.db(db).collection('c')
+    await coll.insertMany(docs)
     const runs = ['mongo-kafka', 'debezium'].map((format) => {
       const t = names()
       return { t, run: kafka.changeStreamToKafka({ source: coll, brokers, ...t, format, snapshot: true, maxAwaitTimeMS: 100 }) }
@@ -477,19 +482,28 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     } finally {
       for (const r of runs) await r.run.stop()
     }
-    const ns = `{"db": "kfs${tag}", "coll": "c"}`
+    // the connector's records of the same documents, with its namespace replaced by this test's
+    const snap = fixture.snapshot
+    const ours = (text: string, coll: string) => text.split(`{"db": "${snap.db}", "coll": "${coll}"}`).join(`{"db": "${db}", "coll": "c"}`)
     const mk = await readAll(runs[0].t.topic)
-    expect(mk.slice(0, 2).map((m) => [m.key, m.value])).toEqual([
-      ['{"_id": 1}', `{"_id": {"_id": 1, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 1}, "fullDocument": {"_id": 1, "a": "x"}, "ns": ${ns}}`],
-      ['{"_id": 2}', `{"_id": {"_id": 2, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 2}, "fullDocument": {"_id": 2, "a": "y"}, "ns": ${ns}}`],
+    expect(mk.slice(0, 3).map((m) => [m.key, m.value])).toEqual(snap.mongoKafka.records.map((r: any) => [r.key, ours(r.value, snap.mongoKafka.coll)]))
+    expect(JSON.parse(mk[3].value).operationType).toBe('insert')
+    // Debezium: the fields that name the run (db, collection, name, version) and its times set apart
+    const envelope = (v: any) => ({ ...v, ts_ms: 0, source: { ...v.source, name: '', version: '', db: '', collection: '', ts_ms: 0, ts_us: 0, ts_ns: 0, ord: 0 } })
+    const dz = await readAll(runs[1].t.topic)
+    expect(dz.slice(0, 3).map((m) => [m.key, envelope(JSON.parse(m.value))])).toEqual(snap.debezium.records.map((r: any) => [r.key, envelope(JSON.parse(r.value))]))
+    const values = dz.map((m) => JSON.parse(m.value))
+    expect(values.map((v) => [v.op, v.source.snapshot])).toEqual([
+      ['r', 'true'],
+      ['r', 'true'],
+      ['r', 'last'],
+      ['c', 'false'],
     ])
-    expect(JSON.parse(mk[2].value).operationType).toBe('insert')
-    const dz = (await readAll(runs[1].t.topic)).map((m) => ({ key: m.key, ...JSON.parse(m.value) }))
-    expect(dz.map((v) => [v.key, v.op, v.source.snapshot, v.after])).toEqual([
-      ['{"id":"1"}', 'r', 'true', '{"_id": 1,"a": "x"}'],
-      ['{"id":"2"}', 'r', 'true', '{"_id": 2,"a": "y"}'],
-      ['{"id":"3"}', 'c', 'false', '{"_id": 3,"a": "z"}'],
-    ])
+    // source.ts_ms and ord of a snapshot record: the cluster time of the position the copy began at
+    const at = values[0].source
+    expect(values.slice(0, 3).every((v) => v.source.ts_ms === at.ts_ms && v.source.ord === at.ord && v.source.ts_us === at.ts_ms * 1000)).toBe(true)
+    expect(at.ts_ms).toBeLessThanOrEqual(values[3].source.ts_ms)
+    expect(at.ts_ms).toBeGreaterThan(Date.now() - 600_000)
   })
 
   it('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {

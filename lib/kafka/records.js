@@ -132,13 +132,20 @@ function debeziumRecords(o, ev, out) {
   if (op === 'd') out.push(record(topic, key, null))
 }
 
-/** A snapshot document as Debezium's initial snapshot writes it: `op: "r"`, `source.snapshot: "true"`. */
-function debeziumSnapshot(o, ev, _reason, out) {
+/**
+ * A snapshot document as Debezium's initial snapshot writes it: `op: "r"`, `source.snapshot:
+ * "true"`, and `"last"` on the snapshot's last record (Debezium 3.0.8's MongoDB connector marks
+ * no other: not `first`, nor the `*_in_data_collection` of its relational connectors); `ts_ms`
+ * and `ord` of `source` are the cluster time of the position the snapshot starts from (`mark.at`;
+ * the copy's time when unknown).
+ */
+function debeziumSnapshot(o, ev, _reason, out, mark) {
   const key = debeziumKey(parseCanonical(ev.documentKey))
   const after = JSON.stringify(javaJson(ev.fullDocument, 'compact'))
   const now = Date.now()
-  const ct = { t: Math.floor(now / 1000), i: 0 }
-  out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
+  const ct = mark && mark.at ? mark.at : { t: Math.floor(now / 1000), i: 0 }
+  const snapshot = mark && mark.last ? 'last' : 'true'
+  out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, snapshot)},"op":"r","ts_ms":${now},"transaction":null}`))
 }
 
 // -- heartbeat records (heartbeatTopic): written with the checkpoint a quiet stream advances ---
@@ -170,6 +177,8 @@ const FORMATS = {
     fullDocument: 'updateLookup',
     records: debeziumRecords,
     snapshot: debeziumSnapshot,
+    // the snapshot's last record is marked (SnapshotCopy holds each range's latest batch back for it)
+    marksLast: true,
     heartbeat: (o, _token, _ct, out) => out.push(record(o.heartbeatTopic, JSON.stringify({ serverName: o.topicPrefix || o.id }), `{"ts_ms":${Date.now()}}`)),
   },
 }
