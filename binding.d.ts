@@ -12,34 +12,15 @@
  */
 export type BatchValue = string | Uint8Array | string[] | Array<string | Uint32Array>
 
-/** One change event of `transcodeChangeBatch`: routing fields as values, documents as JSON. */
-export interface RawChangeEvent {
-  /** `{ _data }`, or for any other token shape a copy of the token document's BSON. */
-  resumeToken?: { _data: string } | Uint8Array
-  operationType?: string
-  ns?: { db?: string; coll?: string }
-  clusterTime?: { t: number; i: number }
-  wallTime?: Date
-  splitEvent?: { fragment?: number; of?: number }
-  documentKey?: string
-  /** Absent with `whole`; `null` when the event has the field but it is null. */
-  fullDocument?: string | null
-  fullDocumentBeforeChange?: string | null
-  updateDescription?: string | null
-  /** With `whole`: the whole event as one JSON text. */
-  json?: string
-  /** With `rawFragments`, on a fragment of a split event: a copy of its BSON. */
-  raw?: Uint8Array
-}
-
 /**
- * The events of `transcodeChangeBatchPacked` / `transcodeChangeFragmentsPacked`:
- * `[words, extras, ...texts]`, `words` a Buffer of native-endian 32-bit words (each event's
- * `ChangeOp`s with their operands), `extras` the values that are neither numbers nor parts of
- * a text (or `null`), the texts every other string back to back. lib/native/index.js turns
- * them into `RawChangeEvent`s.
+ * The events of `transcodeChangeBatchPacked` / `transcodeChangeFragmentsPacked` in the packed
+ * layout (crates/bson2json-core/src/mongo/layout.rs): `[words, extras, bytes, ...texts]`,
+ * `words` a Buffer of native-endian 32-bit words (each event's `ChangeOp`s with their
+ * operands), `extras` the values that are neither numbers nor parts of a text (or `null`),
+ * `bytes` a record format's key, value and header bytes (or `null`), the texts every other
+ * string back to back. lib/native/events.js (generated from the layout) unpacks them.
  */
-export type PackedChangeEvents = [Uint8Array, unknown[] | null, ...string[]]
+export type PackedChangeEvents = [Uint8Array, unknown[] | null, Uint8Array | null, ...string[]]
 
 /**
  * One document to JSON text. `packed, maxOutputBytes`: the options' pair every call takes
@@ -87,6 +68,18 @@ export declare class DumpControl {
   cancel(): void
 }
 
+/**
+ * What a [`RowsTask`] resolves with: its rows, planned on the pool and made into JS values
+ * only when JavaScript asks ([`PendingRows::take`]), so that the tasks of a large batch,
+ * which the pool may finish together, each make theirs in a turn of the event loop of their
+ * own (lib/native/index.js). A failure is thrown by `take` (so it reaches JavaScript the same
+ * way in the native and the WASI build).
+ */
+export declare class PendingRows {
+  /** The rows, packed (`[words, bins | null, ...texts]`), or the failure thrown; once. */
+  take(): PackedRows
+}
+
 /** A compiled projection and redaction. */
 export declare class Shaper {
   /**
@@ -120,64 +113,6 @@ export declare const enum BatchLayout {
   NdjsonString = 3,
   /** Joined texts of whole documents with their UTF-16 offsets (`[text, offsets, …]`). */
   Joined = 4,
-}
-
-/**
- * The operation codes of a packed change batch: one per field of an event, in the event's
- * order, each followed by its operands (`s` a string, `n` a 32-bit number, `x` the next value
- * of the extras). Exported, so that a test holds lib/native/index.js's numbers to these.
- */
-export declare const enum ChangeOp {
-  /** The event is complete. */
-  End = 0,
-  /** `resumeToken: { _data: s }`. */
-  Token = 1,
-  /** `resumeToken: x` (a Buffer of the token's BSON, for any other shape). */
-  TokenBson = 2,
-  /** `operationType: s`. */
-  OperationType = 3,
-  /** `ns: {}`. */
-  Ns = 4,
-  /** `ns: { db: s }`. */
-  NsDb = 5,
-  /** `ns: { coll: s }`. */
-  NsColl = 6,
-  /** `ns: { db: s, coll: s }`. */
-  NsDbColl = 7,
-  /** `clusterTime: { t: n, i: n }`. */
-  ClusterTime = 8,
-  /** `wallTime: new Date(high * 2^32 + low)`, `high` (signed) and `low` two words. */
-  WallTime = 9,
-  /** `splitEvent: {}`. */
-  Split = 10,
-  /** `splitEvent: { fragment: n }` (signed). */
-  SplitFragment = 11,
-  /** `splitEvent: { of: n }` (signed). */
-  SplitOf = 12,
-  /** `splitEvent: { fragment: n, of: n }` (signed). */
-  SplitFragmentOf = 13,
-  /** `documentKey: s`. */
-  DocumentKey = 14,
-  /** `fullDocument: s`. */
-  FullDocument = 15,
-  /** `fullDocument: null`. */
-  FullDocumentNull = 16,
-  /** `fullDocumentBeforeChange: s`. */
-  FullDocumentBeforeChange = 17,
-  /** `fullDocumentBeforeChange: null`. */
-  FullDocumentBeforeChangeNull = 18,
-  /** `updateDescription: s`. */
-  UpdateDescription = 19,
-  /** `updateDescription: null`. */
-  UpdateDescriptionNull = 20,
-  /** `json: s` (with `whole`, after the other fields). */
-  Json = 21,
-  /** `raw: x` (a Buffer of a split event's fragment, with `rawFragments`). */
-  Raw = 22,
-  /** `operationType`: the string of the batch's last `OperationType` (the same bytes). */
-  OperationTypeAgain = 23,
-  /** `ns: { db, coll }` with the strings of the batch's last `NsDbColl` (the same bytes). */
-  NsAgain = 24,
 }
 
 /**
@@ -366,31 +301,22 @@ export declare function transcodeBatchAsync(input: Uint8Array | Uint8Array[], la
 export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint32Array, count: number, layout: BatchLayout, packed: number, maxOutputBytes: number, threads: number, shaper?: Shaper): BatchValue | undefined
 
 /**
- * One raw change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken,
- * events }`. With `whole`, each event also carries `json`, the whole event as one JSON string
- * (in `compat` exactly `JSON.stringify` of what the driver's own `watch()` yields). With
- * `rawFragments`, each fragment of a split event is `{ resumeToken, splitEvent, raw }`, `raw`
- * a copy of its BSON (see `transcodeChangeFragments`).
+ * One change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken, events }`,
+ * `events` packed (`[words, extras, bytes, ...texts]`) in `format` (core `EventFormat`), which
+ * lib/native/events.js unpacks. With `rawFragments`, each fragment of a split event is
+ * `{ resumeToken, splitEvent, raw }`, `raw` a copy of its BSON (see
+ * `transcodeChangeFragmentsPacked`). With a `shaper`, every event is projected and redacted
+ * first, in the same call (offsets in a later error are the shaped reply's).
  */
-export declare function transcodeChangeBatch(cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: RawChangeEvent[] }
-
-/**
- * `transcodeChangeBatch`, packed: `{ id, ns, postBatchResumeToken, events }` with `events` the
- * packed events `[words, extras, ...texts]` that lib/native/index.js unpacks into the objects
- * `transcodeChangeBatch` returns.
- */
-export declare function transcodeChangeBatchPacked(cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
+export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
 
 /**
  * The event that the fragments of one split event (their `raw` bytes, in order, from
- * `transcodeChangeBatch` with `rawFragments`) were split from, reassembled at the BSON level
- * ([`merge_fragments`]) and returned exactly as `transcodeChangeBatch` returns an event that
- * was not split.
+ * `transcodeChangeBatchPacked` with `rawFragments`) were split from, reassembled at the BSON
+ * level (core `merge_fragments`) and packed in `format` as `transcodeChangeBatchPacked` packs
+ * an event that was not split (one event).
  */
-export declare function transcodeChangeFragments(fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number): RawChangeEvent
-
-/** `transcodeChangeFragments`, packed: the merged event as packed events (one event). */
-export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number): PackedChangeEvents
+export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number): PackedChangeEvents
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a
@@ -409,4 +335,4 @@ export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: 
  * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
  * split there.
  */
-export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PackedRows>
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PendingRows>

@@ -1441,6 +1441,7 @@ try {
 }
 export default __napiModule.exports
 export const DumpControl = __napiModule.exports.DumpControl
+export const PendingRows = __napiModule.exports.PendingRows
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
@@ -1467,3 +1468,5 @@ export const transcodeChangeBatchPacked = __napiModule.exports.transcodeChangeBa
 export const transcodeChangeFragments = __napiModule.exports.transcodeChangeFragments
 export const transcodeChangeFragmentsPacked = __napiModule.exports.transcodeChangeFragmentsPacked
 export const transcodeCursor = __napiModule.exports.transcodeCursor
+export const transcodeRows = __napiModule.exports.transcodeRows
+export const transcodeRowsAsync = __napiModule.exports.transcodeRowsAsync

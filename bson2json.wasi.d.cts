@@ -393,3 +393,15 @@ export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], 
  * Buffer). Returns `{ id, ns, postBatchResumeToken, count, docs }`.
  */
 export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout, packed: number, maxOutputBytes: number, shaper?: Shaper): { id: bigint; ns: string | null; postBatchResumeToken: Uint8Array | null; count: number; docs: BatchValue }
+
+/**
+ * The rows of many documents, packed: `input` is an array of `Uint8Array`s, concatenated
+ * documents, or (`cursor`) a raw reply's `cursor` document.
+ */
+export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): PackedRows
+
+/**
+ * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
+ * split there.
+ */
+export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PackedRows>

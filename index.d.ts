@@ -204,6 +204,46 @@ export declare function toJSONArrayAsync(docs: BatchInput, options?: BatchOption
 /** {@link toNDJSON} on the libuv thread pool. Inputs are copied first. */
 export declare function toNDJSONAsync(docs: BatchInput, options?: BatchOptions): Promise<NodeBuffer>
 
+/**
+ * Row options (docs/rows.md): the transcoding options (a projection and a redaction apply to
+ * every format; `dialect`, `utf8` and js-bson's options shape the general format's JSON text
+ * and do not go with `rowFormat: 'powersync'`), and the format.
+ */
+export interface RowOptions extends TranscodeOptions {
+  /**
+   * `'general'` (default): values for SQL drivers, nested values as JSON text in `dialect`.
+   * `'powersync'`: PowerSync's `bufferToSqlite` (`@powersync/service-module-mongodb`), value for value.
+   */
+  rowFormat?: 'general' | 'powersync'
+  /**
+   * PowerSync's `DateRenderMode` (`rowFormat: 'powersync'` only): 0 `2024-01-02 03:04:05.678Z`
+   * (default), 1 `2024-01-02T03:04:05.678Z`, 2 `2024-01-02T03:04:05Z`.
+   */
+  dateRenderMode?: 0 | 1 | 2
+}
+
+/**
+ * A row value: a string (text, hex, a date, a decimal, a UUID, JSON text of a nested value), a
+ * number (int32 and doubles in the general format; non-integral doubles in PowerSync's), a
+ * bigint (int64, timestamps; all integers in PowerSync's), a boolean (general format), `null`,
+ * or the bytes of a binary value (a plain Uint8Array of its own).
+ */
+export type RowValue = string | number | bigint | boolean | null | Uint8Array
+
+/** One document's row: its top-level keys, in the order a JavaScript object keeps them. */
+export type Row = Record<string, RowValue>
+
+/** One document's top-level fields as values, one per column (docs/rows.md has the type map). */
+export declare function toRow(bson: Uint8Array, options?: RowOptions): Row
+/** The rows of many documents: an array of documents, concatenated documents, or a raw cursor reply. */
+export declare function toRows(docs: BatchInput, options?: RowOptions): Row[]
+/**
+ * {@link toRows} on the libuv thread pool (the input is copied before it returns; a batch of
+ * several MiB runs as several pool tasks, whose rows are made one task per turn of the event
+ * loop). Argument errors throw; BSON errors reject with a {@link TranscodeError}.
+ */
+export declare function toRowsAsync(docs: BatchInput, options?: RowOptions): Promise<Row[]>
+
 /** True if `e` is an error bson2json threw for bad input (works across realms). */
 export declare function isTranscodeError(e: unknown): e is TranscodeError
 
@@ -342,6 +382,7 @@ export interface WatchOptions extends TranscodeOptions {
  * operation type and the options.
  */
 export interface ChangeEvent {
+  // <change-event-fields> generated from crates/bson2json-core/src/mongo/layout.rs (npm run generate)
   /**
    * The event's `_id`: `{ _data }`, or when it has another shape, its value as js-bson
    * deserializes it (BSON types kept, as with `promoteValues: false`). (For the last event of a batch, `stream.resumeToken` is the batch's
@@ -366,6 +407,7 @@ export interface ChangeEvent {
   splitEvent?: { fragment: number; of: number }
   /** The whole event as JSON text (`whole: true`). */
   json?: string
+  // </change-event-fields>
 }
 
 export interface ChangeBatch {

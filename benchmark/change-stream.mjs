@@ -14,6 +14,10 @@
 //     (the heap a process shared by several readers has, as in the CPU-time run);
 //     --prefetch N: watch()'s prefetch for the bson2json readers, in --per-event)
 //   MONGODB_URI=mongodb://... node benchmark/change-stream.mjs     (a real replica set)
+//   CS_B=DIR node benchmark/change-stream.mjs --per-event --ways perEvent,perEventB,batches,batchesB
+//     (another checkout's build, DIR, as the readers perEventB and batchesB beside this one's, in the same
+//     process and rounds; the table ends with this build's CPU per event over DIR's, the median of the
+//     rounds' ratios)
 //
 // The test server runs in a CHILD process (tools/test-server/cli.js) so process.cpuUsage() measures
 // the client only. Each case pre-writes N events, then drains them from the start
@@ -34,6 +38,8 @@ const require = createRequire(import.meta.url)
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const { MongoClient } = require('mongodb')
 const b2j = require(root)
+// CS_B=DIR: another checkout's bson2json (built), read beside this one's
+const b2jB = process.env.CS_B ? require(path.resolve(process.env.CS_B)) : null
 const { startTestServer } = require(path.join(root, 'tools/test-server'))
 
 const args = process.argv.slice(2)
@@ -194,26 +200,29 @@ async function prefetchGain() {
 function makeWays(db, size = { batch: BATCH }) {
   const { Long } = require('bson')
   const opts = (T0) => ({ startAtOperationTime: T0, batchSize: size.batch, maxAwaitTimeMS: 200, ...PREFETCH })
+  const perEvent = (m) => async (coll, T0, n) => {
+    let seen = 0
+    let bytes = 0
+    for await (const ev of m.watch(coll, [], { ...opts(T0), whole: true })) {
+      bytes += ev.json.length
+      if (++seen >= n) break
+    }
+    return bytes
+  }
+  const batches = (m) => async (coll, T0, n) => {
+    let seen = 0
+    let bytes = 0
+    for await (const b of m.watch(coll, [], { ...opts(T0), whole: true }).batches()) {
+      for (const ev of b.events) bytes += ev.json.length
+      seen += b.events.length
+      if (seen >= n) break
+    }
+    return bytes
+  }
   return {
-    async perEvent(coll, T0, n) {
-      let seen = 0
-      let bytes = 0
-      for await (const ev of b2j.watch(coll, [], { ...opts(T0), whole: true })) {
-        bytes += ev.json.length
-        if (++seen >= n) break
-      }
-      return bytes
-    },
-    async batches(coll, T0, n) {
-      let seen = 0
-      let bytes = 0
-      for await (const b of b2j.watch(coll, [], { ...opts(T0), whole: true }).batches()) {
-        for (const ev of b.events) bytes += ev.json.length
-        seen += b.events.length
-        if (seen >= n) break
-      }
-      return bytes
-    },
+    perEvent: perEvent(b2j),
+    batches: batches(b2j),
+    ...(b2jB === null ? {} : { perEventB: perEvent(b2jB), batchesB: batches(b2jB) }),
     driver: (coll, T0, n) => drainDriver(coll, T0, n, size.batch),
     async floor(coll, T0, n) {
       let r = await db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: { startAtOperationTime: T0 } }], cursor: { batchSize: size.batch } }, { raw: true })
@@ -331,7 +340,7 @@ async function perEventInstructions(uri, db, client, stop) {
       const n = argN || (quick ? n0 / 4 : n0)
       const { coll, T0 } = await prepare(db, client, `cpu_${bytes}`, 'insert', bytes, n)
       const per = {}
-      for (const way of ['perEvent', 'batches', 'driver', 'floor']) per[way] = { total: NaN, gc: NaN, jit: NaN, code: NaN, runs: [] }
+      for (const way of new Set(['perEvent', 'batches', 'driver', 'floor', ...WAYS])) per[way] = { total: NaN, gc: NaN, jit: NaN, code: NaN, runs: [] }
       // the ways alternate within each run, so that a drift of the server's state spreads over all
       for (let run = 0; run < RUNS; run++) {
         for (const way of run % 2 ? WAYS.slice().reverse() : WAYS) {
@@ -359,6 +368,14 @@ async function perEventInstructions(uri, db, client, stop) {
     console.log(r('total'))
     console.log(r('code'))
     console.log(`| ${label}: GC + compilers | ${n} | ${k(p.perEvent.gc + p.perEvent.jit)} | ${k(p.batches.gc + p.batches.jit)} | ${k(p.driver.gc + p.driver.jit)} | ${k(p.floor.gc + p.floor.jit)} | | | |`)
+  }
+  if (b2jB !== null) {
+    console.log(`\n### this build / CS_B (${process.env.CS_B}): instructions per event, medians\n`)
+    console.log('| events | | per event: this / B | batches(): this / B |')
+    console.log('| --- | --- | ---: | ---: |')
+    for (const { label, per: p } of rows) {
+      for (const f of ['total', 'code']) console.log(`| ${label} | ${f} | ${ratio(p.perEvent[f], p.perEventB?.[f])} | ${ratio(p.batches[f], p.batchesB?.[f])} |`)
+    }
   }
   console.log('\nEach run (total / code per event):\n')
   for (const { label, per: p } of rows) {
@@ -472,7 +489,9 @@ async function perEvent() {
       )
       const mean = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length
       const byThread = Object.fromEntries(Object.entries(threads).filter(([, xs]) => xs.length).map(([k, xs]) => [k, { main: mean(xs.map((t) => t.main)), other: mean(xs.map((t) => t.other)) }]))
-      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])), perRound, gcPer1k, byThread })
+      // this build over CS_B's, each round's ratio (the two ran in the same round)
+      const overB = (k) => (cpu[k].length && cpu[`${k}B`] && cpu[`${k}B`].length ? med(cpu[k].map((x, i) => x / cpu[`${k}B`][i])) : NaN)
+      rows.push({ label, n, us: Object.fromEntries(Object.entries(cpu).map(([k, xs]) => [k, med(xs)])), perRound, gcPer1k, byThread, overB: { perEvent: overB('perEvent'), batches: overB('batches') } })
       console.error(`${label}: done`)
     }
   } finally {
@@ -488,6 +507,12 @@ async function perEvent() {
     console.log(
       `| ${r.label} | ${r.n} | ${cell(u.perEvent)} | ${cell(u.batches)} | ${cell(u.driver)} | ${cell(u.floor)} | ${ratio(u.driver, u.perEvent)} | ${ratio(u.driver, u.batches)} | ${ratio(u.perEvent, u.floor)} | ${ratio(u.batches, u.floor)} | ${times(r.perRound)} |`,
     )
+  }
+  if (b2jB !== null) {
+    console.log(`\n### this build / CS_B (${process.env.CS_B}): client CPU per event, the median of each round's ratio\n`)
+    console.log('| events | per event: this / B | batches(): this / B | B per event µs | B batches() µs |')
+    console.log('| --- | ---: | ---: | ---: | ---: |')
+    for (const r of rows) console.log(`| ${r.label} | ${times(r.overB.perEvent)} | ${times(r.overB.batches)} | ${cell(r.us.perEventB)} | ${cell(r.us.batchesB)} |`)
   }
   console.log(`\n### the same rounds by thread and V8's garbage collections (means)\n`)
   console.log('CPU µs per event on the main thread + on the other threads (V8\'s concurrent marking, parallel scavenges and compilers); scavenges and mark-compacts per 1,000 events, count / ms of pauses\n')

@@ -15,11 +15,13 @@ import { join } from 'node:path';
 export const NODES = ['26', '20'];
 export const SYNTHETIC = (major) => `benchmark/results/synthetic-node${major}.json`;
 export const REALWORLD = (major) => `benchmark/results/realworld-node${major}.json`;
+export const ROWS = (major) => `benchmark/results/rows-node${major}.json`;
 export const CHART = 'benchmark/results/speed.svg';
 /** Which blocks each file holds. */
 export const TARGETS = {
   'README.md': ['readme-speed'],
   'docs/performance.md': ['perf-setup', 'perf-synthetic', 'perf-realworld'],
+  'docs/rows.md': ['rows-speed'],
 };
 
 // The README's rows: realistic synthetic workloads, the hard cases, and every real-world set.
@@ -56,10 +58,11 @@ export function loadResults(root) {
       throw new Error(`${rel}: ${e.code ?? e.message} (npm run bench:report writes it)`);
     }
   };
-  const out = { synthetic: {}, realworld: {} };
+  const out = { synthetic: {}, realworld: {}, rows: {} };
   for (const n of NODES) {
     out.synthetic[n] = read(SYNTHETIC(n));
     out.realworld[n] = read(REALWORLD(n));
+    out.rows[n] = read(ROWS(n));
   }
   return out;
 }
@@ -180,7 +183,34 @@ function perfRealworld(res) {
   return L.join('\n');
 }
 
-const RENDER = { 'readme-speed': readmeSpeed, 'perf-setup': perfSetup, 'perf-synthetic': perfSynthetic, 'perf-realworld': perfRealworld };
+/** docs/rows.md: toRow against PowerSync's bufferToSqlite, toRows, a 16 MiB batch (benchmark/rows.mjs). */
+function rowsSpeed(res) {
+  const L = [];
+  const rate = (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : x >= 1e3 ? `${(x / 1e3).toFixed(1)}k` : x.toFixed(0));
+  const PS_SHAPES = { 'insert-1k': "PowerSync's 1 KB insert", 'insert-10k': "PowerSync's 10 KB insert", 'insert-100k': "PowerSync's 100 KB insert", 'update-1k': "PowerSync's 1 KB update", 'update-10k': "PowerSync's 10 KB update", 'update-100k': "PowerSync's 100 KB update" };
+  for (const n of NODES) {
+    const r = res.rows[n];
+    if (L.length) L.push('');
+    L.push(`**Node ${r.node.replace(/^v/, '')}** (${r.rounds} interleaved rounds of ${r.roundMs} ms per method; documents per second of process CPU time; \`rowFormat: 'powersync'\`)`);
+    L.push('');
+    L.push("| data set | documents | mean size | `bufferToSqlite` docs/s | `toRow` docs/s | `toRow` ÷ `bufferToSqlite` | `toRows` ÷ `toRow` | `toRow` (general format) docs/s |");
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, d] of Object.entries(r.datasets)) {
+      L.push(`| ${PS_SHAPES[name] ?? label(name, false)} | ${d.documents} | ${size(d.meanBytes)} | ${rate(d.docsPerSec.bufferToSqlite)} | ${rate(d.docsPerSec.toRow)} | ${ratio(d.toRowVsBufferToSqlite)} | ${ratio(d.toRowsVsToRow)} | ${rate(d.docsPerSec['toRow (general)'])} |`);
+    }
+    const b = r.batch16MiB;
+    const ms = (x) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(1));
+    L.push('');
+    L.push(`A 16 MiB batch (${b.documents} twitter statuses), median of 5: main thread CPU ms (Node 23.9+ can tell), wall ms, longest stretch without a turn of the event loop, ms.`);
+    L.push('');
+    L.push('| call | main thread CPU | wall | longest stretch |');
+    L.push('|---|---:|---:|---:|');
+    for (const k of ['toRows', 'toRowsAsync']) L.push(`| \`${k}\` | ${ms(b[k].mainCpuMs)} | ${ms(b[k].wallMs)} | ${ms(b[k].longestMs)} |`);
+  }
+  return L.join('\n');
+}
+
+const RENDER = { 'readme-speed': readmeSpeed, 'perf-setup': perfSetup, 'perf-synthetic': perfSynthetic, 'perf-realworld': perfRealworld, 'rows-speed': rowsSpeed };
 
 /** NAME → the block's Markdown, from the results. */
 export function renderBlocks(res) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The one benchmark command behind every figure in the documentation (`npm run bench:report`):
 // runs the headline benchmarks on Node 26 (the active LTS) and Node 20 (the oldest supported),
-// writes benchmark/results/{synthetic,realworld}-node{26,20}.json (+ the synthetic runs' full
-// tables, synthetic-node*.md), and regenerates from them the README's speed table and chart and
-// docs/performance.md's tables (benchmark/report-render.mjs). Figures are never edited by hand:
+// writes benchmark/results/{synthetic,realworld,rows}-node{26,20}.json (+ the synthetic runs' full
+// tables, synthetic-node*.md), and regenerates from them the README's speed table and chart,
+// docs/performance.md's tables and docs/rows.md's (benchmark/report-render.mjs). Figures are never edited by hand:
 // __test__/generated-docs.spec.ts fails when a generated block differs from what the committed
 // JSON renders.
 //
@@ -22,7 +22,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CHART, NODES, REALWORLD, SYNTHETIC, TARGETS, loadResults, renderBlocks, renderChart, splice } from './report-render.mjs';
+import { CHART, NODES, REALWORLD, ROWS, SYNTHETIC, TARGETS, loadResults, renderBlocks, renderChart, splice } from './report-render.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({ options: { render: { type: 'boolean', default: false }, quick: { type: 'boolean', default: false } } });
@@ -59,6 +59,7 @@ function measure() {
     // run.mjs also draws its own chart of the run; the README's chart is drawn below
     rmSync(join(ROOT, 'benchmark/results', `chart-${out}.svg`), { force: true });
     run(nodes[n], ['benchmark/realworld.mjs'], { JSON_OUT: REALWORLD(n), ...(args.quick ? { ROUNDS: '3', ROUND_MS: '60' } : {}) });
+    run(nodes[n], ['benchmark/rows.mjs', '--json', ROWS(n)], args.quick ? { ROUNDS: '3', ROUND_MS: '60' } : { ROUNDS: '15' });
   }
 }
 
@@ -77,7 +78,7 @@ function regenerate() {
 }
 
 if (!args.render) measure();
-else if (!NODES.every((n) => existsSync(join(ROOT, SYNTHETIC(n))) && existsSync(join(ROOT, REALWORLD(n))))) {
+else if (!NODES.every((n) => [SYNTHETIC(n), REALWORLD(n), ROWS(n)].every((f) => existsSync(join(ROOT, f))))) {
   throw new Error('no results to render: run npm run bench:report first');
 }
 regenerate();

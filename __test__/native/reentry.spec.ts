@@ -21,6 +21,8 @@ const b2j = require('../..')
 const binding = require('../../lib/native/load').loadBackend().binding
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const native = require('../../lib/native')
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { resolveOptions } = require('../../lib/options')
 
 const ROUNDS = Number(process.env.REENTRY_ROUNDS || 12)
 
@@ -366,10 +368,14 @@ describe('every export × every route', () => {
             fullDocument: BSON.deserialize(docA),
           })
           const cs = BSON.serialize({ nextBatch: [BSON.deserialize(ev), BSON.deserialize(ev)], id: 0n, ns: 'd.' + big })
-          // the reference path, and the packed one watch() takes (its input borrowed, not copied)
+          // the packed path watch() takes (its input borrowed, not copied), without and with a
+          // redaction (shaped in the same call; this one changes nothing)
+          const F = native.EventFormat
+          const plain = { packed: native.packOptions(0, 1000), maxOutputBytes: 1 << 28 }
+          const shaped = { ...resolveOptions({ redact: { paths: ['no.such.path'] } }), ...plain }
           const routes = [
-            (c: Uint8Array, whole: boolean) => binding.transcodeChangeBatch(c, whole, native.packOptions(0, 1000), 1 << 28),
-            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole, { packed: native.packOptions(0, 1000), maxOutputBytes: 1 << 28 }),
+            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole ? F.Whole : F.Parts, plain),
+            (c: Uint8Array, whole: boolean) => native.transcodeChangeBatch(c, whole ? F.Whole : F.Parts, shaped),
           ]
           for (const [route, whole] of routes.flatMap((f) => [false, true].map((w) => [f, w] as const))) {
             victim = own(cs)
@@ -515,8 +521,8 @@ describe('the typed protocol', () => {
       ['transcodeBatch (concatenated)', (p, m) => binding.transcodeBatch(d, binding.BatchLayout.List, p, m, 1)],
       ['transcodeBatchViews', (p, m) => binding.transcodeBatchViews([d.buffer], new Uint32Array([0, d.byteOffset, d.length]), 1, binding.BatchLayout.List, p, m, 1)],
       ['transcodeCursor', (p, m) => binding.transcodeCursor(cursor, binding.BatchLayout.List, p, m).docs],
-      ['transcodeChangeBatch', (p, m) => binding.transcodeChangeBatch(events([d]), false, p, m).events[0].fullDocument],
-      ['transcodeChangeBatchPacked', (p, m) => native.transcodeChangeBatch(events([d]), false, { packed: p, maxOutputBytes: m }).events[0].fullDocument],
+      ['transcodeChangeBatchPacked', (p, m) => native.transcodeChangeBatch(events([d]), native.EventFormat.Parts, { packed: p, maxOutputBytes: m }).events[0].fullDocument],
+      ['transcodeChangeBatchPacked (a record)', (p, m) => native.transcodeChangeBatch(events([d]), native.EventFormat.RecordFullDocument, { packed: p, maxOutputBytes: m }).events[0].value],
     ]
     const outcome = (f: () => unknown) => {
       try {

@@ -1,6 +1,6 @@
 /**
  * Split events (`$changeStreamSplitLargeEvent`) reassembled at the BSON level by
- * `transcodeChangeFragments`, differentially against js-bson: random large events are split
+ * `transcodeChangeFragmentsPacked` (lib/native `transcodeChangeFragments`), differentially against js-bson: random large events are split
  * into fragments (serialized with `BSON.serialize`), carried through `transcodeChangeBatch`
  * (`rawFragments`) across several batches, merged, and compared with a js-bson merge of the
  * `BSON.deserialize`d fragments, and with the unsplit event through `transcodeChangeBatch`.
@@ -10,14 +10,18 @@ import { BSON, EJSON, Long, ObjectId, Timestamp } from 'bson'
 import { mulberry32 } from '../support/gen'
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const binding = require('../../lib/native/load').loadBackend().binding
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { packOptions } = require('../../lib/native')
+const native = require('../../lib/native')
 
 const COMPAT = 0
 const RELAXED = 1
 const MAX_DEPTH = 100
 const MAX_OUT = 1 << 28
+
+/** lib/native's change-batch calls with these options, as event objects (`json` when `whole`). */
+const opts = (flags: number) => ({ packed: native.packOptions(flags, MAX_DEPTH), maxOutputBytes: MAX_OUT })
+const format = (whole: boolean) => (whole ? native.EventFormat.Whole : native.EventFormat.Parts)
+const batch = (c: Uint8Array, whole: boolean, flags: number, raw = false) => native.transcodeChangeBatch(c, format(whole), opts(flags), raw)
+const fragments = (f: unknown, whole: boolean, flags: number) => native.transcodeChangeFragments(f, format(whole), opts(flags))
 
 type Rng = () => number
 
@@ -117,12 +121,12 @@ describe('split events merged at the BSON level', () => {
         const got: any[] = []
         let pending: Uint8Array[] = []
         for (const b of batches) {
-          for (const ev of binding.transcodeChangeBatch(cursor(b), whole, packOptions(flags, MAX_DEPTH), MAX_OUT, true).events) {
+          for (const ev of batch(cursor(b), whole, flags, true).events) {
             expect(ev.raw).toBeInstanceOf(Uint8Array)
             expect(Object.keys(ev).sort()).toEqual(['raw', 'resumeToken', 'splitEvent'])
             pending.push(ev.raw)
             if (ev.splitEvent.fragment === ev.splitEvent.of) {
-              got.push({ ev: binding.transcodeChangeFragments(pending, whole, packOptions(flags, MAX_DEPTH), MAX_OUT), raws: pending })
+              got.push({ ev: fragments(pending, whole, flags), raws: pending })
               pending = []
             }
           }
@@ -134,7 +138,7 @@ describe('split events merged at the BSON level', () => {
           const { fields, frags } = events[i]
           // the same object transcodeChangeBatch gives for the unsplit event
           const unsplit = Object.fromEntries([['_id', frags[frags.length - 1]._id], ...fields])
-          const one = binding.transcodeChangeBatch(cursor([unsplit]), whole, packOptions(flags, MAX_DEPTH), MAX_OUT, true).events[0]
+          const one = batch(cursor([unsplit]), whole, flags, true).events[0]
           expect(ev).toEqual(one)
           expect(Object.keys(ev)).toEqual(Object.keys(one))
           // against js-bson's merge of the deserialized fragments
@@ -159,19 +163,19 @@ describe('split events merged at the BSON level', () => {
 
   it('an event without splitEvent is unchanged by rawFragments; a broken fragment throws a TranscodeError', () => {
     const plain = { _id: { _data: 'A' }, operationType: 'insert', documentKey: { _id: 1 }, fullDocument: { a: 1 } }
-    const a = binding.transcodeChangeBatch(cursor([plain]), false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT, true).events[0]
-    const b = binding.transcodeChangeBatch(cursor([plain]), false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT).events[0]
+    const a = batch(cursor([plain]), false, COMPAT, true).events[0]
+    const b = batch(cursor([plain]), false, COMPAT).events[0]
     expect(a).toEqual(b)
     const frag = BSON.serialize({ _id: { _data: 'A' }, splitEvent: { fragment: 1, of: 1 }, a: 1 })
     let e: any
     try {
-      binding.transcodeChangeFragments([frag, frag.subarray(0, frag.length - 1)], false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT)
+      fragments([frag, frag.subarray(0, frag.length - 1)], false, COMPAT)
     } catch (x) {
       e = x
     }
     expect(e.name).toBe('TranscodeError')
     expect(e.index).toBe(1)
     expect(typeof e.detail).toBe('string')
-    expect(() => binding.transcodeChangeFragments('x', false, packOptions(COMPAT, MAX_DEPTH), MAX_OUT)).toThrow(TypeError)
+    expect(() => fragments('x', false, COMPAT)).toThrow(TypeError)
   })
 })

@@ -38,6 +38,8 @@ describe('generated documentation', async () => {
       for (const kind of ['synthetic', 'realworld']) expect(res[kind][n].machine.node, `${kind} results for Node ${n}`).toMatch(new RegExp(`^v${n}\\.`))
       expect(res.synthetic[n].config.mode, `Node ${n}: a quick run is a smoke test, not the figures to commit`).toBe('full')
       expect(res.realworld[n].config.rounds).toBeGreaterThanOrEqual(15)
+      expect(res.rows[n].node, `rows results for Node ${n}`).toMatch(new RegExp(`^v${n}\\.`))
+      expect(res.rows[n].rounds).toBeGreaterThanOrEqual(15)
     }
   })
 

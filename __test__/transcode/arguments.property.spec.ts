@@ -60,8 +60,8 @@ function value(r: () => number, depth = 0): any {
 }
 
 function options(r: () => number): any {
-  const keys = ['dialect', 'utf8', 'maxDepth', 'maxOutputBytes', 'threads', 'nope', 'promoteLongs', 'bsonVersion']
-  const vals = [undefined, null, 'relaxed', 'canonical', 'compat', 'replace', 'strict', -1, 0, 1, 1e9, 2.5, NaN, '5', true, false, 6, 7, {}]
+  const keys = ['dialect', 'utf8', 'maxDepth', 'maxOutputBytes', 'threads', 'nope', 'promoteLongs', 'bsonVersion', 'rowFormat', 'dateRenderMode']
+  const vals = [undefined, null, 'relaxed', 'canonical', 'compat', 'replace', 'strict', -1, 0, 1, 1e9, 2.5, NaN, '5', true, false, 6, 7, {}, 'powersync', 'general', 2]
   if (r() < 0.2) return value(r)
   const o: any = {}
   for (const k of keys) if (r() < 0.3) o[k] = vals[Math.floor(r() * vals.length)]
@@ -72,8 +72,8 @@ function allowed(e: any): boolean {
   return e instanceof TypeError || e instanceof RangeError || b2j.isTranscodeError(e)
 }
 
-const sync = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON', 'cursorBatch']
-const async = ['toJSONAsync', 'toJSONListAsync', 'toJSONArrayAsync', 'toNDJSONAsync']
+const sync = ['toJSON', 'toJSONBuffer', 'toJSONList', 'toJSONArray', 'toNDJSON', 'cursorBatch', 'toRow', 'toRows']
+const async = ['toJSONAsync', 'toJSONListAsync', 'toJSONArrayAsync', 'toNDJSONAsync', 'toRowsAsync']
 
 describe('random arguments to every export', () => {
   it(`only TypeError / RangeError / TranscodeError (seed ${SEED})`, async () => {

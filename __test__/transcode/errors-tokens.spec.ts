@@ -9,9 +9,10 @@ import { Readable } from 'node:stream'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const b2j = require('../..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const binding = require('../../lib/native/load').loadBackend().binding
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { packOptions } = require('../../lib/native')
+const native = require('../../lib/native')
+/** lib/native's change batch (event objects, `json` when `whole`) with flags 0, maxDepth 100. */
+const changeBatch = (c: Uint8Array, whole: boolean) =>
+  native.transcodeChangeBatch(c, whole ? native.EventFormat.Whole : native.EventFormat.Parts, { packed: native.packOptions(0, 100), maxOutputBytes: 1 << 28 })
 
 const good = BSON.serialize({ a: 1, s: 'x' })
 /** `good` with its string's terminator broken. */
@@ -54,7 +55,7 @@ describe('TranscodeError properties', () => {
     const at = c.indexOf(good)
     bad.copy(c, at)
     expectProps(caught(() => b2j.cursorBatch(c)), 0)
-    const e = caught(() => binding.transcodeChangeBatch(c, true, packOptions(0, 100), 1 << 28))
+    const e = caught(() => changeBatch(c, true))
     expectProps(e, 0)
     expect(e.message).toMatch(/\(event 0\)$/)
     expectProps(caught(() => b2j.toJSON(good.subarray(0, good.length - 1), { projection: { a: 1 } })))
@@ -79,7 +80,7 @@ describe('resume tokens', () => {
   it('{_data} as an object, any other shape as a copy of its BSON', () => {
     const other = { k: new Int32(5), d: 1.5 }
     const input = batch([{ _data: 'AA' }, other], { x: 'y' })
-    const b = binding.transcodeChangeBatch(input, false, packOptions(0, 100), 1 << 28)
+    const b = changeBatch(input, false)
     expect(b.events[0].resumeToken).toEqual({ _data: 'AA' })
     const t = b.events[1].resumeToken
     expect(t).toBeInstanceOf(Uint8Array)
@@ -94,7 +95,7 @@ describe('resume tokens', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { ChangeStream } = require('../../lib/mongo/change-stream')
     const other = { k: new Int32(5), d: new BSON.Double(1.5), l: Long.fromNumber(7) }
-    const b = binding.transcodeChangeBatch(batch([other], { _data: 'BB' }), false, packOptions(0, 100), 1 << 28)
+    const b = changeBatch(batch([other], { _data: 'BB' }), false)
     const pushed: any[] = []
     const fake = Object.assign(Object.create(ChangeStream.prototype), {
       _position: undefined,

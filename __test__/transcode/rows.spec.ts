@@ -281,6 +281,33 @@ describe('rows: batches', () => {
     expect(() => toRow('x')).toThrow(TypeError)
     expect(thrown(() => toRows({ cursor: ser({ a: 1 }) })).code).toBe('BSON_NOT_A_CURSOR')
   })
+  it('a batch of several MiB runs as several pool tasks: the same rows, the first error in input order', async () => {
+    const many = Array.from({ length: 3000 }, (_, i) => ser({ i, pad: 'p'.repeat(1000 + (i % 7)), d: { n: i } }))
+    const all = Buffer.concat(many)
+    const want = toRows(all)
+    expect(await toRowsAsync(all)).toStrictEqual(want)
+    expect(await toRowsAsync(many)).toStrictEqual(want)
+    const bad = Uint8Array.from(doc([el(0x08, 'b', [7])]))
+    for (const at of [0, 1500, 2999]) {
+      const list = [...many]
+      list[at] = bad
+      const start = list.slice(0, at).reduce((n, d) => n + d.length, 0)
+      const sync = thrown(() => toRows(Buffer.concat(list)))
+      expect([sync.index, sync.offset]).toEqual([at, start + 7])
+      await expect(toRowsAsync(Buffer.concat(list))).rejects.toMatchObject({ code: 'BSON_BAD_BOOLEAN', index: at, offset: start + 7 })
+      await expect(toRowsAsync(list)).rejects.toMatchObject({ code: 'BSON_BAD_BOOLEAN', index: at, offset: 7 })
+    }
+    // two bad documents in different tasks: the first is reported
+    const two = [...many]
+    two[2500] = bad
+    two[200] = bad
+    await expect(toRowsAsync(two)).rejects.toMatchObject({ index: 200 })
+    // an unframed tail: the framing error of the whole input
+    const cut = Buffer.concat([all, Buffer.from([9, 0, 0])])
+    const e = thrown(() => toRows(cut))
+    await expect(toRowsAsync(cut)).rejects.toMatchObject({ code: e.code, index: e.index, offset: e.offset })
+  })
+
   it('the input is copied before toRowsAsync returns', async () => {
     const buf = Buffer.concat(docs)
     const p = toRowsAsync(buf)

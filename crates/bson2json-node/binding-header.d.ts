@@ -12,34 +12,15 @@
  */
 export type BatchValue = string | Uint8Array | string[] | Array<string | Uint32Array>
 
-/** One change event of `transcodeChangeBatch`: routing fields as values, documents as JSON. */
-export interface RawChangeEvent {
-  /** `{ _data }`, or for any other token shape a copy of the token document's BSON. */
-  resumeToken?: { _data: string } | Uint8Array
-  operationType?: string
-  ns?: { db?: string; coll?: string }
-  clusterTime?: { t: number; i: number }
-  wallTime?: Date
-  splitEvent?: { fragment?: number; of?: number }
-  documentKey?: string
-  /** Absent with `whole`; `null` when the event has the field but it is null. */
-  fullDocument?: string | null
-  fullDocumentBeforeChange?: string | null
-  updateDescription?: string | null
-  /** With `whole`: the whole event as one JSON text. */
-  json?: string
-  /** With `rawFragments`, on a fragment of a split event: a copy of its BSON. */
-  raw?: Uint8Array
-}
-
 /**
- * The events of `transcodeChangeBatchPacked` / `transcodeChangeFragmentsPacked`:
- * `[words, extras, ...texts]`, `words` a Buffer of native-endian 32-bit words (each event's
- * `ChangeOp`s with their operands), `extras` the values that are neither numbers nor parts of
- * a text (or `null`), the texts every other string back to back. lib/native/index.js turns
- * them into `RawChangeEvent`s.
+ * The events of `transcodeChangeBatchPacked` / `transcodeChangeFragmentsPacked` in the packed
+ * layout (crates/bson2json-core/src/mongo/layout.rs): `[words, extras, bytes, ...texts]`,
+ * `words` a Buffer of native-endian 32-bit words (each event's `ChangeOp`s with their
+ * operands), `extras` the values that are neither numbers nor parts of a text (or `null`),
+ * `bytes` a record format's key, value and header bytes (or `null`), the texts every other
+ * string back to back. lib/native/events.js (generated from the layout) unpacks them.
  */
-export type PackedChangeEvents = [Uint8Array, unknown[] | null, ...string[]]
+export type PackedChangeEvents = [Uint8Array, unknown[] | null, Uint8Array | null, ...string[]]
 
 /**
  * One document to JSON text. `packed, maxOutputBytes`: the options' pair every call takes

@@ -11,32 +11,23 @@
  */
 
 const { parseCanonical, write, javaJson } = require('./java-json')
+const { watch, watchRecords } = require('../mongo/change-stream')
+const { snapshot, snapshotRecords } = require('../mongo/snapshot')
 
-const OPERATION_TYPE = Buffer.from('operationType')
-const NS = Buffer.from('ns')
-const CLUSTER_TIME = Buffer.from('clusterTime')
 const SNAPSHOT = Buffer.from('snapshot')
 
-/** A change event as a Kafka message: key the document key, value the event or the document. */
+/**
+ * A change event as a Kafka message: key the document key, value the event or the document,
+ * headers `operationType`, `ns`, `clusterTime`: bytes made in the native pass (the events of
+ * lib/mongo `watchRecords` and `snapshotRecords`, which {@link FORMATS}' `watch` and
+ * `snapshotCursor` open for this format).
+ */
 function toMessage(o, ev) {
-  const headers = new Map()
-  headers.set(OPERATION_TYPE, Buffer.from(String(ev.operationType)))
-  if (ev.ns) headers.set(NS, Buffer.from(ev.ns.coll === undefined ? String(ev.ns.db) : `${ev.ns.db}.${ev.ns.coll}`))
-  if (ev.clusterTime) headers.set(CLUSTER_TIME, Buffer.from(`${ev.clusterTime.t}.${ev.clusterTime.i}`))
-  let value
-  if (o.value === 'fullDocument') value = ev.fullDocument === undefined || ev.fullDocument === null ? null : Buffer.from(ev.fullDocument)
-  else value = Buffer.from(ev.json)
-  return {
-    topic: o.topicOf(ev.ns),
-    key: ev.documentKey === undefined || ev.documentKey === null ? undefined : Buffer.from(ev.documentKey),
-    value: value === null ? undefined : value,
-    headers,
-  }
+  return { topic: o.topicOf(ev.ns), key: ev.key, value: ev.value, headers: ev.headers }
 }
 
-/** A snapshot record: the event's shape with operationType "snapshot", and a `snapshot` header (why it was copied). */
+/** A snapshot record: the event's shape with operationType "snapshot" (its value), and a `snapshot` header (why it was copied). */
 function snapshotMessage(o, ev, reason) {
-  ev.json = `{"operationType":"snapshot","ns":${JSON.stringify(ev.ns)},"documentKey":${ev.documentKey},"fullDocument":${ev.fullDocument}}`
   const m = toMessage(o, ev)
   m.headers.set(SNAPSHOT, Buffer.from(reason))
   return m
@@ -156,23 +147,31 @@ function tokenJson(token) {
   return require('./client').ejson().stringify(token, { relaxed: true })
 }
 
+/** The change stream and snapshot cursor of a format that reads event objects. */
+const openEvents = { watch: (_o, source, pipeline, wopts) => watch(source, pipeline, wopts), snapshotCursor: (_o, collection, options) => snapshot(collection, options) }
+
 /**
  * The record formats: the dialect each needs from the transcoder (undefined: the run's
- * `dialect`), the writer of a change event's records and of a snapshot document's.
+ * `dialect`), the change stream and snapshot cursor it reads (`watch`, `snapshotCursor`), the
+ * writer of a change event's records and of a snapshot document's.
  */
 const FORMATS = {
   bson2json: {
     dialect: undefined,
+    // events as records: their bytes made in the native pass
+    watch: (o, source, pipeline, wopts) => watchRecords(source, pipeline, wopts, o.value),
+    snapshotCursor: (o, collection, options) => snapshotRecords(collection, options, o.value),
     records: (o, ev, out) => out.push(toMessage(o, ev)),
     snapshot: (o, ev, reason, out) => out.push(snapshotMessage(o, ev, reason)),
     // key the stream id, value where the stream is
     heartbeat: (o, token, ct, out) => out.push(record(o.heartbeatTopic, o.id, `{"id":${JSON.stringify(o.id)},"resumeToken":${JSON.stringify(tokenJson(token))},"clusterTime":${ct ? `"${ct.t}.${ct.i}"` : 'null'},"ts_ms":${Date.now()}}`)),
   },
   // the connector's HeartbeatManager: key the resume token's JSON, no value
-  'mongo-kafka': { dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot, heartbeat: (o, token, _ct, out) => out.push(record(o.heartbeatTopic, tokenJson(token), null)) },
+  'mongo-kafka': { ...openEvents, dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot, heartbeat: (o, token, _ct, out) => out.push(record(o.heartbeatTopic, tokenJson(token), null)) },
   // Debezium's default capture mode looks the document up after an update (`after` is it)
   // Debezium's heartbeat: key the logical name, value the time
   debezium: {
+    ...openEvents,
     dialect: 'canonical',
     fullDocument: 'updateLookup',
     records: debeziumRecords,

@@ -295,7 +295,7 @@ class KafkaSink {
       // then 4. the change stream.
       const wopts = await this.startPosition(tx, ck)
       if (wopts === null) return // stopped during the snapshot
-      const stream = watch(o.source, this.pipeline, wopts)
+      const stream = formatOf(o.format).watch(o, o.source, this.pipeline, wopts)
       current.stream = stream
       if (this.stopping) stream.close().catch(() => {})
       await new StreamCopy(this, tx, stream, ck && typeof ck.events === 'number' ? ck.events : 0).run()

@@ -13,7 +13,6 @@
  * without `snapshot`: the stream takes over.
  */
 
-const { snapshot } = require('../mongo/snapshot')
 const { splitRanges } = require('../mongo/ranges')
 const { SourceError } = require('./errors')
 const { ejson, messageSize, sleep } = require('./client')
@@ -74,7 +73,7 @@ class RangeReader {
   open() {
     const o = this.copy.o
     const range = this.copy.snap.ranges[this.i]
-    this.cursor = snapshot(collectionOf(o.source, range.ns), {
+    this.cursor = this.copy.format.snapshotCursor(o, collectionOf(o.source, range.ns), {
       dialect: this.copy.sink.dialect,
       projection: o.projection,
       redact: o.redact,

@@ -2,7 +2,8 @@
 
 /**
  * `watch()`: a MongoDB change stream run on raw command replies, one native
- * `transcodeChangeBatch` call per batch, with prefetch and spec-conformant resume.
+ * `transcodeChangeBatch` call per batch (the projection and redaction too), with prefetch and
+ * spec-conformant resume.
  *
  * The stream runs the commands itself (the driver's `watch()` cannot return raw events):
  *   aggregate {pipeline: [{$changeStream}, ...user], cursor: {batchSize}}   (raw, one session)
@@ -40,7 +41,7 @@ const WATCH_KEYS = new Set([
   'signal',
   'enableUtf8Validation',
 ])
-const SHAPE_CHANGE_CURSOR = native.ShapeInput.ChangeCursor
+const { EventFormat } = native
 const { RawCursor, checkPipeline, replyCursor } = require('./raw-cursor')
 const { cursorReadable } = require('./readable')
 
@@ -156,7 +157,7 @@ class ChangeStream extends RawCursor {
    * @param {object[]} [pipeline]
    * @param {object} [options]
    */
-  constructor(target, pipeline = [], options = {}) {
+  constructor(target, pipeline = [], options = {}, format = undefined) {
     // An argument error is not thrown: every consumer fails with it (lib/mongo/cursor.js find()).
     let stages, t, o, batchSize, maxAwaitTimeMS, prefetch, timeoutMS
     let failure = null
@@ -188,7 +189,9 @@ class ChangeStream extends RawCursor {
     )
     this._aggregate = t.aggregate
     this._o = o
-    this._whole = options.whole === true
+    // what each event becomes: an event object (its parts, or the whole event, as JSON), or,
+    // for lib/kafka ({@link watchRecords}), a Kafka record
+    this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : EventFormat.Parts
     this._split = options.splitLargeEvents === true
 
     const stage = {}
@@ -240,10 +243,8 @@ class ChangeStream extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    // projection / redact: each event's document parts shaped first (lib/shape.js).
-    const raw = replyCursor(reply)
-    const cursor = this._o.shaper === undefined ? raw : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, raw)
-    const b = native.transcodeChangeBatch(cursor, this._whole, this._o, this._split)
+    // projection / redact (lib/shape.js): each event's document parts shaped first, in the call
+    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o, this._split)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime
     }
@@ -270,7 +271,7 @@ class ChangeStream extends RawCursor {
         // then the binding merges them and returns the event as if it had not been split.
         this._pending.push(ev.raw)
         if (ev.splitEvent.fragment !== ev.splitEvent.of) continue
-        ev = native.transcodeChangeFragments(this._pending, this._whole, this._o)
+        ev = native.transcodeChangeFragments(this._pending, this._format, this._o)
         this._pending = []
       }
       if (ev.resumeToken instanceof Uint8Array) {
@@ -441,8 +442,20 @@ function watch(target, pipeline = [], options = {}) {
   return new ChangeStream(target, pipeline, options)
 }
 
+/**
+ * {@link watch} whose events are Kafka records (for lib/kafka): `resumeToken`, `operationType`,
+ * `ns`, `clusterTime`, and `key` (the documentKey's JSON), `value` (the whole event's JSON, or
+ * with `value: 'fullDocument'` the fullDocument's) and `headers` as bytes, made in the native
+ * pass. `options.whole` does not apply.
+ * @param {'event' | 'fullDocument'} value
+ */
+function watchRecords(target, pipeline, options, value) {
+  return new ChangeStream(target, pipeline, options, value === 'fullDocument' ? EventFormat.RecordFullDocument : EventFormat.RecordEvent)
+}
+
 module.exports = {
   watch,
+  watchRecords,
   ChangeStream,
   ChangeStreamInvalidatedError,
   ChangeStreamError,
@@ -450,5 +463,4 @@ module.exports = {
   // for lib/mongo/snapshot.js: the same target resolution and token decoding
   resolveTarget,
   tokenValue,
-  SHAPE_CHANGE_CURSOR,
 }

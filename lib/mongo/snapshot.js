@@ -10,7 +10,7 @@
 const native = require('../native')
 const { resolveDriverOptions, BASE_KEYS, intOption } = require('../options')
 const { RawCursor, replyCursor } = require('./raw-cursor')
-const { resolveTarget, tokenValue, SHAPE_CHANGE_CURSOR } = require('./change-stream')
+const { resolveTarget, tokenValue } = require('./change-stream')
 
 /** The option names snapshot() accepts. */
 const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'after', 'from', 'before', 'signal', 'enableUtf8Validation'])
@@ -85,7 +85,8 @@ function rangeMatch(after, from, before) {
  * `{ events, after }`, `after` being the last `_id` of the batch (resume with `options.after`).
  */
 class SnapshotCursor extends RawCursor {
-  constructor(collection, options = {}) {
+  /** @param {number} [format] what each document becomes: an event object, or a Kafka record ({@link snapshotRecords}) */
+  constructor(collection, options = {}, format = native.EventFormat.Parts) {
     const t = resolveTarget(collection)
     if (t.aggregate === 1) throw new TypeError('bson2json: a snapshot needs a Collection')
     const o = resolveDriverOptions(collection, options, SNAPSHOT_KEYS)
@@ -93,6 +94,7 @@ class SnapshotCursor extends RawCursor {
     const prefetch = intOption(options, 'prefetch', 0, Infinity, 1)
     super({ client: t.client, db: t.db, prefetch, prefetchGiven: true, batchSize, signal: options.signal, what: 'snapshot' })
     this._o = o
+    this._format = format
     this._coll = t.aggregate
     this._ns = { db: t.db.databaseName, coll: t.aggregate }
     this._after = options.after
@@ -114,10 +116,8 @@ class SnapshotCursor extends RawCursor {
   }
 
   _accept(reply, isGetMore) {
-    // projection / redact: the snapshot's records get what the change stream's events get
-    const raw = replyCursor(reply)
-    const cursor = this._o.shaper === undefined ? raw : native.shape(this._o.shaper, SHAPE_CHANGE_CURSOR, raw)
-    const b = native.transcodeChangeBatch(cursor, false, this._o)
+    // projection / redact (in the call): the snapshot's records get what the change stream's events get
+    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events
     if (events.length > 0) {
@@ -155,4 +155,15 @@ function snapshot(collection, options = {}) {
   return new SnapshotCursor(collection, options)
 }
 
-module.exports = { snapshot, SnapshotCursor, rangeMatch }
+/**
+ * {@link snapshot} whose documents are Kafka records (for lib/kafka): `key` the documentKey's
+ * JSON, `value` the snapshot event's JSON without its `_id` (`{ operationType: 'snapshot', ns,
+ * documentKey, fullDocument }`), or with `value: 'fullDocument'` the document's, and
+ * `headers`, as bytes made in the native pass, beside `ns`.
+ * @param {'event' | 'fullDocument'} [value]
+ */
+function snapshotRecords(collection, options = {}, value = 'event') {
+  return new SnapshotCursor(collection, options, value === 'fullDocument' ? native.EventFormat.RecordFullDocument : native.EventFormat.RecordSnapshot)
+}
+
+module.exports = { snapshot, snapshotRecords, SnapshotCursor, rangeMatch }

@@ -14,6 +14,7 @@
 const { types } = require('node:util')
 const { loadBackend } = require('./load')
 const { rowDecoder } = require('./rows')
+const { EventFormat, unpackEvents } = require('./events')
 
 const backend = loadBackend()
 const b = backend.binding
@@ -277,180 +278,35 @@ function transcodeCursor(cursor, layout, o) {
 }
 
 /**
- * Where the string operands of packed change events are read from, in order (see
- * {@link unpackEvents}): its fields, not variables of a closure, so that the optimized loop
- * keeps its own position `k` in a register.
- */
-class PackedStrings {
-  /** @param {[Uint8Array, any[] | null, ...string[]]} packed */
-  constructor(packed) {
-    this.packed = packed
-    this.text = packed.length > 2 ? packed[2] : ''
-    this.t = 2
-    this.at = 0
-    this.x = 0
-  }
-
-  /**
-   * The string of the operand `end`: a slice of the current text (V8 shares the text), the
-   * start of the next text (bit 31), or the next extra (all bits).
-   * @param {number} end
-   */
-  next(end) {
-    if (end >= 0x80000000) {
-      if (end === 0xffffffff) return this.extra()
-      this.text = this.packed[++this.t]
-      this.at = 0
-      end -= 0x80000000
-    }
-    const s = this.text.slice(this.at, end)
-    this.at = end
-    return s
-  }
-
-  /** The next value of the extras. */
-  extra() {
-    return this.packed[1][this.x++]
-  }
-}
-
-/**
- * The event objects of packed change events (`[words, extras, ...texts]`, see
- * crates/bson2json-node/src/packed.rs): built here, where V8 allocates each object and its
- * properties inline, rather than property by property through Node-API. Each event's fields
- * come in the event's own order; the numbers in the `switch` are the binding's `ChangeOp`
- * (held equal by __test__/native/packed-events.spec.ts).
- * @param {[Uint8Array, any[] | null, ...string[]]} packed
- * @returns {any[]}
- */
-function unpackEvents(packed) {
-  // The words' Buffer, copied first if it is not 4-byte aligned (in the WASI build it is a
-  // view of wasm memory).
-  const bytes = (packed[0].byteOffset & 3) === 0 ? packed[0] : new Uint8Array(packed[0])
-  const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2)
-  const s = new PackedStrings(packed)
-  let k = 0
-  const events = []
-  let ev = {}
-  // the last operationType and ns strings, which the binding does not send again
-  let operationType
-  let db
-  let coll
-  while (k < w.length) {
-    switch (w[k++]) {
-      case 0: // End
-        events.push(ev)
-        ev = {}
-        break
-      case 1: // Token
-        ev.resumeToken = { _data: s.next(w[k++]) }
-        break
-      case 2: // TokenBson
-        ev.resumeToken = s.extra()
-        break
-      case 3: // OperationType
-        operationType = s.next(w[k++])
-        ev.operationType = operationType
-        break
-      case 4: // Ns
-        ev.ns = {}
-        break
-      case 5: // NsDb
-        ev.ns = { db: s.next(w[k++]) }
-        break
-      case 6: // NsColl
-        ev.ns = { coll: s.next(w[k++]) }
-        break
-      case 7: // NsDbColl
-        db = s.next(w[k++])
-        coll = s.next(w[k++])
-        ev.ns = { db, coll }
-        break
-      case 8: // ClusterTime
-        ev.clusterTime = { t: w[k], i: w[k + 1] }
-        k += 2
-        break
-      case 9: // WallTime
-        ev.wallTime = new Date((w[k] | 0) * 4294967296 + w[k + 1])
-        k += 2
-        break
-      case 10: // Split
-        ev.splitEvent = {}
-        break
-      case 11: // SplitFragment
-        ev.splitEvent = { fragment: w[k++] | 0 }
-        break
-      case 12: // SplitOf
-        ev.splitEvent = { of: w[k++] | 0 }
-        break
-      case 13: // SplitFragmentOf
-        ev.splitEvent = { fragment: w[k] | 0, of: w[k + 1] | 0 }
-        k += 2
-        break
-      case 14: // DocumentKey
-        ev.documentKey = s.next(w[k++])
-        break
-      case 15: // FullDocument
-        ev.fullDocument = s.next(w[k++])
-        break
-      case 16: // FullDocumentNull
-        ev.fullDocument = null
-        break
-      case 17: // FullDocumentBeforeChange
-        ev.fullDocumentBeforeChange = s.next(w[k++])
-        break
-      case 18: // FullDocumentBeforeChangeNull
-        ev.fullDocumentBeforeChange = null
-        break
-      case 19: // UpdateDescription
-        ev.updateDescription = s.next(w[k++])
-        break
-      case 20: // UpdateDescriptionNull
-        ev.updateDescription = null
-        break
-      case 21: // Json
-        ev.json = s.next(w[k++])
-        break
-      case 22: // Raw
-        ev.raw = s.extra()
-        break
-      case 23: // OperationTypeAgain
-        ev.operationType = operationType
-        break
-      case 24: // NsAgain
-        ev.ns = { db, coll }
-        break
-      default:
-        throw new Error(`bson2json: unknown change-event operation ${w[k - 1]} (a binding of another version?)`)
-    }
-  }
-  return events
-}
-
-/**
- * A change stream reply's `cursor` document: `{ id, ns, postBatchResumeToken, events }`. A
- * resume token is `{ _data }`, or, in any other shape, a copy of its BSON.
+ * A change stream reply's `cursor` document: `{ id, ns, postBatchResumeToken, events }`, each
+ * event in `format` (an {@link EventFormat}: event objects, or Kafka records), its parts shaped
+ * first, in the same native call, when the options have a projection or redaction. A resume
+ * token is `{ _data }`, or, in any other shape, a copy of its BSON. The binding packs the events
+ * (crates/bson2json-core/src/mongo/layout.rs) and the generated `./events.js` unpacks them.
  * @param {Uint8Array} cursor
- * @param {boolean} whole every event also as one JSON text (`json`)
+ * @param {number} format
  * @param {any} o resolved options
  * @param {boolean} [rawFragments] a fragment of a split event as `{ resumeToken, splitEvent, raw }`
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
  */
-function transcodeChangeBatch(cursor, whole, o, rawFragments = false) {
-  const r = b.transcodeChangeBatchPacked(cursor, whole, o.packed, o.maxOutputBytes, rawFragments)
+function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
+  const r =
+    o.shaper === undefined
+      ? b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
+      : b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
   r.events = unpackEvents(r.events)
   return r
 }
 
 /**
- * The fragments of one split event (their BSON, in order) merged and transcoded: the event
- * {@link transcodeChangeBatch} gives for it unsplit.
+ * The fragments of one split event (their BSON, in order, already shaped) merged and
+ * transcoded: the event {@link transcodeChangeBatch} gives for it unsplit.
  * @param {Uint8Array[]} fragments
- * @param {boolean} whole
+ * @param {number} format an {@link EventFormat}
  * @param {any} o resolved options
  */
-function transcodeChangeFragments(fragments, whole, o) {
-  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, whole, o.packed, o.maxOutputBytes))[0]
+function transcodeChangeFragments(fragments, format, o) {
+  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes))[0]
 }
 
 /**
@@ -497,7 +353,12 @@ const decodeRows = rowDecoder(RowTag)
  * @param {any[]} packed
  */
 function unpackRows(packed) {
-  const w = packed[0]
+  let w = packed[0]
+  if (!(w instanceof Uint32Array)) {
+    // the WASI build: Buffers that view wasm memory, copied now (and the words aligned)
+    w = new Uint32Array(new Uint8Array(w).buffer)
+    if (packed[1] !== null) packed[1] = new Uint8Array(packed[1])
+  }
   return decodeRows(w, new DataView(w.buffer, w.byteOffset, w.byteLength), 0, w.length, packed)
 }
 
@@ -521,7 +382,8 @@ const ROW_SCRATCH_MAX = 4 * 1024 * 1024
  * @returns {object}
  */
 function transcodeRow(bson, o, rowMode) {
-  if (rowBusy) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
+  // the WASI build sees a copy of a typed array argument in wasm memory: no scratch there
+  if (rowBusy || !POOLED) return unpackRows(b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, undefined, o.shaper))[0]
   rowBusy = true
   try {
     let r = b.transcodeRow(bson, o.packed, o.maxOutputBytes, rowMode, rowScratch, o.shaper)
@@ -556,12 +418,97 @@ function transcodeRows(docs, o, rowMode, isCursor) {
   return unpackRows(b.transcodeRows(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
 }
 
+/** Input bytes per pool task of {@link transcodeRowsAsync}. */
+const ROWS_TASK_BYTES = 1024 * 1024
+
 /**
- * {@link transcodeRows} on the libuv pool (the input is copied first).
+ * {@link transcodeRows} on the libuv pool (the input is copied before this returns). A batch
+ * of more than {@link ROWS_TASK_BYTES} is cut at document boundaries into tasks of about that
+ * size, which the pool runs side by side: each task's strings and row objects are then made
+ * on the event loop in a stretch of their own, not all in one. A failure is the first in input
+ * order, with its index and offset in the whole input, as one task would report it.
  * @returns {Promise<object[]>}
  */
 function transcodeRowsAsync(docs, o, rowMode, isCursor) {
-  return b.transcodeRowsAsync(docs, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper).then(unpackRows)
+  const parts = (isCursor ? undefined : rowsTasks(docs)) ?? [{ input: docs, index: 0, offset: 0 }]
+  // every task is made (its input copied) now; the pool runs them side by side
+  const tasks = parts.map((p) => b.transcodeRowsAsync(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+  const rows = []
+  let chain = Promise.resolve()
+  for (let i = 0; i < tasks.length; i++) {
+    // in input order, each task's rows made in a turn of the event loop of its own (the
+    // first error in input order is the one reported; later tasks' rows are never made)
+    chain = chain
+      .then(() => tasks[i])
+      .then((pending) => (i === 0 ? pending : new Promise((resolve) => setImmediate(resolve, pending))))
+      .then((pending) => {
+        let packed
+        try {
+          packed = pending.take()
+        } catch (e) {
+          if (e !== null && typeof e === 'object') {
+            if (typeof e.index === 'number') e.index += parts[i].index
+            if (typeof e.offset === 'number') e.offset += parts[i].offset
+          }
+          throw e
+        }
+        for (const r of unpackRows(packed)) rows.push(r)
+      })
+  }
+  // a task rejected (a panic) after an earlier failure is not an unhandled rejection
+  for (const t of tasks) t.catch(() => {})
+  return chain.then(() => rows)
+}
+
+/**
+ * The tasks of a large batch (an array of documents, or one Uint8Array of concatenated
+ * documents framed here by their length prefixes: a prefix that does not frame ends the
+ * cutting, and the binding reports it), each `{ input, index, offset }` (its first document's
+ * index and, for concatenated input, its byte offset); `undefined` for one task.
+ * @returns {{ input: any, index: number, offset: number }[] | undefined}
+ */
+function rowsTasks(docs) {
+  const parts = []
+  if (Array.isArray(docs) && !types.isProxy(docs)) {
+    // each element read once (an accessor may return something else the next time)
+    const list = []
+    let from = 0
+    let bytes = 0
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]
+      list.push(d)
+      bytes += ArrayBuffer.isView(d) ? d.byteLength : 0
+      if (bytes >= ROWS_TASK_BYTES && i + 1 < docs.length) {
+        parts.push({ input: list.slice(from, i + 1), index: from, offset: 0 })
+        from = i + 1
+        bytes = 0
+      }
+    }
+    if (parts.length === 0) return docs.length === list.length ? [{ input: list, index: 0, offset: 0 }] : undefined
+    parts.push({ input: list.slice(from), index: from, offset: 0 })
+    return parts
+  }
+  if (!(docs instanceof Uint8Array) || docs.byteLength <= ROWS_TASK_BYTES) return undefined
+  const view = new DataView(docs.buffer, docs.byteOffset, docs.byteLength)
+  let start = 0
+  let at = 0
+  let index = 0
+  let count = 0
+  while (at + 4 <= docs.byteLength) {
+    const n = view.getInt32(at, true)
+    if (n < 5 || at + n > docs.byteLength) break
+    at += n
+    count++
+    if (at - start >= ROWS_TASK_BYTES && at < docs.byteLength) {
+      parts.push({ input: docs.subarray(start, at), index, offset: start })
+      index += count
+      count = 0
+      start = at
+    }
+  }
+  if (parts.length === 0) return undefined
+  parts.push({ input: docs.subarray(start), index, offset: start })
+  return parts
 }
 
 /** Whether this build has the native dump pipeline ({@link dumpFile}): the native addon on a Unix (elsewhere it rejects). */
@@ -608,6 +555,7 @@ module.exports = {
   OptionFlag,
   Layout,
   ShapeInput,
+  EventFormat,
   LIST_LAYOUT,
   split,
   transcodeDefault,

@@ -51,6 +51,9 @@ const ORDER: &[&str] = &[
     "mongo::change",
     "mongo::cursor",
     "mongo::split",
+    // the packed change-event layout, and its writer
+    "mongo::layout",
+    "mongo::packer",
     "mongo",
     // rows: top-level fields as typed values; PowerSync's format; the packed form
     "row",

@@ -575,14 +575,14 @@ fn cursor_object(env: &Env, id: i64, ns: Option<Vec<u8>>, count: usize) -> Resul
 /// tasks: a fresh multi-megabyte allocation is page-faulted in on first write, which made a
 /// stream with several batches in flight spend more time in page faults than in transcoding
 /// (`perf`, benchmark/vs-bsondump.sh).
-static SPARE_INPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+pub(crate) static SPARE_INPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 static SPARE_OUTPUTS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 /// At most this many spare buffers of each kind, each at most [`SPARE_BYTES`].
 const SPARE_KEPT: usize = 8;
 const SPARE_BYTES: usize = 16 << 20;
 
 /// An empty buffer with room for `bytes`: a spare one when there is one.
-fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
+pub(crate) fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
     let spare = pool.lock().ok().and_then(|mut v| v.pop());
     let mut data = spare.unwrap_or_default();
     data.clear();
@@ -592,7 +592,7 @@ fn spare_take(pool: &Mutex<Vec<Vec<u8>>>, bytes: usize) -> Vec<u8> {
 }
 
 /// Keeps `data` for a later [`spare_take`], unless it is too big or enough are kept.
-fn spare_put(pool: &Mutex<Vec<Vec<u8>>>, data: Vec<u8>) {
+pub(crate) fn spare_put(pool: &Mutex<Vec<Vec<u8>>>, data: Vec<u8>) {
     if data.capacity() == 0 || data.capacity() > SPARE_BYTES {
         return;
     }

@@ -105,15 +105,6 @@ impl Failure {
         })
     }
 
-    /// This failure with its input offset moved by `delta` bytes (a part read inside a larger
-    /// buffer).
-    pub(crate) fn shifted(self, delta: usize) -> Self {
-        match self {
-            Failure::Transcode(e, index) => Failure::Transcode(e.shifted(delta), index),
-            f => f,
-        }
-    }
-
     /// This failure as one in the `index`-th event of a change batch, whose bytes start
     /// `start` bytes into the input.
     pub(crate) fn in_event(self, index: usize, start: usize) -> Self {

@@ -7,8 +7,8 @@
 //! per-thread scratch, [`options`] the options' one encoding, [`errors`] the failures and the JS
 //! errors they become, [`strings`] JS strings of JSON text, [`regex`] the `RegExp` check,
 //! [`output`] the single-document output protocol every export shares; then the exports:
-//! [`shape`] projection and redaction, [`batch`] batches and cursors, [`changes`] change-stream
-//! batches (and [`packed`], the form `watch()` takes), [`fast`] the per-document hot path,
+//! [`shape`] projection and redaction, [`batch`] batches and cursors, [`packed`] change-stream
+//! batches (the core's packed layout), [`fast`] the per-document hot path,
 //! [`rows`] rows (`toRow`, `toRows`), [`staged`] the WASI build's boundary, [`dump`] the CLI's dump pipeline's task.
 //!
 //! This file holds the one registration point of the exports that are not `#[napi]` items.
@@ -40,8 +40,6 @@ mod output;
 mod shape;
 
 mod batch;
-
-mod changes;
 
 mod packed;
 

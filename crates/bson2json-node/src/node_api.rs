@@ -125,12 +125,6 @@ pub(crate) fn number(env: &Env, x: f64) -> Result<Value> {
     make(|out| unsafe { sys::napi_create_double(env.raw(), x, out) })
 }
 
-/// A `Date` of `ms` milliseconds since the epoch.
-pub(crate) fn date(env: &Env, ms: f64) -> Result<Value> {
-    // SAFETY: valid out-pointer.
-    make(|out| unsafe { sys::napi_create_date(env.raw(), ms, out) })
-}
-
 /// `null`.
 pub(crate) fn null(env: &Env) -> Result<Value> {
     // SAFETY: valid out-pointer.

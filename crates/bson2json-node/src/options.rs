@@ -71,7 +71,9 @@ const _: () = assert!(KNOWN < 1 << FLAG_BITS, "OptionFlag has outgrown FLAG_BITS
 /// range, `packed` holds only known flags and at most one dialect.
 #[inline(always)]
 pub(crate) fn unpack(packed: f64, max_output_bytes: f64) -> Option<Options> {
-    let whole = |x: f64, max: u64| x.fract() == 0.0 && (0.0..=max as f64).contains(&x);
+    // A whole number in `0..=max` (NaN fails every comparison; `as` saturates). Not `fract`,
+    // which is a call into libm on x86-64 without SSE4.1.
+    let whole = |x: f64, max: u64| x >= 0.0 && x <= max as f64 && x as u64 as f64 == x;
     if !whole(packed, (1 << (32 + FLAG_BITS)) - 1) || !whole(max_output_bytes, u32::MAX.into()) {
         return None;
     }

@@ -1,522 +1,198 @@
-//! Change-stream batches, packed: what `watch()` uses. The same events as
-//! `transcodeChangeBatch` ([`crate::changes`], kept as the reference this path is tested
-//! against), handed over in a few JS values per batch instead of a dozen Node-API calls per
-//! event: a `Buffer` of 32-bit words (each event's fields as operation codes, [`ChangeOp`], in
-//! the event's field order, with their numbers and the UTF-16 ends of their strings), texts
-//! holding every string of the batch back to back (at most [`TEXT_BYTES`] each, which
-//! `lib/native/index.js` cuts with `slice`), and the few values that are neither (Buffers,
-//! long texts). lib/native/index.js builds the event objects from them in JavaScript, where V8
-//! allocates an object and its properties inline; through Node-API every property is a
-//! generic lookup in V8's runtime (`napi_set_property`; ARCHITECTURE.md decision 19).
+//! Change-stream batches, packed: what `watch()`, the snapshot cursor and the Kafka sink use.
+//! A batch's events are written in the packed layout (core `mongo::layout`, ARCHITECTURE.md
+//! decision 19) by the core's `EventPacker`, handed over in a few JS values per batch instead of
+//! a dozen Node-API calls per event; `lib/native/events.js`, generated from the layout, builds
+//! the event objects (or Kafka records) from them in JavaScript, where V8 allocates an object
+//! and its properties inline (through Node-API every property is a generic lookup in V8's
+//! runtime, `napi_set_property`; ARCHITECTURE.md decision 19).
 //!
-//! Words, in order, per event: `op` then its operands, where a string operand is its end in
-//! the current text (it starts where the previous one ended), with [`NEXT_TEXT`] set when it
-//! is the first of the next text (starting at 0), or [`IN_EXTRAS`] when it is the next value
-//! of the extras. `End` closes an event.
+//! This module is the Node-API side only: [`NapiSink`] makes the texts and extras the packer
+//! hands it, and the exports frame the reply, shape it (a projection or redaction, in the same
+//! call) and assemble `[words, extras, bytes, ...texts]`.
 
+use std::cell::RefCell;
+
+use bson2json_core::mongo::merge_fragments;
 use bson2json_core::mongo::{
-    change_event_fields, cursor_parts, last_member_object, resume_token_data, CursorParts,
-    EventField, Part,
+    cursor_parts, resume_token_data, CursorParts, EventFormat, EventPacker, PackScratch, PackSink,
+    Packed,
 };
-use bson2json_core::{Options, RegexRecord};
+use bson2json_core::Options;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::errors::Failure;
+use crate::errors::{type_error, Failure};
 use crate::node_api::{self, bytes_of, Value};
-use crate::state::{with_state, State};
+use crate::shape::Shaper;
+use crate::state::{keeps_wide, with_state, KEEP_CAPACITY};
 use crate::{options, regex, strings};
 
-/// The operation codes of a packed change batch: one per field of an event, in the event's
-/// order, each followed by its operands (`s` a string, `n` a 32-bit number, `x` the next value
-/// of the extras). Exported, so that a test holds lib/native/index.js's numbers to these.
-#[napi]
-#[derive(Clone, Copy)]
-pub enum ChangeOp {
-    /// The event is complete.
-    End = 0,
-    /// `resumeToken: { _data: s }`.
-    Token = 1,
-    /// `resumeToken: x` (a Buffer of the token's BSON, for any other shape).
-    TokenBson = 2,
-    /// `operationType: s`.
-    OperationType = 3,
-    /// `ns: {}`.
-    Ns = 4,
-    /// `ns: { db: s }`.
-    NsDb = 5,
-    /// `ns: { coll: s }`.
-    NsColl = 6,
-    /// `ns: { db: s, coll: s }`.
-    NsDbColl = 7,
-    /// `clusterTime: { t: n, i: n }`.
-    ClusterTime = 8,
-    /// `wallTime: new Date(high * 2^32 + low)`, `high` (signed) and `low` two words.
-    WallTime = 9,
-    /// `splitEvent: {}`.
-    Split = 10,
-    /// `splitEvent: { fragment: n }` (signed).
-    SplitFragment = 11,
-    /// `splitEvent: { of: n }` (signed).
-    SplitOf = 12,
-    /// `splitEvent: { fragment: n, of: n }` (signed).
-    SplitFragmentOf = 13,
-    /// `documentKey: s`.
-    DocumentKey = 14,
-    /// `fullDocument: s`.
-    FullDocument = 15,
-    /// `fullDocument: null`.
-    FullDocumentNull = 16,
-    /// `fullDocumentBeforeChange: s`.
-    FullDocumentBeforeChange = 17,
-    /// `fullDocumentBeforeChange: null`.
-    FullDocumentBeforeChangeNull = 18,
-    /// `updateDescription: s`.
-    UpdateDescription = 19,
-    /// `updateDescription: null`.
-    UpdateDescriptionNull = 20,
-    /// `json: s` (with `whole`, after the other fields).
-    Json = 21,
-    /// `raw: x` (a Buffer of a split event's fragment, with `rawFragments`).
-    Raw = 22,
-    /// `operationType`: the string of the batch's last `OperationType` (the same bytes).
-    OperationTypeAgain = 23,
-    /// `ns: { db, coll }` with the strings of the batch's last `NsDbColl` (the same bytes).
-    NsAgain = 24,
+/// Record bytes above this size become an external Buffer (no copy).
+const EXTERNAL_ABOVE: usize = 64 * 1024;
+
+thread_local! {
+    /// A shaped reply and the projection's scratch, kept per thread.
+    static SHAPED: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// A string operand with this bit set is the first of the next text.
-const NEXT_TEXT: u32 = 1 << 31;
-/// A string operand that is the next value of the extras (a JS string made on its own).
-const IN_EXTRAS: u32 = u32::MAX;
-/// UTF-8 bytes per text at most: at most 128 KiB of V8 payload even as UTF-16, so each text
-/// is a flat string in V8's regular heap, which `slice` shares (as `BatchLayout::Joined`).
-const TEXT_BYTES: usize = 64 * 1024 - 32;
-/// A string longer than this many UTF-8 bytes becomes a JS string of its own (a rope if very
-/// long, see [`strings`]) rather than a part of a text: a text it filled would be shared by
-/// one string only.
-const OWN_STRING_BYTES: usize = 16 * 1024;
-
 /// A value of the extras: made at once (a `Buffer` copy, which runs no JavaScript), or a long
-/// string's UTF-8, made into a JS string by [`Packer::finish`] (a long one becomes a rope,
-/// which runs a JS function).
+/// string's UTF-8, made into a JS string once nothing borrows the input (a long one becomes a
+/// rope, which runs a JS function).
 enum Extra {
     Value(Value),
     Text(Vec<u8>),
 }
 
-/// Writes the packed form of one call's change events. Like `changes::EventWriter` it holds
-/// the thread's scratch for the whole call (taken out of the thread state by [`with_state`])
-/// and collects the regexes of every transcoded part, with their event's index, for the
-/// caller to check once it is done.
-struct Packer<'a> {
+/// The packer's sink: each text a flat JS string (making one runs no JavaScript), each extra a
+/// Buffer copy now or a long string later ([`NapiSink::finish`]).
+struct NapiSink<'a> {
     env: &'a Env,
-    opts: &'a Options,
-    whole: bool,
-    raw_fragments: bool,
-    st: &'a mut State,
-    words: Vec<u32>,
-    /// The strings of the text being filled, UTF-8, back to back.
-    text: Vec<u8>,
-    /// Each string in `text`: the index of its operand in `words`, and its end in `text`.
-    strs: Vec<(usize, usize)>,
-    /// The texts made so far.
     texts: Vec<Value>,
     extras: Vec<Extra>,
-    fields: Vec<EventField>,
-    regexes: Vec<(Option<usize>, RegexRecord)>,
-    /// With `whole`, the event's JSON, made before its fields are read, and its regexes.
-    whole_json: Vec<u8>,
-    whole_regexes: Vec<RegexRecord>,
-    /// With `whole`, the event's JSON was made and met no regex: the text of a `documentKey`
-    /// that is the event's last element is taken from it ([`last_member_object`]).
-    whole_reusable: bool,
-    /// The bytes of the last `OperationType` and `NsDbColl` strings: an event that repeats
-    /// them gets the same JS strings (`OperationTypeAgain`, `NsAgain`), not new ones.
-    last_operation_type: Option<Vec<u8>>,
-    last_ns: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-impl<'a> Packer<'a> {
-    fn new(
-        env: &'a Env,
-        opts: &'a Options,
-        whole: bool,
-        raw_fragments: bool,
-        st: &'a mut State,
-    ) -> Self {
-        Packer {
-            env,
-            opts,
-            whole,
-            raw_fragments,
-            st,
-            words: Vec::new(),
-            text: Vec::new(),
-            strs: Vec::new(),
-            texts: Vec::new(),
-            extras: Vec::new(),
-            fields: Vec::new(),
-            regexes: Vec::new(),
-            whole_json: Vec::new(),
-            whole_regexes: Vec::new(),
-            whole_reusable: false,
-            last_operation_type: None,
-            last_ns: None,
-        }
-    }
+impl PackSink for NapiSink<'_> {
+    type Error = Failure;
 
-    fn op(&mut self, op: ChangeOp) {
-        self.words.push(op as u32);
-    }
-
-    /// A string operand whose UTF-8 was just appended to `text` from `start`. Makes only
-    /// values whose making runs no JavaScript (a text: a flat string).
-    fn close_string(&mut self, start: usize) -> Result<()> {
-        if self.text.len() - start > OWN_STRING_BYTES {
-            self.extras.push(Extra::Text(self.text[start..].to_vec()));
-            self.text.truncate(start);
-            self.words.push(IN_EXTRAS);
-            return Ok(());
-        }
-        if self.text.len() > TEXT_BYTES && start > 0 {
-            // The text is full without this string: made now, so that `text` stays small.
-            self.flush_text(start)?;
-            self.text.drain(..start);
-        }
-        self.strs.push((self.words.len(), self.text.len()));
-        self.words.push(0);
+    fn text_latin1(&mut self, ascii: &[u8]) -> std::result::Result<(), Failure> {
+        self.texts.push(strings::latin1(self.env, ascii)?);
         Ok(())
     }
 
-    /// Makes the JS string of the first `len` bytes of `text` (the strings of `strs`), and
-    /// sets each string operand to its UTF-16 end in it.
-    fn flush_text(&mut self, len: usize) -> Result<()> {
-        let Some(&(first, _)) = self.strs.first() else {
-            return Ok(());
-        };
-        let chunk = &self.text[..len];
-        let value = if bson2json_core::is_ascii(chunk) {
-            for &(w, e) in &self.strs {
-                self.words[w] = e as u32;
-            }
-            strings::latin1(self.env, chunk)?
-        } else {
-            let State { wide, .. } = &mut *self.st;
-            let dst = strings::utf16_scratch(wide, chunk.len());
-            let (mut pos, mut from) = (0usize, 0usize);
-            for &(w, e) in &self.strs {
-                // `pos` never passes the string's byte offset in the chunk, so `dst[pos..]`
-                // holds the string plus the converter's slack. Every string in `text` is
-                // well-formed UTF-8 (transcoder output, or BSON strings made so).
-                pos += bson2json_core::to_utf16(&chunk[from..e], &mut dst[pos..]);
-                self.words[w] = pos as u32;
-                from = e;
-            }
-            strings::utf16(self.env, &wide[..pos])?
-        };
-        if !self.texts.is_empty() {
-            self.words[first] |= NEXT_TEXT;
-        }
-        self.texts.push(value);
-        self.strs.clear();
+    fn text_utf16(&mut self, units: &[u16]) -> std::result::Result<(), Failure> {
+        self.texts.push(strings::utf16(self.env, units)?);
         Ok(())
     }
 
-    /// A string operand of BSON string bytes `s` (invalid UTF-8 becomes U+FFFD, as V8's
-    /// UTF-8 decoding makes it in `changes`).
-    fn string(&mut self, s: &[u8]) -> Result<()> {
-        let start = self.text.len();
-        if bson2json_core::is_ascii(s) {
-            self.text.extend_from_slice(s);
-        } else {
-            self.text
-                .extend_from_slice(String::from_utf8_lossy(s).as_bytes());
-        }
-        self.close_string(start)
-    }
-
-    /// A string operand: `doc` (a whole BSON document) as JSON text in the call's options; its
-    /// regexes are recorded under `index`. Offsets in a failure are `doc`'s.
-    fn json(&mut self, index: usize, doc: &[u8]) -> std::result::Result<(), Failure> {
-        let State {
-            transcoder, out, ..
-        } = &mut *self.st;
-        // Into the scratch first: the output limit counts from the start of `out`.
-        out.clear();
-        transcoder.transcode(doc, self.opts, out)?;
-        let found = transcoder.regexes();
-        if !found.is_empty() {
-            self.regexes
-                .extend(found.iter().cloned().map(|r| (Some(index), r)));
-        }
-        let start = self.text.len();
-        self.text.extend_from_slice(out);
-        Ok(self.close_string(start)?)
-    }
-
-    /// An extras operand: a `Buffer` holding a copy of `bytes` (making it runs no JavaScript).
-    fn buffer(&mut self, bytes: &[u8]) -> Result<()> {
+    fn extra_buffer(&mut self, bytes: &[u8]) -> std::result::Result<(), Failure> {
         let b = node_api::buffer_copy(self.env, bytes)?;
         self.extras.push(Extra::Value(b));
         Ok(())
     }
 
-    /// One event (`ev`, a whole BSON document, the `index`-th of its batch): its routing fields,
-    /// its document parts (or with `whole`, the whole event) as JSON text. Offsets in a failure
-    /// are `ev`'s.
-    fn event(&mut self, index: usize, ev: &[u8]) -> std::result::Result<(), Failure> {
-        // With `whole`, the whole event is transcoded first: that walk reads the event's bytes
-        // in order, seldom in cache yet, and the reading of its fields then finds them there
-        // (in the other order the fields' jumps over the parts missed the cache). Its outcome
-        // is used after the fields, so that errors come in the reference's order.
-        let whole = self.whole.then(|| {
-            let State { transcoder, .. } = &mut *self.st;
-            self.whole_json.clear();
-            let r = transcoder.transcode(ev, self.opts, &mut self.whole_json);
-            self.whole_regexes.clear();
-            self.whole_regexes
-                .extend(transcoder.regexes().iter().cloned());
-            r
-        });
-        self.whole_reusable = matches!(whole, Some(Ok(()))) && self.whole_regexes.is_empty();
-        let mut fields = std::mem::take(&mut self.fields);
-        let built = change_event_fields(ev, &mut fields)
-            .map_err(Failure::from)
-            .and_then(|()| {
-                let fragment = |f: &EventField| matches!(f, EventField::SplitEvent { .. });
-                if self.raw_fragments && fields.iter().any(fragment) {
-                    // A fragment of a split event, raw: its resume token and `splitEvent`,
-                    // and `raw`, a copy of its BSON.
-                    for field in &fields {
-                        if matches!(
-                            field,
-                            EventField::ResumeToken { .. } | EventField::SplitEvent { .. }
-                        ) {
-                            self.field(index, ev, field)?;
-                        }
-                    }
-                    self.op(ChangeOp::Raw);
-                    self.buffer(ev)?;
-                } else {
-                    for field in &fields {
-                        self.field(index, ev, field)?;
-                    }
-                    if let Some(r) = whole {
-                        r?;
-                        self.regexes
-                            .extend(self.whole_regexes.drain(..).map(|r| (Some(index), r)));
-                        self.op(ChangeOp::Json);
-                        let start = self.text.len();
-                        self.text.extend_from_slice(&self.whole_json);
-                        self.close_string(start)?;
-                    }
-                }
-                self.op(ChangeOp::End);
-                Ok(())
-            });
-        self.fields = fields;
-        built
-    }
-
-    /// One routing field or document part of the event `ev`.
-    fn field(
-        &mut self,
-        index: usize,
-        ev: &[u8],
-        field: &EventField,
-    ) -> std::result::Result<(), Failure> {
-        let at = |start: usize| move |f: Failure| f.shifted(start);
-        match field {
-            EventField::ResumeToken { doc, data } => match data {
-                Some(r) => {
-                    self.op(ChangeOp::Token);
-                    self.string(&ev[r.clone()])?;
-                }
-                None => {
-                    self.op(ChangeOp::TokenBson);
-                    self.buffer(&ev[doc.clone()])?;
-                }
-            },
-            EventField::OperationType(r) => {
-                let s = &ev[r.clone()];
-                if self.last_operation_type.as_deref() == Some(s) {
-                    self.op(ChangeOp::OperationTypeAgain);
-                } else {
-                    self.op(ChangeOp::OperationType);
-                    self.string(s)?;
-                    self.last_operation_type = Some(s.to_vec());
-                }
-            }
-            EventField::Ns {
-                db: Some(db),
-                coll: Some(coll),
-            } => {
-                let (db, coll) = (&ev[db.clone()], &ev[coll.clone()]);
-                if matches!(&self.last_ns, Some((d, c)) if d == db && c == coll) {
-                    self.op(ChangeOp::NsAgain);
-                } else {
-                    self.op(ChangeOp::NsDbColl);
-                    self.string(db)?;
-                    self.string(coll)?;
-                    self.last_ns = Some((db.to_vec(), coll.to_vec()));
-                }
-            }
-            EventField::Ns { db, coll } => {
-                self.op(match (db, coll) {
-                    (None, None) => ChangeOp::Ns,
-                    (Some(_), None) => ChangeOp::NsDb,
-                    (None, Some(_)) => ChangeOp::NsColl,
-                    (Some(_), Some(_)) => ChangeOp::NsDbColl,
-                });
-                for r in [db, coll].into_iter().flatten() {
-                    self.string(&ev[r.clone()])?;
-                }
-            }
-            EventField::ClusterTime { t, i } => {
-                self.op(ChangeOp::ClusterTime);
-                self.words.extend([*t, *i]);
-            }
-            EventField::WallTime(ms) => {
-                self.op(ChangeOp::WallTime);
-                self.words.extend([(*ms >> 32) as u32, *ms as u32]);
-            }
-            EventField::SplitEvent { fragment, of } => {
-                self.op(match (fragment, of) {
-                    (None, None) => ChangeOp::Split,
-                    (Some(_), None) => ChangeOp::SplitFragment,
-                    (None, Some(_)) => ChangeOp::SplitOf,
-                    (Some(_), Some(_)) => ChangeOp::SplitFragmentOf,
-                });
-                self.words
-                    .extend([fragment, of].into_iter().flatten().map(|&x| x as u32));
-            }
-            EventField::DocumentKey(r) => {
-                self.op(ChangeOp::DocumentKey);
-                // The event's last element (its value ends at the event's NUL): its text is
-                // the end of the whole event's, where it is the last member unless `compat`
-                // moved another after it (a repeated key).
-                let found = (self.whole_reusable && r.end + 1 == ev.len())
-                    .then(|| last_member_object(&self.whole_json, b"documentKey"))
-                    .flatten();
-                match found {
-                    Some(v) => {
-                        let start = self.text.len();
-                        self.text.extend_from_slice(&self.whole_json[v]);
-                        self.close_string(start)?;
-                    }
-                    None => self.json(index, &ev[r.clone()]).map_err(at(r.start))?,
-                }
-            }
-            EventField::Part(part, r) if !self.whole => {
-                let (op, null) = match part {
-                    Part::FullDocument => (ChangeOp::FullDocument, ChangeOp::FullDocumentNull),
-                    Part::FullDocumentBeforeChange => (
-                        ChangeOp::FullDocumentBeforeChange,
-                        ChangeOp::FullDocumentBeforeChangeNull,
-                    ),
-                    Part::UpdateDescription => {
-                        (ChangeOp::UpdateDescription, ChangeOp::UpdateDescriptionNull)
-                    }
-                };
-                match r {
-                    Some(r) => {
-                        self.op(op);
-                        self.json(index, &ev[r.clone()]).map_err(at(r.start))?;
-                    }
-                    None => self.op(null),
-                }
-            }
-            EventField::Part(..) => {}
-        }
+    fn extra_string(&mut self, text: Vec<u8>) -> std::result::Result<(), Failure> {
+        self.extras.push(Extra::Text(text));
         Ok(())
     }
+}
 
-    /// `[words, extras, text0, text1, …]`: the words as a `Buffer` (native-endian, what a
-    /// `Uint32Array` over it reads), `extras` an array (or `null` when there are none), and the
-    /// texts, each string operand rewritten to its UTF-16 end in its text.
-    /// Runs JavaScript (a setter on `Array.prototype`, the rope of a long string): only once
-    /// nothing borrows the input.
-    fn finish(mut self) -> Result<Value> {
-        self.flush_text(self.text.len())?;
-        let bytes: Vec<u8> = self.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        let words = node_api::buffer_copy(self.env, &bytes)?;
+impl NapiSink<'_> {
+    /// `[words, extras, bytes, text0, text1, …]`: the words as a `Buffer` (native-endian, what a
+    /// `Uint32Array` over it reads), `extras` an array (or `null` when there are none), the
+    /// record bytes as a `Buffer` (or `null`), and the texts. Runs JavaScript (a setter on
+    /// `Array.prototype`, the rope of a long string): only once nothing borrows the input.
+    fn finish(self, packed: Packed, wide: &mut Vec<u16>) -> Result<Value> {
+        let env = self.env;
+        let bytes: Vec<u8> = packed.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let words = node_api::buffer_copy(env, &bytes)?;
         let extras = if self.extras.is_empty() {
-            node_api::null(self.env)?
+            node_api::null(env)?
         } else {
-            let a = node_api::array(self.env, self.extras.len())?;
-            for (k, x) in self.extras.iter().enumerate() {
+            let a = node_api::array(env, self.extras.len())?;
+            for (k, x) in self.extras.into_iter().enumerate() {
                 let v = match x {
-                    Extra::Value(v) => *v,
-                    Extra::Text(t) => strings::json(self.env, t, &mut self.st.wide)?,
+                    Extra::Value(v) => v,
+                    Extra::Text(t) => strings::json(env, &t, wide)?,
                 };
-                node_api::set_element(self.env, a, k as u32, v)?;
+                node_api::set_element(env, a, k as u32, v)?;
             }
             a
         };
-        let result = node_api::array(self.env, 2 + self.texts.len())?;
-        node_api::set_element(self.env, result, 0, words)?;
-        node_api::set_element(self.env, result, 1, extras)?;
+        let record_bytes = if packed.bytes.is_empty() {
+            node_api::null(env)?
+        } else if packed.bytes.len() > EXTERNAL_ABOVE {
+            node_api::buffer_owned(env, packed.bytes)?
+        } else {
+            node_api::buffer_copy(env, &packed.bytes)?
+        };
+        let result = node_api::array(env, 3 + self.texts.len())?;
+        node_api::set_element(env, result, 0, words)?;
+        node_api::set_element(env, result, 1, extras)?;
+        node_api::set_element(env, result, 2, record_bytes)?;
         for (k, &t) in self.texts.iter().enumerate() {
-            node_api::set_element(self.env, result, 2 + k as u32, t)?;
+            node_api::set_element(env, result, 3 + k as u32, t)?;
         }
-        if !crate::state::keeps_wide(&self.st.wide) {
-            self.st.wide = Vec::new();
+        if !keeps_wide(wide) {
+            *wide = Vec::new();
         }
         Ok(result)
     }
 }
 
-/// Runs `walk` with a [`Packer`] on the thread's scratch, then makes its packed events (which
-/// can run JavaScript, so `walk` must have dropped any borrowed input by then), then checks the
-/// regexes it met. Returns what `walk` returned and the packed events.
+/// The event format of code `format`, or a TypeError.
+fn format_of(env: &Env, format: u32) -> Result<EventFormat> {
+    EventFormat::from_code(format)
+        .ok_or_else(|| type_error(env, &format!("bson2json: unknown event format {format}")))
+}
+
+/// Runs `walk` with an [`EventPacker`] on the thread's scratch, then makes its packed events
+/// (which can run JavaScript, so `walk` must have dropped any borrowed input by then), then
+/// checks the regexes it met. Returns what `walk` returned and the packed events.
 fn pack_events<T>(
     env: &Env,
     opts: &Options,
-    whole: bool,
+    format: EventFormat,
     raw_fragments: bool,
-    walk: impl FnOnce(&mut Packer<'_>) -> std::result::Result<T, Failure>,
+    walk: impl FnOnce(&mut EventPacker<'_, NapiSink<'_>>) -> std::result::Result<T, Failure>,
 ) -> std::result::Result<(T, Value), Failure> {
     let (value, regexes) = with_state(|st| {
-        let mut p = Packer::new(env, opts, whole, raw_fragments, st);
-        match walk(&mut p) {
-            Ok(head) => {
-                let regexes = std::mem::take(&mut p.regexes);
-                (
-                    p.finish().map(|v| (head, v)).map_err(Failure::from),
-                    regexes,
-                )
-            }
-            Err(f) => (Err(f), Vec::new()),
-        }
+        let mut sink = NapiSink {
+            env,
+            texts: Vec::new(),
+            extras: Vec::new(),
+        };
+        let scratch = PackScratch {
+            transcoder: &mut st.transcoder,
+            out: &mut st.out,
+            wide: &mut st.wide,
+        };
+        let mut p = EventPacker::new(&mut sink, scratch, opts, format, raw_fragments);
+        let head = match walk(&mut p) {
+            Ok(head) => head,
+            Err(f) => return (Err(f), Vec::new()),
+        };
+        let mut packed = match p.finish() {
+            Ok(packed) => packed,
+            Err(f) => return (Err(f), Vec::new()),
+        };
+        let regexes = std::mem::take(&mut packed.regexes);
+        let value = sink.finish(packed, &mut st.wide).map_err(Failure::from);
+        (value.map(|v| (head, v)), regexes)
     });
     let value = value?;
     if !regexes.is_empty() {
-        regex::check(env, regexes)?;
+        regex::check(env, regexes.into_iter().map(|(i, r)| (Some(i), r)))?;
     }
     Ok(value)
 }
 
-/// `transcodeChangeBatch`, packed: `{ id, ns, postBatchResumeToken, events }` with `events` the
-/// packed events `[words, extras, ...texts]` that lib/native/index.js unpacks into the objects
-/// `transcodeChangeBatch` returns.
+/// One change-stream reply's `cursor` document → `{ id, ns, postBatchResumeToken, events }`,
+/// `events` packed (`[words, extras, bytes, ...texts]`) in `format` (core `EventFormat`), which
+/// lib/native/events.js unpacks. With `rawFragments`, each fragment of a split event is
+/// `{ resumeToken, splitEvent, raw }`, `raw` a copy of its BSON (see
+/// `transcodeChangeFragmentsPacked`). With a `shaper`, every event is projected and redacted
+/// first, in the same call (offsets in a later error are the shaped reply's).
 #[napi(
     js_name = "transcodeChangeBatchPacked",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, whole: boolean, packed: number, maxOutputBytes: number, rawFragments?: boolean",
+    ts_args_type = "cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }"
 )]
 pub fn transcode_change_batch_packed<'env>(
     env: &'env Env,
     cursor: Unknown<'env>,
-    whole: bool,
+    format: u32,
     packed: f64,
     max_output_bytes: f64,
     raw_fragments: Option<bool>,
+    shaper: Option<ClassInstance<'env, Shaper>>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
+    let format = format_of(env, format)?;
     let cursor = Value::of_unknown(&cursor);
-    change_batch(env, cursor, whole, raw_fragments.unwrap_or(false), &opts)
+    let raw_fragments = raw_fragments.unwrap_or(false);
+    let shaper = shaper.as_deref();
+    change_batch(env, cursor, format, raw_fragments, &opts, shaper)
         .map(|v| v.into_unknown(env))
         .map_err(|f| f.throw(env))
 }
@@ -531,21 +207,33 @@ enum Token {
 fn change_batch(
     env: &Env,
     cursor: Value,
-    whole: bool,
+    format: EventFormat,
     raw_fragments: bool,
     opts: &Options,
+    shaper: Option<&Shaper>,
 ) -> std::result::Result<Value, Failure> {
-    let ((id, ns, pbrt), events) = pack_events(env, opts, whole, raw_fragments, |p| {
+    // The shaped reply (when there is a shaper): owned, so the walk below reads it and not the
+    // caller's bytes; the buffers go back to the thread afterwards unless large.
+    let mut shaped = shaper.map(|_| SHAPED.with(|s| std::mem::take(&mut *s.borrow_mut())));
+    let done = pack_events(env, opts, format, raw_fragments, |p| {
         // Borrowed, not copied: until it is dropped at the end of this closure, the walk makes
         // only values whose making runs no JavaScript (flat strings, Buffer copies, numbers;
         // no property is set), and [`pack_events`] runs nothing before it.
         #[allow(unsafe_code)]
-        // SAFETY: nothing runs JavaScript while `bytes` is alive (above); it is dropped when
-        // this closure returns, before `Packer::finish`, the regex check and the result's
+        // SAFETY: nothing runs JavaScript while `input` is alive (above); it is dropped when
+        // this closure returns, before `NapiSink::finish`, the regex check and the result's
         // properties.
-        let bytes = unsafe { bytes_of(env, cursor, &"cursor")? };
+        let input = unsafe { bytes_of(env, cursor, &"cursor")? };
+        let bytes: &[u8] = match (shaper, shaped.as_mut()) {
+            (Some(s), Some((out, scratch))) => {
+                out.clear();
+                s.compiled().cursor(&input, true, out, scratch)?;
+                out
+            }
+            _ => &input,
+        };
         let mut parts = CursorParts::default();
-        cursor_parts(&bytes, &mut parts)?;
+        cursor_parts(bytes, &mut parts)?;
         for (i, &(a, b)) in parts.docs.iter().enumerate() {
             p.event(i, &bytes[a..b]).map_err(|f| f.in_event(i, a))?;
         }
@@ -566,7 +254,13 @@ fn change_batch(
             None => None,
         };
         Ok((parts.id, ns, pbrt))
-    })?;
+    });
+    if let Some((out, scratch)) = shaped {
+        if out.capacity() + scratch.capacity() <= KEEP_CAPACITY {
+            SHAPED.with(|s| *s.borrow_mut() = (out, scratch));
+        }
+    }
+    let ((id, ns, pbrt), events) = done?;
     // JavaScript may run from here on (a setter on `Object.prototype`).
     let result = node_api::object(env)?;
     let id = node_api::bigint(env, id)?;
@@ -590,25 +284,57 @@ fn change_batch(
     Ok(result)
 }
 
-/// `transcodeChangeFragments`, packed: the merged event as packed events (one event).
+/// The event that the fragments of one split event (their `raw` bytes, in order, from
+/// `transcodeChangeBatchPacked` with `rawFragments`) were split from, reassembled at the BSON
+/// level (core `merge_fragments`) and packed in `format` as `transcodeChangeBatchPacked` packs
+/// an event that was not split (one event).
 #[napi(
     js_name = "transcodeChangeFragmentsPacked",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], whole: boolean, packed: number, maxOutputBytes: number",
+    ts_args_type = "fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number",
     ts_return_type = "PackedChangeEvents"
 )]
 pub fn transcode_change_fragments_packed<'env>(
     env: &'env Env,
     fragments: Unknown<'env>,
-    whole: bool,
+    format: u32,
     packed: f64,
     max_output_bytes: f64,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
-    let merged = crate::changes::merged_fragments(env, &fragments)?;
-    pack_events(env, &opts, whole, false, |p| {
+    let format = format_of(env, format)?;
+    let merged = merged_fragments(env, &fragments)?;
+    pack_events(env, &opts, format, false, |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))
     })
     .map(|((), v)| v.into_unknown(env))
     .map_err(|f| f.throw(env))
+}
+
+/// The BSON of the event whose fragments are the array `fragments` (`Uint8Array[]`, in order),
+/// merged (core `merge_fragments`); a TypeError for anything but an array, a TranscodeError for
+/// fragments that do not merge.
+fn merged_fragments(env: &Env, fragments: &Unknown<'_>) -> Result<Vec<u8>> {
+    let list = Value::of_unknown(fragments);
+    if !node_api::is_array(env, list)? {
+        return Err(type_error(
+            env,
+            "bson2json: fragments must be an array of Uint8Arrays",
+        ));
+    }
+    // Every element is read (which can run JavaScript: an accessor) before any byte pointer
+    // is taken.
+    let len = node_api::array_length(env, list)?;
+    let mut values = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        values.push(node_api::get_element(env, list, i)?);
+    }
+    let mut merged = Vec::new();
+    let outcome = node_api::with_each_bytes(env, &values, "fragments", |parts| {
+        merge_fragments(parts, &mut merged)
+    })?;
+    match outcome {
+        Ok(()) => Ok(merged),
+        Err(e) => Err(Failure::from(e).throw(env)),
+    }
 }

@@ -4,7 +4,7 @@
 //! of at most [`TEXT_BYTES`], which lib/native/index.js (`unpackRows`) turns into the row
 //! objects, cutting the texts with `slice`. Making each value and setting each property
 //! through Node-API would cost a call into V8's runtime per field (ARCHITECTURE.md,
-//! decisions 19 and 21).
+//! decisions 19 and 28).
 //!
 //! The result: `[words, bins | null, text0, text1, …]`. A string operand in `words` is its
 //! UTF-16 end in the current text, with [`NEXT_TEXT`] set when it is the first of the next
@@ -27,7 +27,7 @@ use bson2json_core::{Error as CoreError, RegexRecord};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::batch::{docs_arg, not_docs, with_docs};
+use crate::batch::{docs_arg, not_docs, spare_put, spare_take, with_docs, SPARE_INPUTS};
 use crate::errors::Failure;
 use crate::node_api::{self, Args, Value};
 use crate::shape::Shaper;
@@ -36,6 +36,9 @@ use crate::{options, regex, strings};
 
 /// A string operand with this bit set is the first of the next text.
 const NEXT_TEXT: u32 = 1 << 31;
+/// A string operand with this bit set is the first of a text that starts with one unit of
+/// padding (the WASI build only: see [`plan_texts`]). V8's strings are shorter than 2^30.
+const PADDED: u32 = 1 << 30;
 /// UTF-8 bytes per text at most: at most 128 KiB of V8 payload even as UTF-16, so each text is
 /// a flat string in V8's regular heap, which `slice` shares.
 const TEXT_BYTES: usize = 64 * 1024 - 32;
@@ -52,6 +55,9 @@ pub struct Scratch {
     shaping: Vec<u8>,
     /// The regexes the general format's JSON met, with their document's index.
     regexes: Vec<(usize, RegexRecord)>,
+    /// A pool task's texts, planned on its thread ([`plan_texts`]), and their UTF-16.
+    plans: Vec<TextPlan>,
+    wide: Vec<u16>,
 }
 
 impl Scratch {
@@ -175,6 +181,8 @@ fn write_rows<'a>(
 enum Form {
     Packed,
     Row(Option<Value>),
+    /// [`packed_value`]'s, its texts planned already (a pool task's).
+    Planned,
 }
 
 /// The JS result of a finished call: the regex check, then the packed rows as JS values. Both
@@ -192,17 +200,45 @@ fn finish(
             found.into_iter().map(|(i, r)| ((!single).then_some(i), r)),
         )?;
     }
+    if let Form::Planned = form {
+        let texts = make_texts(env, &mut s.packed, &s.wide, &s.plans)?;
+        let words = words_value(env, &s.packed.words)?;
+        return Ok(result_array(env, words, &s.packed.bins, texts)?);
+    }
     Ok(with_wide(|wide| match form {
         Form::Row(scratch) => row_value(env, &mut s.packed, scratch, wide),
-        Form::Packed => packed_value(env, &mut s.packed, wide),
+        _ => packed_value(env, &mut s.packed, wide),
     })?)
 }
 
 /// `[words, bins | null, ...texts]` of `p` (its string operands set to their UTF-16 ends).
 fn packed_value(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Value> {
-    let texts = make_texts(env, p, wide)?;
-    let words = node_api::uint32_array(env, &p.words)?;
+    let texts = texts_now(env, p, wide)?;
+    let words = words_value(env, &p.words)?;
     result_array(env, words, &p.bins, texts)
+}
+
+/// The words as a `Uint32Array`; in the WASI build a `Buffer` of their bytes, which
+/// lib/native copies at once (there a typed array made here is a view of wasm memory).
+fn words_value(env: &Env, words: &[u32]) -> Result<Value> {
+    #[cfg(target_family = "wasm")]
+    {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        node_api::buffer_copy(env, &bytes)
+    }
+    #[cfg(not(target_family = "wasm"))]
+    node_api::uint32_array(env, words)
+}
+
+/// The byte values as a plain `Uint8Array`; in the WASI build a `Buffer`, copied at once by
+/// lib/native (as [`words_value`]).
+fn bytes_value(env: &Env, bins: &[u8]) -> Result<Value> {
+    #[cfg(target_family = "wasm")]
+    {
+        node_api::buffer_copy(env, bins)
+    }
+    #[cfg(not(target_family = "wasm"))]
+    node_api::uint8_array(env, bins)
 }
 
 /// `[words, bins | null, ...texts]`.
@@ -212,7 +248,7 @@ fn result_array(env: &Env, words: Value, bins: &[u8], texts: Vec<Value>) -> Resu
     let bins = if bins.is_empty() {
         node_api::null(env)?
     } else {
-        node_api::uint8_array(env, bins)?
+        bytes_value(env, bins)?
     };
     node_api::set_element(env, result, 1, bins)?;
     for (i, t) in texts.into_iter().enumerate() {
@@ -232,10 +268,10 @@ fn row_value(
     scratch: Option<Value>,
     wide: &mut Vec<u16>,
 ) -> Result<Value> {
-    let mut texts = make_texts(env, p, wide)?;
+    let mut texts = texts_now(env, p, wide)?;
     let in_scratch = scratch.is_some_and(|target| node_api::copy_words_into(env, target, &p.words));
     if !in_scratch {
-        let words = node_api::uint32_array(env, &p.words)?;
+        let words = words_value(env, &p.words)?;
         return result_array(env, words, &p.bins, texts);
     }
     if p.bins.is_empty() && texts.len() <= 1 {
@@ -248,66 +284,122 @@ fn row_value(
     result_array(env, none, &p.bins, texts)
 }
 
-/// The texts of `p`'s strings, each string's operand set to its UTF-16 end in its text.
-fn make_texts(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Vec<Value>> {
+/// One text of a call's result, planned ([`plan_texts`]) before it is made ([`make_texts`]).
+pub enum TextPlan {
+    /// `text[from..to]` of the packed rows, all ASCII: a one-byte string.
+    Latin1(usize, usize),
+    /// `wide[from..to]`, converted already: a two-byte string.
+    Utf16(usize, usize),
+    /// String number `i` alone, `text[from..to]`, longer than [`OWN_STRING_BYTES`]: made by
+    /// `strings::from_utf8` (a rope if very long, which runs JavaScript), its operand set then.
+    Own(usize, usize, usize),
+}
+
+/// Plans the texts of `p`'s strings into `plans`, their UTF-16 in `wide`, and sets each
+/// string's operand to its UTF-16 end in its text (but for [`TextPlan::Own`] strings): the
+/// work that needs no JavaScript, which a pool task does on its thread.
+fn plan_texts(p: &mut PackedRows, wide: &mut Vec<u16>, plans: &mut Vec<TextPlan>) {
     let PackedRows {
         words,
         text,
         strings,
         ..
     } = p;
-    let mut texts = Vec::new();
-    // The strings `first..i` go into the text that starts at byte `from`.
+    plans.clear();
+    let mut used = 0usize;
+    // The strings `first..last` go into one text, which starts at byte `from`.
+    let mut flush = |first: usize, last: usize, from: usize| {
+        if first == last {
+            return;
+        }
+        if !plans.is_empty() {
+            words[strings[first].0] |= NEXT_TEXT;
+        }
+        let to = strings[last - 1].1;
+        let chunk = &text[from..to];
+        // emnapi (the WASI build) cuts a one-byte string at its first NUL, whatever its
+        // length: a text holding one (a shape's keys, a string value) is made as UTF-16 there;
+        // and it drops a UTF-16 text's leading U+FEFF (a byte order mark to its decoder): such
+        // a text starts with one unit of padding there, which the first string's
+        // [`PADDED`] bit tells lib/native to skip
+        let wasm = cfg!(target_family = "wasm");
+        let nul_cut = wasm && chunk.contains(&0);
+        let padded = wasm && chunk.starts_with(&[0xEF, 0xBB, 0xBF]);
+        if last - first == 1 && chunk.len() > OWN_STRING_BYTES && !nul_cut && !padded {
+            plans.push(TextPlan::Own(first, from, to));
+        } else if !nul_cut && bson2json_core::is_ascii(chunk) {
+            for &(w, e) in &strings[first..last] {
+                words[w] |= (e - from) as u32;
+            }
+            plans.push(TextPlan::Latin1(from, to));
+        } else {
+            let need = used + 1 + chunk.len() + bson2json_core::UTF16_SLACK;
+            if wide.len() < need {
+                wide.resize(need, 0);
+            }
+            let (mut pos, mut at) = (used, from);
+            if padded {
+                wide[pos] = u16::from(b' ');
+                pos += 1;
+                words[strings[first].0] |= PADDED;
+            }
+            for &(w, e) in &strings[first..last] {
+                // `pos` never passes the string's byte offset in the chunk, so `wide[pos..]`
+                // holds the string plus the converter's slack; every string is well-formed.
+                pos += bson2json_core::to_utf16(&text[at..e], &mut wide[pos..]);
+                words[w] |= (pos - used) as u32;
+                at = e;
+            }
+            plans.push(TextPlan::Utf16(used, pos));
+            used = pos;
+        }
+    };
     let (mut first, mut from) = (0usize, 0usize);
-    let mut flush =
-        |texts: &mut Vec<Value>, first: usize, last: usize, from: usize| -> Result<()> {
-            if first == last {
-                return Ok(());
-            }
-            let to = strings[last - 1].1;
-            let chunk = &text[from..to];
-            let value = if last - first == 1 && chunk.len() > OWN_STRING_BYTES {
-                let (v, n) = strings::from_utf8(env, chunk, wide)?;
-                words[strings[first].0] = n as u32;
-                v
-            } else if bson2json_core::is_ascii(chunk) {
-                for &(w, e) in &strings[first..last] {
-                    words[w] = (e - from) as u32;
-                }
-                strings::latin1(env, chunk)?
-            } else {
-                let dst = strings::utf16_scratch(wide, chunk.len());
-                let (mut pos, mut at) = (0usize, from);
-                for &(w, e) in &strings[first..last] {
-                    // `pos` never passes the string's byte offset in the chunk, so `dst[pos..]`
-                    // holds the string plus the converter's slack; every string is well-formed.
-                    pos += bson2json_core::to_utf16(&text[at..e], &mut dst[pos..]);
-                    words[w] = pos as u32;
-                    at = e;
-                }
-                strings::utf16(env, &wide[..pos])?
-            };
-            if !texts.is_empty() {
-                words[strings[first].0] |= NEXT_TEXT;
-            }
-            texts.push(value);
-            Ok(())
-        };
     for i in 0..strings.len() {
         let start = if i == 0 { 0 } else { strings[i - 1].1 };
         let len = strings[i].1 - start;
         if len > OWN_STRING_BYTES {
             // A long string: a text of its own, after the strings before it.
-            flush(&mut texts, first, i, from)?;
-            flush(&mut texts, i, i + 1, start)?;
+            flush(first, i, from);
+            flush(i, i + 1, start);
             (first, from) = (i + 1, strings[i].1);
         } else if strings[i].1 - from > TEXT_BYTES {
-            flush(&mut texts, first, i, from)?;
+            flush(first, i, from);
             (first, from) = (i, start);
         }
     }
-    flush(&mut texts, first, strings.len(), from)?;
+    flush(first, strings.len(), from);
+}
+
+/// The JS strings of planned texts (flat strings from ready bytes; a long one may be a rope).
+fn make_texts(
+    env: &Env,
+    p: &mut PackedRows,
+    wide: &[u16],
+    plans: &[TextPlan],
+) -> Result<Vec<Value>> {
+    let mut texts = Vec::with_capacity(plans.len());
+    // a long string's own scratch: `wide` holds the planned texts still to make
+    let mut own = Vec::new();
+    for plan in plans {
+        texts.push(match *plan {
+            TextPlan::Latin1(a, b) => strings::latin1(env, &p.text[a..b])?,
+            TextPlan::Utf16(a, b) => strings::utf16(env, &wide[a..b])?,
+            TextPlan::Own(i, a, b) => {
+                let (v, n) = strings::from_utf8(env, &p.text[a..b], &mut own)?;
+                p.words[p.strings[i].0] |= n as u32;
+                v
+            }
+        });
+    }
     Ok(texts)
+}
+
+/// [`plan_texts`] then [`make_texts`], on this thread.
+fn texts_now(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Vec<Value>> {
+    let mut plans = Vec::new();
+    plan_texts(p, wide, &mut plans);
+    make_texts(env, p, wide, &plans)
 }
 
 /// `transcodeRow(bson, packed, maxOutputBytes, rowMode, scratch[, shaper])`: one document's
@@ -418,22 +510,32 @@ pub struct RowsTask {
 
 type RowsOutput = std::result::Result<Scratch, RowError>;
 
-/// A task's failure as the rejection of its promise (on wasm, resolved with the error, which
-/// lib/native/wasi.js rejects with: napi-rs's wasm build keeps only an error's message).
-fn reject(env: &Env, f: Failure) -> Result<Unknown<'static>> {
-    let obj = match f {
-        Failure::Napi(e) if e.status == Status::PendingException => {
-            match node_api::take_exception(env) {
-                Some(exc) => exc,
-                None => return Err(e),
-            }
-        }
-        f => f.into_value(env)?,
-    };
-    #[cfg(target_family = "wasm")]
-    return Ok(obj.into_task_result(env));
-    #[cfg(not(target_family = "wasm"))]
-    Err(Error::from(obj.into_unknown(env)))
+/// What a [`RowsTask`] resolves with: its rows, planned on the pool and made into JS values
+/// only when JavaScript asks ([`PendingRows::take`]), so that the tasks of a large batch,
+/// which the pool may finish together, each make theirs in a turn of the event loop of their
+/// own (lib/native/index.js). A failure is thrown by `take` (so it reaches JavaScript the same
+/// way in the native and the WASI build).
+#[napi]
+pub struct PendingRows {
+    outcome: Option<RowsOutput>,
+}
+
+#[napi]
+impl PendingRows {
+    /// The rows, packed (`[words, bins | null, ...texts]`), or the failure thrown; once.
+    #[napi(ts_return_type = "PackedRows")]
+    pub fn take<'env>(&mut self, env: &'env Env) -> Result<Unknown<'env>> {
+        let outcome = self.outcome.take().ok_or_else(|| {
+            Error::new(
+                Status::GenericFailure,
+                "bson2json: the rows were taken already".to_owned(),
+            )
+        })?;
+        let v = outcome
+            .map_err(Failure::from)
+            .and_then(|mut s| finish(env, &mut s, false, Form::Planned));
+        Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
+    }
 }
 
 impl RowsTask {
@@ -458,14 +560,29 @@ impl RowsTask {
             .iter()
             .map(|&(a, e)| (if concatenated { a } else { 0 }, &data[a..e]));
         write_rows(&mut s, docs, self.shape.as_deref(), &self.opts, false)?;
+        // The texts' UTF-16 made here too: the JS thread only makes the strings.
+        let Scratch {
+            packed,
+            plans,
+            wide,
+            ..
+        } = &mut s;
+        plan_texts(packed, wide, plans);
         Ok(s)
+    }
+}
+
+impl Drop for RowsTask {
+    fn drop(&mut self) {
+        // the input copy, for the next task (a fresh multi-megabyte buffer faults its pages in)
+        spare_put(&SPARE_INPUTS, std::mem::take(&mut self.data));
     }
 }
 
 #[napi]
 impl Task for RowsTask {
     type Output = RowsOutput;
-    type JsValue = Unknown<'static>;
+    type JsValue = PendingRows;
 
     fn compute(&mut self) -> Result<Self::Output> {
         // A panic here would abort the process (napi-rs calls `compute` from a bare
@@ -478,16 +595,10 @@ impl Task for RowsTask {
         })
     }
 
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        let done = output
-            .map_err(Failure::from)
-            .and_then(|mut s| finish(&env, &mut s, false, Form::Packed));
-        match done {
-            Ok(v) => Ok(v.into_task_result(&env)),
-            // Thrown, the failure would escape as an uncaught exception: it settles the
-            // promise instead.
-            Err(f) => reject(&env, f),
-        }
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(PendingRows {
+            outcome: Some(output),
+        })
     }
 }
 
@@ -497,7 +608,7 @@ impl Task for RowsTask {
     js_name = "transcodeRowsAsync",
     catch_unwind,
     ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
-    ts_return_type = "Promise<PackedRows>"
+    ts_return_type = "Promise<PendingRows>"
 )]
 pub fn transcode_rows_async(
     env: &Env,
@@ -520,7 +631,7 @@ pub fn transcode_rows_async(
     } else if node_api::is_array(env, value)? {
         let docs = docs_arg(env, &input)?;
         let copied = with_docs(env, &docs, |docs, _| {
-            let mut data = Vec::with_capacity(docs.iter().map(|d| d.len()).sum());
+            let mut data = spare_take(&SPARE_INPUTS, docs.iter().map(|d| d.len()).sum());
             let mut ranges = Vec::with_capacity(docs.len());
             for d in docs {
                 ranges.push((data.len(), data.len() + d.len()));
@@ -531,7 +642,12 @@ pub fn transcode_rows_async(
         .map_err(|f| f.throw(env))?;
         (copied.0, Input::Docs(copied.1))
     } else {
-        let data = node_api::bytes_copied(env, value, &"docs").map_err(|_| not_docs(env))?;
+        let data = node_api::with_bytes(env, value, &"docs", |b| {
+            let mut data = spare_take(&SPARE_INPUTS, b.len());
+            data.extend_from_slice(b);
+            data
+        })
+        .map_err(|_| not_docs(env))?;
         (data, Input::Concatenated)
     };
     Ok(AsyncTask::new(RowsTask {

@@ -20,9 +20,9 @@ const ORDER: &[&str] = &[
     // text, the V8 `RegExp` check, the single-document output protocol
     "errors", "strings", "regex", "output",
     // the exports: projection and redaction (used by the others), batches and cursors, change
-    // events (the reference writer and the packed form), the per-document hot path, rows, the
-    // WASI staging, the dump pipeline's task
-    "shape", "batch", "changes", "packed", "fast", "rows", "staged", "dump",
+    // events (the packed form, with its shaping), the per-document hot path, rows, the WASI
+    // staging, the dump pipeline's task
+    "shape", "batch", "packed", "fast", "rows", "staged", "dump",
 ];
 
 /// The modules that may hold `unsafe` code, and how much.

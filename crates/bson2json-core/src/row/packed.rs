@@ -1,5 +1,5 @@
 //! Rows packed into a few flat buffers: the form in which the Node addon hands a call's rows
-//! to JavaScript (lib/native builds the row objects from it; ARCHITECTURE.md, decision 21).
+//! to JavaScript (lib/native builds the row objects from it; ARCHITECTURE.md, decision 28).
 //! It is made without any JavaScript value, so it can be built on any thread.
 //!
 //! `words` is a sequence of 8-byte slots, each two 32-bit words `[tag, operand]` ([`Tag`]),
