@@ -44,7 +44,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # the command as given (the report names it), and whether RATE and PIPELINES were (wide and catchup
 # have defaults of their own)
-CMDLINE="$(for v in N RATE WARM_N WIDE WRITERS PIPELINES; do [ -n "${!v+x}" ] && printf '%s=%q ' "$v" "${!v}"; done)bash benchmark/kafka-connectors.sh $*"
+CMDLINE="$(for v in N RATE WARM_N WIDE WRITERS PIPELINES FORMAT_SNAPSHOT; do if [ -n "${!v+x}" ]; then printf '%s=%q ' "$v" "${!v}"; fi; done)bash benchmark/kafka-connectors.sh $*"
 RATE_SET="${RATE-}"
 PIPELINES_SET="${PIPELINES+1}"
 DIR="${CONNECT_DIR:-$ROOT/tmp/kafka-connect}"

@@ -11,11 +11,22 @@ import { describe, expect, it } from 'vitest'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { SnapshotCopy } = require('../../lib/kafka/snapshot-copy')
 
-const ev = (id: number, coll = 'c') => ({
-  documentKey: `{"_id": {"$numberInt": "${id}"}}`,
-  fullDocument: `{"_id": {"$numberInt": "${id}"}, "a": "x"}`,
-  ns: { db: 'd', coll },
-})
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { PLAIN } = require('../../lib/kafka/records-plain')
+
+const O = { id: 's', topicPrefix: 'p', topicOf: (ns: any) => `p.${ns.db}.${ns.coll}`, maxTransactionBytes: 8 << 20 }
+
+/** A snapshot document as the native pass gives it in the Debezium format (key and value bytes, by its twin), or as an event object. */
+const ev = (id: number, coll = 'c') => {
+  const e: any = {
+    documentKey: `{"_id": {"$numberInt": "${id}"}}`,
+    fullDocument: `{"_id": {"$numberInt": "${id}"}, "a": "x"}`,
+    ns: { db: 'd', coll },
+  }
+  const out: any[] = []
+  PLAIN.debezium.snapshot(O, e, 'initial', out, { at: { t: 1700000000, i: 7 }, last: false })
+  return { ...e, key: out[0].key, value: out[0].value }
+}
 const batch = (ids: number[], coll = 'c') => ({ v: { done: false, value: { events: ids.map((id) => ev(id, coll)), after: ids.at(-1) } } })
 const DONE = { v: { done: true } }
 
@@ -39,7 +50,7 @@ function reader(i: number) {
 
 function copyOf(format = 'debezium') {
   const sink = {
-    o: { format, id: 's', topicPrefix: 'p', topicOf: (ns: any) => `p.${ns.db}.${ns.coll}`, maxTransactionBytes: 8 << 20 },
+    o: { ...O, format },
     mongo: { failed: () => 100, answered() {} },
   }
   const copy = new SnapshotCopy(sink, null, { reason: 'initial', ranges: [], records: 0, fresh: true }, null)

@@ -81,7 +81,7 @@ class RangeReader {
       from: parse(range.lo),
       before: parse(range.hi),
       after: parse(range.after),
-    })
+    }, this.copy.at)
     this.it = this.cursor.batches()[Symbol.asyncIterator]()
   }
 

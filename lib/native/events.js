@@ -16,6 +16,10 @@ const EventFormat = Object.freeze({
   RecordEvent: 2,
   RecordFullDocument: 3,
   RecordSnapshot: 4,
+  RecordMongoKafka: 5,
+  RecordMongoKafkaSnapshot: 6,
+  RecordDebezium: 7,
+  RecordDebeziumSnapshot: 8,
 })
 
 /** The operation codes (`ChangeOp` in layout.rs): what the tests read packed words with. */

@@ -288,12 +288,14 @@ function transcodeCursor(cursor, layout, o) {
  * @param {any} o resolved options
  * @param {boolean} [rawFragments] a fragment of a split event as `{ resumeToken, splitEvent, raw }`
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
+ * @param {{ name: string, version: string, atT?: number, atI?: number }} [kafka] with a
+ *   connector's format (`RecordMongoKafka*`, `RecordDebezium*`): what its records name besides the event
  */
-function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
+function transcodeChangeBatch(cursor, format, o, rawFragments = false, kafka = undefined) {
   const r =
-    o.shaper === undefined
+    o.shaper === undefined && kafka === undefined
       ? b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
-      : b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
+      : b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper, kafka)
   r.events = unpackEvents(r.events)
   return r
 }
@@ -304,9 +306,10 @@ function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
  * @param {Uint8Array[]} fragments
  * @param {number} format an {@link EventFormat}
  * @param {any} o resolved options
+ * @param {any} [kafka] as {@link transcodeChangeBatch}'s
  */
-function transcodeChangeFragments(fragments, format, o) {
-  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes))[0]
+function transcodeChangeFragments(fragments, format, o, kafka = undefined) {
+  return unpackEvents(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes, kafka))[0]
 }
 
 /**
