@@ -1,12 +1,14 @@
 // Helper of benchmark/kafka-connectors.sh: the writer, the pre-fill, the warm-up and the
 // read_committed counter, shared by every pipeline so that each one is measured the same way.
 //
-//   node benchmark/kafka-connectors.mjs write   --uri U --db D --coll C --n N --rate R [--start S]
+//   node benchmark/kafka-connectors.mjs write   --uri U --db D (--coll C | --colls C1,C2,...) --n N --rate R [--start S] [--writers K] [--per P]
 //   node benchmark/kafka-connectors.mjs setname --uri U   (the replica set's name, from hello)
+//   node benchmark/kafka-connectors.mjs clustertime --uri U   (the cluster time now: SECONDS.INCREMENT)
 //   node benchmark/kafka-connectors.mjs prefill --uri U --db D --coll C --n N
 //   node benchmark/kafka-connectors.mjs warm    --uri U --db D --coll C --brokers B --topic T [--timeout S]
-//   node benchmark/kafka-connectors.mjs wait    --brokers B --topic T --n N [--timeout S] [--settle S]
+//   node benchmark/kafka-connectors.mjs wait    --brokers B (--topic T | --topics T1,T2,...) --n N [--timeout S] [--settle S] [--pid P --ticks HZ]
 //   node benchmark/kafka-connectors.mjs workload --uri U --db D [--colls c,d]   (the format comparison's writes)
+//   node benchmark/kafka-connectors.mjs prefill-fixture --uri U --db D --colls s1,s2   (its snapshot's documents)
 //   node benchmark/kafka-connectors.mjs dump    --brokers B --topic T --until ID [--timeout S]  (JSON lines: key, value)
 //   node benchmark/kafka-connectors.mjs compare --format mongo-kafka|debezium A.jsonl B.jsonl
 //
@@ -37,6 +39,11 @@ const { values, positionals } = parseArgs({
     timeout: { type: 'string', default: '120' },
     settle: { type: 'string', default: '0' },
     colls: { type: 'string', default: 'c' },
+    writers: { type: 'string', default: '1' },
+    per: { type: 'string', default: '0' },
+    topics: { type: 'string' },
+    pid: { type: 'string' },
+    ticks: { type: 'string', default: '100' },
     until: { type: 'string' },
     format: { type: 'string' },
   },
@@ -74,23 +81,41 @@ async function reader(topic, raw = false) {
 }
 
 if (cmd === 'write') {
-  const { client, coll } = await collection()
+  // --colls a,b,...: each insertMany into the next collection in turn; --writers K: K of them
+  // in flight at once (the ids taken in order from one counter); --rate 0: as fast as the
+  // source takes them (insertMany of --per documents, default 500, without pause)
+  const { client } = await collection()
+  const colls = (values.coll ? [values.coll] : values.colls.split(',')).map((c) => client.db(values.db).collection(c))
   const rate = Number(values.rate)
   const start = Number(values.start)
-  const per = Math.max(1, Math.round(rate / 100))
+  const per = Number(values.per) || (rate > 0 ? Math.max(1, Math.round(rate / 100)) : 500)
   const t0 = Date.now()
-  for (let n = 0; n < N; ) {
-    const docs = []
-    for (let j = 0; j < per && n < N; j++, n++) docs.push(doc(start + n))
-    await coll.insertMany(docs, { ordered: true })
-    const ahead = t0 + (n / rate) * 1000 - Date.now()
-    if (ahead > 0) await sleep(ahead)
+  let n = 0
+  let turn = 0
+  const writer = async () => {
+    while (n < N) {
+      const docs = []
+      for (let j = 0; j < per && n < N; j++, n++) docs.push(doc(start + n))
+      await colls[turn++ % colls.length].insertMany(docs, { ordered: true })
+      const ahead = rate > 0 ? t0 + (n / rate) * 1000 - Date.now() : 0
+      if (ahead > 0) await sleep(ahead)
+    }
   }
+  await Promise.all(Array.from({ length: Number(values.writers) || 1 }, writer))
   console.log(JSON.stringify({ t0, t1: Date.now() }))
   await client.close()
 } else if (cmd === 'setname') {
   const { client } = await collection()
   console.log((await client.db('admin').command({ hello: 1 })).setName || '')
+  await client.close()
+} else if (cmd === 'clustertime') {
+  // the cluster time now, SECONDS.INCREMENT (a pipeline started there sees what is written next)
+  const { client } = await collection()
+  const s = client.startSession()
+  await client.db('admin').command({ ping: 1 }, { session: s })
+  const t = s.operationTime
+  console.log(`${t.high}.${t.low}`)
+  await s.endSession()
   await client.close()
 } else if (cmd === 'prefill') {
   const { client, coll } = await collection()
@@ -122,13 +147,30 @@ if (cmd === 'write') {
   await r.consumer.close()
   await client.close()
 } else if (cmd === 'wait') {
-  const r = await reader(values.topic)
+  // --topics a,b,...: the ids may be spread over several topics (a database-wide pipeline)
+  const readers = await Promise.all((values.topics || values.topic).split(',').map((t) => reader(t)))
+  const r = { next: async (f) => { for (const x of readers) await x.next(f) }, consumer: { close: () => Promise.all(readers.map((x) => x.consumer.close())) } }
   const counts = new Uint32Array(N)
   let records = 0
   let distinct = 0
   let tFirst = null
   let tAll = null
   let tLast = null
+  // --pid: the pipeline's CPU seconds (/proc/PID/stat utime + stime) when the first event is read
+  // back and when the last one is, and how many were read by the first
+  const cpuNow = () => {
+    if (!values.pid) return null
+    const fs = require('node:fs')
+    try {
+      const f = fs.readFileSync(`/proc/${values.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      return (Number(f[11]) + Number(f[12])) / Number(values.ticks)
+    } catch {
+      return null
+    }
+  }
+  let cpuFirst = null
+  let cpuAll = null
+  let distinctFirst = 0
   const re = /k(\d{8})k/
   const deadline = Date.now() + Number(values.timeout) * 1000
   for (;;) {
@@ -144,17 +186,24 @@ if (cmd === 'write') {
     })
     const now = Date.now()
     if (got > 0) {
-      if (tFirst === null) tFirst = now
+      if (tFirst === null) {
+        tFirst = now
+        cpuFirst = cpuNow()
+        distinctFirst = distinct
+      }
       tLast = now
     }
-    if (distinct === N && tAll === null) tAll = now
+    if (distinct === N && tAll === null) {
+      tAll = now
+      cpuAll = cpuNow()
+    }
     if (tAll !== null && now - tAll >= Number(values.settle) * 1000) break
     if (now > deadline) break
     await sleep(got > 0 ? 100 : 300)
   }
   let duplicated = 0
   for (const c of counts) if (c > 1) duplicated += c - 1
-  console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast }))
+  console.log(JSON.stringify({ records, distinct, missing: N - distinct, duplicated, tFirst, tAll, tLast, distinctFirst, cpuFirst, cpuAll }))
   await r.consumer.close()
 } else if (cmd === 'workload') {
   // The writes of __test__/support/fixtures/kafka-connectors.json on each collection (inserts of every
@@ -175,6 +224,16 @@ if (cmd === 'write') {
       else await c.deleteOne(w.delete)
     }
   }
+  await client.close()
+} else if (cmd === 'prefill-fixture') {
+  // The snapshot of the format comparison: the fixture's inserted documents (every BSON type a
+  // document holds) written into each collection before the pipelines start.
+  const { client } = await collection()
+  const fs = await import('node:fs')
+  const { EJSON } = require('bson')
+  const fixture = JSON.parse(fs.readFileSync(new URL('../__test__/support/fixtures/kafka-connectors.json', import.meta.url), 'utf8'))
+  const docs = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false }).filter((w) => w.insert && w.insert._id !== 'end').map((w) => w.insert)
+  for (const name of values.colls.split(',')) await client.db(values.db).collection(name).insertMany(docs)
   await client.close()
 } else if (cmd === 'dump') {
   // The topic's records (key and value as text, null for none) up to the one whose key holds
@@ -217,6 +276,12 @@ if (cmd === 'write') {
     if (v.source) {
       delete v.source.name
       delete v.source.version
+      if (v.op === 'r') {
+        // a snapshot record's times are those of the position the pipeline's copy began at, and
+        // "last" marks the last record of the whole snapshot, in whichever topic (counted apart)
+        for (const k of ['ts_ms', 'ts_us', 'ts_ns', 'ord']) delete v.source[k]
+        if (v.source.snapshot === 'last') v.source.snapshot = 'true'
+      }
     }
     return JSON.stringify(v)
   }
@@ -239,7 +304,8 @@ if (cmd === 'write') {
     if (x && y && x.key === y.key && lookedUpLater(x, y)) lookupTiming++
     else diffs.push({ at: k, connector: x, cdc: y })
   }
-  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length - lookupTiming, lookupTiming, diffs: diffs.slice(0, 5) }, null, 1))
+  const lastMarked = (recs) => recs.filter((x) => x.value !== null && x.value.includes('"snapshot":"last"')).length
+  console.log(JSON.stringify({ format: values.format, connector: a.length, cdc: b.length, identical: a.length - diffs.length - lookupTiming, lookupTiming, markedLast: { connector: lastMarked(a), cdc: lastMarked(b) }, diffs: diffs.slice(0, 5) }))
   process.exit(diffs.length === 0 && a.length > 0 ? 0 : 1)
 } else {
   console.error('usage: node benchmark/kafka-connectors.mjs write|setname|prefill|warm|wait|workload|dump|compare ...')

@@ -19,14 +19,34 @@
 # kill:     a writer inserts KILL_N documents at KILL_RATE/s; the pipeline is SIGKILLed KILLS times
 #           (every KILL_EVERY s) and restarted at once; then the topic is read read_committed and
 #           each _id counted: missing and duplicated events.
+# wide:     a database of WIDE collections (default 10) captured whole: cdc --db D --topic-prefix P
+#           (`cdc`, `cdc-mongo-kafka`), the MongoDB connector database-wide (`mongo`) or one connector
+#           per collection in one Connect worker (`mongo-each`, what a team runs per collection),
+#           Debezium database-wide (`debezium`); WRITERS writers (default 4) insert N documents, each
+#           insertMany into the next collection in turn, at RATE (0: as fast as the source takes
+#           them, insertMany of 500); figures as for live, read back from every collection's topic,
+#           and for cdc where its stream waited (its progress lines while events flowed).
+# catchup:  the source is not the limit of the writer: N documents over WIDE collections are written
+#           first, then the pipeline starts from a cluster time before them (cdc
+#           --start-at-operation-time, the MongoDB connector's startup.mode=timestamp; Debezium cannot
+#           start there and is left out) and catches up: events/s from its start to the last event
+#           read back, and its CPU per event over that span.
+# RESULTS=FILE writes the report into FILE as well (benchmark/results/…), with the command, the
+# time, the machine's load average at the start and the end, and the Node and Java versions.
 # A pipeline that cannot run against SecantusDB is reported with its error and skipped.
 # Flat out: RATE=50000 (insertMany of 500 every 10 ms, never waiting: as fast as the source takes
 # them), WARM_N=5000 (a warm-up first, WARM_PAUSE seconds to drain it).
 # Environment: N (20000), RATE (400), WARM_N (0), WARM_PAUSE (10), SNAP (20000), KILL_N (12000), KILL_RATE (400), KILLS (3),
-# KILL_EVERY (8), PIPELINES ("cdc mongo debezium"), CONNECT_DIR (<repo>/tmp/kafka-connect,
+# KILL_EVERY (8), WIDE (10), WRITERS (4), PIPELINES ("cdc mongo debezium"; wide: "cdc cdc-mongo-kafka
+# mongo mongo-each debezium"; catchup: "cdc cdc-mongo-kafka mongo mongo-each"), RESULTS, CONNECT_DIR (<repo>/tmp/kafka-connect,
 # git-ignored: the jars and the work files), JAVA, MVN; KAFKA_* and SECANTUS_* as in those scripts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# the command as given (the report names it), and whether RATE and PIPELINES were (wide and catchup
+# have defaults of their own)
+CMDLINE="$(for v in N RATE WARM_N WIDE WRITERS PIPELINES FORMAT_SNAPSHOT; do if [ -n "${!v+x}" ]; then printf '%s=%q ' "$v" "${!v}"; fi; done)bash benchmark/kafka-connectors.sh $*"
+RATE_SET="${RATE-}"
+PIPELINES_SET="${PIPELINES+1}"
 DIR="${CONNECT_DIR:-$ROOT/tmp/kafka-connect}"
 JAVA="${JAVA:-java}"
 MVN="${MVN:-mvn}"
@@ -97,44 +117,49 @@ cpu_of() {
 # The topic prefix of pipeline $1, and the topic it writes to for database $2 and collection $3 (default c).
 prefix_of() {
   case "$1" in
-    mongo | debezium) echo "$1" ;;
+    mongo | mongo-each | debezium) echo "${1%-each}" ;;
+    cdc) echo cdc ;;
     cdc-mongo-kafka) echo cdcmk ;;
     cdc-debezium) echo cdcdbz ;;
   esac
 }
 topic_of() {
-  case "$1" in
-    cdc) echo "cdc-$2" ;;
-    *) echo "$(prefix_of "$1").$2.${3:-c}" ;;
-  esac
+  if [ "$1" = cdc ] && [ -z "${DBWIDE:-}" ]; then echo "cdc-$2"; else echo "$(prefix_of "$1").$2.${3:-c}"; fi
+}
+# The collections a run writes: c, or c0 … c(WIDE-1) for the database-wide runs (wide, catchup).
+colls() {
+  if [ -n "${DBWIDE:-}" ] && [ "${WIDE_RUN:-}" = 1 ]; then seq -f 'c%g' 0 $((${WIDE:-10} - 1)) | tr '\n' ' '; else echo c; fi
+}
+topics_of() {
+  local kind="$1" db="$2" coll out=""
+  for coll in $(colls); do out="$out${out:+,}$(topic_of "$kind" "$db" "$coll")"; done
+  echo "$out"
 }
 
-# Starts pipeline $1 on database $2 (collection c) with start mode $3 (stream | snapshot) in its
-# own process group; the pid goes to $RUN/$2.pid, the output to $RUN/$2.log (appended).
+# Starts pipeline $1 on database $2 (collection c; database-wide with DBWIDE) with start mode $3
+# (stream | snapshot | catchup: from cluster time $STARTAT) in its own process group; the pid goes to
+# $RUN/$2.pid, the output to $RUN/$2.log (appended).
 launch() {
   local kind="$1" db="$2" mode="$3" work="$RUN/${PIDKEY:-$2}"
   mkdir -p "$work"
   case "$kind" in
-    cdc)
-      local extra=()
+    cdc | cdc-mongo-kafka | cdc-debezium)
+      local extra=() scope=() format=()
       [ "$mode" = snapshot ] && extra=(--snapshot)
-      setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" --collection c --kafka "$BROKER" \
-        --topic "$(topic_of cdc "$db")" --checkpoint-topic "cdc-$db-checkpoints" --id "$db" --quiet \
-        "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
-      ;;
-    cdc-mongo-kafka | cdc-debezium)
-      # the connectors' record formats, written by cdc (the format comparison)
-      local extra=()
-      [ "$mode" = snapshot ] && extra=(--snapshot)
+      [ "$mode" = catchup ] && extra=(--start-at-operation-time "$STARTAT")
       # database-wide (DBWIDE=1): one stream for every collection, a topic per collection as the
       # connectors name them; else collection c into its topic
-      local scope=(--collection c --topic "$(topic_of "$kind" "$db")")
+      scope=(--collection c --topic "$(topic_of "$kind" "$db")")
       [ -n "${DBWIDE:-}" ] && scope=(--topic-prefix "$(prefix_of "$kind")")
+      # the connectors' record formats, written by cdc
+      [ "$kind" = cdc ] || format=(--format "${kind#cdc-}")
+      # progress lines every second: where the stream waited (kafka_phases)
       setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" "${scope[@]}" --kafka "$BROKER" \
-        --format "${kind#cdc-}" --checkpoint-topic "$kind-$db-checkpoints" \
-        --id "$kind-$db" --quiet "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
+        "${format[@]}" --checkpoint-topic "$kind-$db-checkpoints" --id "$kind-$db" --progress-interval 1 \
+        "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
       ;;
-    mongo | debezium)
+    mongo | mongo-each | debezium)
+      local plugin="${kind%-each}" connectors=()
       cat >"$work/worker.properties" <<PROPS
 bootstrap.servers=$BROKER
 key.converter=org.apache.kafka.connect.json.JsonConverter
@@ -142,7 +167,7 @@ key.converter.schemas.enable=false
 value.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter.schemas.enable=false
 offset.storage.file.filename=$work/offsets
-plugin.path=$DIR/plugins/$kind
+plugin.path=$DIR/plugins/$plugin
 listeners=http://127.0.0.1:$(free_port)
 PROPS
       cat >"$work/log4j2.properties" <<L4J
@@ -164,18 +189,30 @@ logger.reflections.level = ERROR
 logger.mongoevent.name = org.mongodb.driver.protocol.event
 logger.mongoevent.level = ERROR
 L4J
-      if [ "$kind" = mongo ]; then
-        local startup=latest
+      if [ "$plugin" = mongo ]; then
+        local startup=latest coll
         [ "$mode" = snapshot ] && startup=copy_existing
-        cat >"$work/connector.properties" <<PROPS
-name=mongo-$db
+        [ "$mode" = catchup ] && startup=timestamp
+        # mongo: one connector (collection c, or the database with DBWIDE); mongo-each: one
+        # connector per collection, all in this worker
+        local scopes=("${DBWIDE:+#}collection=c")
+        if [ "$kind" = mongo-each ]; then
+          scopes=()
+          for coll in $(colls); do scopes+=("collection=$coll"); done
+        fi
+        local k=0 scope
+        for scope in "${scopes[@]}"; do
+          k=$((k + 1))
+          cat >"$work/connector-$k.properties" <<PROPS
+name=mongo-$db-$k
 connector.class=com.mongodb.kafka.connect.MongoSourceConnector
 tasks.max=1
 connection.uri=$URI
 database=$db
-${DBWIDE:+#}collection=c
+$scope
 topic.prefix=mongo
 startup.mode=$startup
+${STARTAT:+startup.mode.timestamp.start.at.operation.time=${STARTAT%%.*}}
 output.format.key=json
 output.format.value=json
 key.converter=org.apache.kafka.connect.storage.StringConverter
@@ -183,10 +220,12 @@ value.converter=org.apache.kafka.connect.storage.StringConverter
 topic.creation.default.replication.factor=1
 topic.creation.default.partitions=1
 PROPS
+          connectors+=("$work/connector-$k.properties")
+        done
       else
         local snap=no_data
         [ "$mode" = snapshot ] && snap=initial
-        cat >"$work/connector.properties" <<PROPS
+        cat >"$work/connector-1.properties" <<PROPS
 name=debezium-$db
 connector.class=io.debezium.connector.mongodb.MongoDbConnector
 tasks.max=1
@@ -198,9 +237,10 @@ snapshot.mode=$snap
 topic.creation.default.replication.factor=1
 topic.creation.default.partitions=1
 PROPS
+        connectors=("$work/connector-1.properties")
       fi
       setsid "$JAVA" -Xmx512m -Xms128m -Djava.awt.headless=true -Dlog4j2.configurationFile="$work/log4j2.properties" \
-        -cp "$DIR/jars/*" org.apache.kafka.connect.cli.ConnectStandalone "$work/worker.properties" "$work/connector.properties" \
+        -cp "$DIR/jars/*" org.apache.kafka.connect.cli.ConnectStandalone "$work/worker.properties" "${connectors[@]}" \
         >>"$work.log" 2>&1 </dev/null &
       ;;
   esac
@@ -231,10 +271,12 @@ why() {
 helper() { node "$HELPER" "$@"; }
 
 # Pipeline $1 streaming from database $2: launch, warm up; prints nothing and returns 1 on failure.
+# Pipeline $1 streaming from database $2: launch, warm up; prints nothing and returns 1 on failure.
 start_streaming() {
-  local kind="$1" db="$2"
+  local kind="$1" db="$2" first
+  first="$(colls | cut -d' ' -f1)"
   launch "$kind" "$db" stream
-  if ! helper warm --uri "$URI" --db "$db" --coll c --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --timeout 120 >&2; then
+  if ! helper warm --uri "$URI" --db "$db" --coll "$first" --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$first")" --timeout 120 >&2; then
     FAIL[$kind]="$(why "$db")"
     log "$kind did not stream: ${FAIL[$kind]}"
     stop_pipeline "$db"
@@ -243,42 +285,103 @@ start_streaming() {
 }
 
 declare -A FAIL=()
-declare -A LIVE=() SNAPR=() KILLR=()
+declare -A LIVE=() SNAPR=() KILLR=() CATCHUP=()
 json() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
+# The process whose CPU counts: the JVM for the connectors (setsid may have forked it), else $1.
+cpu_pid() {
+  local kind="$1" pid="$2"
+  case "$kind" in cdc*) echo "$pid" ;; *) pgrep -P "$pid" java || echo "$pid" ;; esac
+}
+
+# Where cdc's stream waited while events flowed: its progress lines with events (one a second),
+# each share weighted by the line's events; "" for the connectors.
+cdc_phases() {
+  [ -f "$1" ] || return 0
+  python3 - "$1" <<'PY'
+import re, sys
+tot = [0.0, 0.0, 0.0]; n = 0
+for line in open(sys.argv[1], errors='replace'):
+    m = re.search(r'\(\+(\d+), .*the stream waited on the source (\d+)%, wrote records (\d+)%, waited on Kafka (\d+)%', line)
+    if not m or int(m.group(1)) == 0: continue
+    w = int(m.group(1)); n += w
+    for k in range(3): tot[k] += w * int(m.group(k + 2))
+if n: print(f"source {tot[0] / n:.0f}%, records {tot[1] / n:.0f}%, Kafka {tot[2] / n:.0f}%")
+PY
+}
+
+# live and wide: the pipeline warmed up, then N inserts (over colls) at RATE by WRITERS writers.
 live() {
-  local kind="$1" db="live_$1_$$" pid c0 c1 w r
+  local kind="$1" db="live_$1_$$" pid c0 c1 w r colls_csv
+  colls_csv="$(colls | xargs | tr ' ' ',')"
   start_streaming "$kind" "$db" || return 0
-  pid="$(cat "$RUN/$db.pid")"
-  [ "$kind" = cdc ] || pid="$(pgrep -P "$pid" java || echo "$pid")"
+  pid="$(cpu_pid "$kind" "$(cat "$RUN/$db.pid")")"
   if [ "${WARM_N:-0}" -gt 0 ]; then
     # a warm-up at the same rate (ids past the measured ones, not counted), then a pause to drain it
-    helper write --uri "$URI" --db "$db" --coll c --n "$WARM_N" --rate "$RATE" --start $((N + 1000000)) >/dev/null
+    helper write --uri "$URI" --db "$db" --colls "$colls_csv" --n "$WARM_N" --rate "$RATE" --writers "${WRITERS:-1}" --start $((N + 1000000)) >/dev/null
     sleep "${WARM_PAUSE:-10}"
   fi
   c0="$(cpu_of "$pid")"
-  helper wait --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --n "$N" --timeout $((N / RATE + 180)) --settle 0 >"$RUN/$db.wait" &
+  local wait_s=$((N / (RATE > 0 ? RATE : 1000) + 180))
+  helper wait --brokers "$BROKER" --topics "$(topics_of "$kind" "$db")" --n "$N" --timeout "$wait_s" --settle 0 >"$RUN/$db.wait" &
   local waiter=$!
-  w="$(helper write --uri "$URI" --db "$db" --coll c --n "$N" --rate "$RATE")"
+  w="$(helper write --uri "$URI" --db "$db" --colls "$colls_csv" --n "$N" --rate "$RATE" --writers "${WRITERS:-1}")"
   wait "$waiter"
   c1="$(cpu_of "$pid")"
   r="$(cat "$RUN/$db.wait")"
   stop_pipeline "$db"
-  local t0 t1 tl missing
+  local t0 t1 tl missing phases
   t0="$(json "$w" t0)"
   t1="$(json "$w" t1)"
   tl="$(json "$r" tLast)"
   missing="$(json "$r" missing)"
-  LIVE[$kind]="$(python3 - "$N" "$t0" "$t1" "$tl" "$c0" "$c1" "$missing" <<'PY'
+  phases="$(cdc_phases "$RUN/$db.log")"
+  LIVE[$kind]="$(python3 - "$N" "$t0" "$t1" "$tl" "$c0" "$c1" "$missing" "$phases" <<'PY'
 import sys
-n, t0, t1, tl, c0, c1, missing = sys.argv[1:]
+n, t0, t1, tl, c0, c1, missing, phases = sys.argv[1:]
 n = int(n); t0 = int(t0); t1 = int(t1); c0 = float(c0); c1 = float(c1); missing = int(missing)
 got = n - missing
 tl = int(tl) if tl != 'None' else t1
-print(f"{got / max(0.001, (tl - t0) / 1000):.0f} | {(c1 - c0) / max(1, got) * 1e6:.0f} | {max(0, tl - t1) / 1000:.1f} | {got}/{n} (writer {n / ((t1 - t0) / 1000):.0f}/s)")
+print(f"{got / max(0.001, (tl - t0) / 1000):.0f} | {(c1 - c0) / max(1, got) * 1e6:.0f} | {max(0, tl - t1) / 1000:.1f} | {got}/{n} (writer {n / ((t1 - t0) / 1000):.0f}/s) | {phases}")
 PY
 )"
   log "live $kind: ${LIVE[$kind]}"
+}
+
+# catchup: N documents written first (over colls, as fast as the source takes them), then the
+# pipeline from a cluster time before them; from its first event read back to the last.
+catchup() {
+  local kind="$1" db="catchup_$1_$$" pid r colls_csv
+  case "$kind" in debezium | cdc-debezium)
+    FAIL[$kind]="Debezium cannot start at a cluster time"
+    return 0
+    ;;
+  esac
+  colls_csv="$(colls | xargs | tr ' ' ',')"
+  STARTAT="$(helper clustertime --uri "$URI")"
+  helper write --uri "$URI" --db "$db" --colls "$colls_csv" --n "$N" --rate 0 --writers "${WRITERS:-1}" >/dev/null
+  launch "$kind" "$db" catchup
+  pid="$(cat "$RUN/$db.pid")"
+  sleep 1 # the JVM's pid (setsid forks when it must)
+  pid="$(cpu_pid "$kind" "$pid")"
+  r="$(helper wait --brokers "$BROKER" --topics "$(topics_of "$kind" "$db")" --n "$N" --timeout 600 --settle 0 --pid "$pid" --ticks "$TICKS")"
+  stop_pipeline "$db"
+  unset STARTAT
+  if [ "$(json "$r" distinct)" = 0 ]; then
+    FAIL[$kind]="$(why "$db" | head -n 1)"
+    log "catchup $kind: nothing read back: ${FAIL[$kind]}"
+    return 0
+  fi
+  CATCHUP[$kind]="$(python3 - "$N" "$r" "$(cdc_phases "$RUN/$db.log")" <<'PY'
+import json, sys
+n = int(sys.argv[1]); r = json.loads(sys.argv[2]); phases = sys.argv[3]
+end = r['tAll'] or r['tLast']
+span = max(0.001, (end - r['tFirst']) / 1000)
+cpu = (r['cpuAll'] - r['cpuFirst']) / max(1, r['distinct'] - r['distinctFirst']) * 1e6 if r.get('cpuAll') is not None else float('nan')
+print(f"{(r['distinct'] - r['distinctFirst']) / span:.0f} | {cpu:.0f} | {r['distinct']}/{n}, {r['duplicated']} duplicated | {phases}")
+PY
+)"
+  log "catchup $kind: ${CATCHUP[$kind]}"
 }
 
 snapshot() {
@@ -324,8 +427,9 @@ name_of() {
   case "$1" in
     cdc) echo "bson2json cdc" ;;
     cdc-mongo-kafka | cdc-debezium) echo "bson2json cdc --format ${1#cdc-}" ;;
-    mongo) echo "MongoDB connector $MONGO_CONNECTOR" ;;
-    debezium) echo "Debezium MongoDB $DEBEZIUM" ;;
+    mongo) echo "MongoDB connector $MONGO_CONNECTOR${DBWIDE:+, database-wide}" ;;
+    mongo-each) echo "MongoDB connector $MONGO_CONNECTOR, one per collection (${WIDE:-10} in one worker)" ;;
+    debezium) echo "Debezium MongoDB $DEBEZIUM${DBWIDE:+, database-wide}" ;;
   esac
 }
 
@@ -333,10 +437,17 @@ name_of() {
 # same writes (kafka-connectors.mjs workload) on several collections of one database: per topic,
 # key and value compared record by record (FORMAT_PIPELINES, FORMAT_COLLS, FORMAT_SCOPE).
 formats() {
-  local db="fmt_$$" kind ok=0
+  local db="fmt_$$" kind ok=0 mode=stream snapcolls=""
   local kinds="${FORMAT_PIPELINES:-mongo cdc-mongo-kafka debezium cdc-debezium}"
+  if [ -n "${FORMAT_SNAPSHOT:-}" ]; then
+    # the initial snapshot too: collections s1 and s2 hold the fixture's documents before the
+    # pipelines start (copy_existing, Debezium's initial, cdc --snapshot), then the same writes
+    mode=snapshot
+    snapcolls="s1 s2"
+    helper prefill-fixture --uri "$URI" --db "$db" --colls s1,s2
+  fi
   for kind in $kinds; do
-    PIDKEY="$db-$kind" launch "$kind" "$db" stream
+    PIDKEY="$db-$kind" launch "$kind" "$db" "$mode"
   done
   for kind in $kinds; do
     if ! helper warm --uri "$URI" --db "$db" --coll c --brokers "$BROKER" --topic "$(topic_of "$kind" "$db")" --timeout 180 >&2; then
@@ -344,22 +455,38 @@ formats() {
       ok=1
     fi
   done
-  local colls="${FORMAT_COLLS:-c d e}" coll
+  local colls="${FORMAT_COLLS:-c d e}" coll until
   helper workload --uri "$URI" --db "$db" --colls "${colls// /,}"
+  colls="$snapcolls${snapcolls:+ }$colls"
   for kind in $kinds; do
     for coll in $colls; do
-      helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$coll")" --until end --timeout 120 >"$RUN/$db-$kind-$coll.jsonl" || ok=1
+      # a snapshot's topic ends with its last document (the ObjectId _id sorts last)
+      until=end
+      [[ " $snapcolls " == *" $coll "* ]] && until=65a1b2c3d4e5f60718293a4c
+      helper dump --brokers "$BROKER" --topic "$(topic_of "$kind" "$db" "$coll")" --until "$until" --timeout 120 >"$RUN/$db-$kind-$coll.jsonl" || ok=1
     done
   done
   for kind in $kinds; do stop_pipeline "$db-$kind"; done
+  local lines=() line
   for kind in mongo debezium; do
     local f="${kind/mongo/mongo-kafka}"
     [[ " $kinds " == *" $kind "* && " $kinds " == *" cdc-$f "* ]] || continue
     for coll in $colls; do
       log "$f, topic of $db.$coll: the connector's records ($RUN/$db-$kind-$coll.jsonl) against cdc --format $f ($RUN/$db-cdc-$f-$coll.jsonl)"
-      helper compare --format "$f" "$RUN/$db-$kind-$coll.jsonl" "$RUN/$db-cdc-$f-$coll.jsonl" || ok=1
+      line="$(helper compare --format "$f" "$RUN/$db-$kind-$coll.jsonl" "$RUN/$db-cdc-$f-$coll.jsonl")" || ok=1
+      lines+=("$f $db.$coll: $line")
     done
   done
+  {
+    echo
+    echo "\`$CMDLINE\` ($(date -u '+%Y-%m-%d %H:%M UTC'); database-wide: the MongoDB connector $MONGO_CONNECTOR with \`database=$db\`, Debezium $DEBEZIUM with \`database.include.list=$db\`, each in Kafka Connect $KAFKA_VERSION standalone; \`cdc --db $db --topic-prefix P --format F\`; one SecantusDB, one Kafka $KAFKA_VERSION broker; the writes of __test__/support/fixtures/kafka-connectors.json on collections ${FORMAT_COLLS:-c d e}${snapcolls:+, after an initial snapshot of its first three documents in $snapcolls})"
+    echo
+    echo "One line per topic: records compared in order, key and value (Debezium: less \`ts_ms\`, \`source.name\`, \`source.version\`, and a snapshot record's \`source\` times and \`last\` mark; \`markedLast\`: the records marked \`\"snapshot\":\"last\"\` in the topic; \`lookupTiming\`: an update's \`after\` null on one side because it looked the document up after the following delete)."
+    echo
+    echo '```'
+    printf '%s\n' "${lines[@]}"
+    echo '```'
+  } | if [ -n "${RESULTS:-}" ]; then tee "$RESULTS"; else cat; fi
   return $ok
 }
 
@@ -378,6 +505,19 @@ main() {
     formats
     return $?
   fi
+  case "$what" in
+    wide | catchup)
+      # database-wide over WIDE collections, flat out by default
+      DBWIDE=1
+      WIDE_RUN=1
+      RATE="${RATE_SET:-0}"
+      WRITERS="${WRITERS:-4}"
+      if [ -z "${PIPELINES_SET:-}" ]; then
+        PIPELINES="cdc cdc-mongo-kafka mongo mongo-each"
+        [ "$what" = wide ] && PIPELINES="$PIPELINES debezium"
+      fi
+      ;;
+  esac
   BROKER="$(bash "$ROOT/scripts/kafka.sh" start)"
   URI="$(bash "$ROOT/scripts/secantus.sh" start)"
   # Debezium refuses a connection string without replicaSet= for a replica set ("Replica set not
@@ -386,6 +526,9 @@ main() {
   rm -rf "$RUN"
   mkdir -p "$RUN"
   log "broker $BROKER, source $URI, work files in $RUN"
+  local started load0
+  started="$(date -u '+%Y-%m-%d %H:%M UTC')"
+  load0="$(cut -d' ' -f1-3 /proc/loadavg)"
   for kind in $PIPELINES; do
     # A fresh SecantusDB per pipeline: it keeps everything in memory, and with one server for all
     # the writer's rate beside cdc fell from 387/s (fresh) to 159/s (after two full runs): an
@@ -393,23 +536,48 @@ main() {
     bash "$ROOT/scripts/secantus.sh" stop
     URI="$(bash "$ROOT/scripts/secantus.sh" start)"
     log "$kind: fresh source $URI"
-    case "$what" in live | all) live "$kind" ;; esac
+    case "$what" in live | wide | all) live "$kind" ;; catchup) catchup "$kind" ;; esac
     [ -n "${FAIL[$kind]:-}" ] && continue
     case "$what" in snapshot | all) snapshot "$kind" ;; esac
     case "$what" in kill | all) kill_test "$kind" ;; esac
   done
+  report "$what" "$started" "$load0" | if [ -n "${RESULTS:-}" ]; then tee "$RESULTS"; else cat; fi
+}
+
+# The tables of the run ($1 what, $2 when it started, $3 the load average then).
+report() {
+  local what="$1" kind
   echo
-  echo "2 cores (shared), $(nproc) CPUs seen; source SecantusDB (scripts/secantus.sh), broker Kafka $KAFKA_VERSION (scripts/kafka.sh)"
+  echo "\`$CMDLINE\` ($2; load average $3 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
   echo
-  if [ "$what" = live ] || [ "$what" = all ]; then
-    echo "Live: $N inserts of ~1 KB at $RATE/s"
+  echo "$(nproc) CPUs shared with other work; Node $(node --version), $("$JAVA" -version 2>&1 | head -n 1); source SecantusDB (scripts/secantus.sh, a fresh one per pipeline), broker Kafka $KAFKA_VERSION (scripts/kafka.sh)"
+  echo
+  local writers=""
+  [ "${WRITERS:-1}" -gt 1 ] && writers=" by $WRITERS writers"
+  local rate="$RATE/s"
+  [ "$RATE" = 0 ] && rate="as fast as the source takes them (insertMany of 500)"
+  if [ "$what" = live ] || [ "$what" = wide ] || [ "$what" = all ]; then
+    if [ "$what" = wide ]; then echo "Database-wide, ${WIDE:-10} collections: $N inserts of ~1 KB$writers, $rate, each insertMany into the next collection"
+    else echo "Live: $N inserts of ~1 KB$writers, $rate"; fi
     echo
-    echo "| pipeline | events/s delivered | client CPU µs/event | lag at the end (s) | delivered |"
-    echo "|---|--:|--:|--:|---|"
+    echo "| pipeline | events/s delivered | CPU µs/event | lag at the end (s) | delivered | where cdc's stream waited |"
+    echo "|---|--:|--:|--:|---|---|"
+    for kind in $PIPELINES; do
+      if [ -n "${FAIL[$kind]:-}" ]; then
+        echo "| $(name_of "$kind") | did not run: ${FAIL[$kind]//$'\n'/; } | | | | |"
+      else echo "| $(name_of "$kind") | ${LIVE[$kind]:-} |"; fi
+    done
+    echo
+  fi
+  if [ "$what" = catchup ]; then
+    echo "Catching up: $N inserts of ~1 KB over ${WIDE:-10} collections written first$writers, then the pipeline from a cluster time before them; from its first event read back to the last"
+    echo
+    echo "| pipeline | events/s | CPU µs/event | delivered | where cdc's stream waited |"
+    echo "|---|--:|--:|---|---|"
     for kind in $PIPELINES; do
       if [ -n "${FAIL[$kind]:-}" ]; then
         echo "| $(name_of "$kind") | did not run: ${FAIL[$kind]//$'\n'/; } | | | |"
-      else echo "| $(name_of "$kind") | ${LIVE[$kind]:-} |"; fi
+      else echo "| $(name_of "$kind") | ${CATCHUP[$kind]:-} |"; fi
     done
     echo
   fi

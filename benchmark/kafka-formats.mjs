@@ -1,11 +1,20 @@
-// The record formats' own cost per event, side by side in one process (no server, no broker):
-// the same change events, transcoded once by the binding into each format's dialect as
-// lib/mongo/change-stream.js does, then written as each format's Kafka records
-// (lib/kafka/records.js). bson2json's records reuse the binding's text; mongo-kafka and debezium
-// walk the canonical Extended JSON in JavaScript (lib/kafka/java-json.js): the figure says what a
-// native writer of those formats would save.
+// The record formats' cost per event, side by side in one process (no server, no broker): the
+// same getMore replies of change events made into each format's Kafka records the way the sink
+// makes them, the transcoding included:
+//   bson2json:    the native pass writes the records' bytes (EventFormat.RecordEvent)
+//   mongo-kafka,  the native pass writes the connector's key and value (crates/bson2json-core/
+//   debezium:     src/kafka/, EventFormat.RecordMongoKafka / RecordDebezium), lib/kafka/records.js
+//                 makes the records (and Debezium's tombstones)
+//   … (JS twin):  the events transcoded to canonical Extended JSON, then written in JavaScript
+//                 (lib/kafka/records-plain.js, the writers the sink used before the native ones)
+// Each round runs every way over every reply in alternating order; a way's time is this process's
+// CPU time per event (process.cpuUsage: on a shared machine, the time the process was not
+// running does not count); the table gives each way's median over the rounds and its ratio to
+// bson2json's.
 //
-//   node benchmark/kafka-formats.mjs [--events 20000] [--rounds 7]
+//   node benchmark/kafka-formats.mjs [--events 20000] [--rounds 7] [--out FILE]
+// --out writes the report into FILE too (benchmark/results/kafka-formats-nodeNN.md), with the
+// command, the time and the machine's load average.
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 
@@ -14,13 +23,16 @@ const { BSON, Long, Decimal128, ObjectId, Timestamp } = require('bson')
 const native = require('../lib/native')
 const { resolveOptions } = require('../lib/options')
 const { formatOf } = require('../lib/kafka/records')
+const { PLAIN } = require('../lib/kafka/records-plain')
 const { router } = require('../lib/kafka/scope')
+const { version } = require('../package.json')
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '7' } } })
+const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '7' }, out: { type: 'string' } } })
 const N = Number(values.events)
 const ROUNDS = Number(values.rounds)
 
-// A getMore reply of N insert events of ~1 KB documents (the shape of benchmark/kafka-connectors.mjs's).
+// N insert events of ~1 KB documents (the shape of benchmark/kafka-connectors.mjs's), in getMore
+// replies of 1,000 events
 const events = []
 for (let i = 0; i < N; i++) {
   const _id = `k${String(i).padStart(8, '0')}k`
@@ -34,35 +46,59 @@ for (let i = 0; i < N; i++) {
     documentKey: { _id },
   })
 }
-// the replies' cursor documents (1,000 events each), as the raw getMore replies hold them
 const cursors = []
 for (let i = 0; i < N; i += 1000) cursors.push(BSON.serialize({ id: Long.ZERO, ns: 'shop.orders', nextBatch: events.slice(i, i + 1000), postBatchResumeToken: { _data: '82' } }))
 
-function transcoded(dialect) {
-  const o = resolveOptions(dialect === undefined ? {} : { dialect })
-  return cursors.flatMap((c) => native.transcodeChangeBatch(c, true, o).events)
-}
-
-const formats = ['bson2json', 'mongo-kafka', 'debezium']
-const opts = { topic: 't', id: 'bench' }
+const F = native.EventFormat
+const opts = { topic: 't', id: 'bench', topicPrefix: 'p' }
 opts.topicOf = router(opts)
-const input = Object.fromEntries(formats.map((f) => [f, transcoded(formatOf(f).dialect)]))
-const times = Object.fromEntries(formats.map((f) => [f, []]))
+const kafka = { name: 'p', version: `bson2json ${version}` }
+const plainOpts = resolveOptions({ dialect: 'canonical' })
+const nativeOpts = resolveOptions({})
+const WAYS = {
+  bson2json: (c, out) => {
+    for (const ev of native.transcodeChangeBatch(c, F.RecordEvent, nativeOpts).events) formatOf('bson2json').records(opts, ev, out)
+  },
+  'mongo-kafka': (c, out) => {
+    for (const ev of native.transcodeChangeBatch(c, F.RecordMongoKafka, nativeOpts, false, kafka).events) formatOf('mongo-kafka').records(opts, ev, out)
+  },
+  debezium: (c, out) => {
+    for (const ev of native.transcodeChangeBatch(c, F.RecordDebezium, nativeOpts, false, kafka).events) formatOf('debezium').records(opts, ev, out)
+  },
+  'mongo-kafka (JS twin)': (c, out) => {
+    for (const ev of native.transcodeChangeBatch(c, F.Whole, plainOpts).events) PLAIN['mongo-kafka'].records(opts, ev, out)
+  },
+  'debezium (JS twin)': (c, out) => {
+    for (const ev of native.transcodeChangeBatch(c, F.Whole, plainOpts).events) PLAIN.debezium.records(opts, ev, out)
+  },
+}
+const names = Object.keys(WAYS)
+const times = Object.fromEntries(names.map((f) => [f, []]))
 let sink = 0
 for (let r = 0; r < ROUNDS; r++) {
-  for (const f of r % 2 === 0 ? formats : [...formats].reverse()) {
-    const fmt = formatOf(f)
+  for (const f of r % 2 === 0 ? names : [...names].reverse()) {
     const out = []
-    const t0 = process.hrtime.bigint()
-    for (const ev of input[f]) fmt.records(opts, ev, out)
-    times[f].push(Number(process.hrtime.bigint() - t0) / 1e3 / N)
+    const c0 = process.cpuUsage()
+    for (const c of cursors) WAYS[f](c, out)
+    const c1 = process.cpuUsage(c0)
+    times[f].push((c1.user + c1.system) / N)
     sink += out.length
   }
 }
 const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1]
 const base = median(times.bson2json)
-console.log(`${N} insert events of ~1 KB, ${ROUNDS} rounds alternating, medians; Node ${process.version}`)
-console.log('| format | µs per event (records written) | ratio to bson2json |')
-console.log('| --- | ---: | ---: |')
-for (const f of formats) console.log(`| ${f} | ${median(times[f]).toFixed(2)} | ${(median(times[f]) / base).toFixed(2)}x |`)
-if (sink === 0) console.log('(nothing written)')
+const os = await import('node:os')
+const lines = [
+  `\`node benchmark/kafka-formats.mjs --events ${N} --rounds ${ROUNDS}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; ${os.cpus().length} CPUs shared with other work)`,
+  '',
+  `${N} insert events of ~1 KB in replies of 1,000, ${ROUNDS} rounds alternating, medians; Node ${process.version}`,
+  '',
+  '| format | CPU µs per event (transcoded and made into records) | ratio to bson2json |',
+  '| --- | ---: | ---: |',
+  ...names.map((f) => `| ${f} | ${median(times[f]).toFixed(2)} | ${(median(times[f]) / base).toFixed(2)}x |`),
+  '',
+  ...['mongo-kafka', 'debezium'].map((f) => `${f}: the native writer takes ${(median(times[f]) / median(times[`${f} (JS twin)`])).toFixed(2)}x the time of its JavaScript twin.`),
+]
+if (sink === 0) lines.push('(nothing written)')
+console.log(lines.join('\n'))
+if (values.out) (await import('node:fs')).writeFileSync(values.out, `${lines.join('\n')}\n`)

@@ -49,6 +49,46 @@ function runLogged(what: string, args: string[], timeout: number) {
   return r
 }
 
+/**
+ * Random BSON values of every type (js-bson objects), nested up to 4 deep: what the record-format
+ * tests write with the Java writer and its twins. `leaf()` one value, `node(depth)` a value or a
+ * container of them.
+ */
+function bsonValues(seed: number) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { EJSON, Long, Double, Int32, Decimal128, ObjectId, Binary, Timestamp, BSONRegExp, MinKey, MaxKey, BSONSymbol, Code, DBRef } = require('bson')
+  const r = mulberry32(seed).next
+  const pick = <T,>(a: T[]): T => a[Math.floor(r() * a.length)]
+  const strings = ['', 'plain', 'é', 'a"b\\c', 'tab\there', '\u0000\u001f\u007f', '\u{1F600}', '\u2028\u00a0\u200b', 'x'.repeat(300), '\u0301', 'ラーメン\u02b0', '\ufffd\uffff\u0378']
+  const leaf = (): any =>
+    pick([
+      () => new Double(pick(DOUBLE_POOL)),
+      () => new Int32(Math.floor(r() * 2 ** 31) * (r() < 0.5 ? -1 : 1)),
+      () => Long.fromBigInt(pick(INT64_POOL)),
+      () => new Date(Number(pick(DATE_POOL.filter((d) => d >= -8640000000000000n && d <= 8640000000000000n)))),
+      () => pick(strings),
+      () => Decimal128.fromString(pick(['1.10', '-0', '1E+10', 'NaN', '-Infinity', '1234567890123456789012345678901234'])),
+      () => new ObjectId(),
+      () => new Binary(Buffer.from([1, 2, 3, 250]), pick([0, 2, 4, 5, 0x80])),
+      () => new Timestamp({ t: Math.floor(r() * 2 ** 32), i: Math.floor(r() * 100) }),
+      () => new BSONRegExp(pick(['^a', 'x"y']), pick(['', 'i', 'imsx'])),
+      () => pick([true, false, null]),
+      () => new MinKey(),
+      () => new MaxKey(),
+      () => new BSONSymbol('sym'),
+      () => new Code('f()'),
+      () => new Code('g()', { s: 1 }),
+    ])()
+  const node = (depth: number): any => {
+    if (depth > 3 || r() < 0.5) return leaf()
+    if (r() < 0.3) return Array.from({ length: Math.floor(r() * 4) }, () => node(depth + 1))
+    const d: Record<string, any> = {}
+    for (let k = Math.floor(r() * 5); k > 0; k--) d[pick(['a', 'b c', '0', '12', 'é', '$x', 'ns', '_id'])] = node(depth + 1)
+    return d
+  }
+  return { r, pick, leaf, node, EJSON, ObjectId, DBRef }
+}
+
 describe('options and arguments (no broker)', () => {
   it('rejects unknown and malformed options with TypeError/RangeError naming them', () => {
     const base = { source: {}, brokers: ['127.0.0.1:9092'], topic: 't', checkpointTopic: 'c', id: 'i' }
@@ -219,6 +259,9 @@ describe('options and arguments (no broker)', () => {
     const { javaDouble, javaString, javaIsoDate } = require('../../lib/kafka/java-json')
     expect([1, 1.5, 1e7, 1e-3, 9.99e-4, 123456.789, 1e21, -0, 0, -2.5e-8, NaN, -Infinity].map(javaDouble)).toEqual(['1.0', '1.5', '1.0E7', '0.001', '9.99E-4', '123456.789', '1.0E21', '-0.0', '0.0', '-2.5E-8', 'NaN', '-Infinity'])
     expect(javaString('a"\\\t\u0001\u00e9\u0301\u{1F600}\u2028\u00a0\u200b')).toBe('"a\\"\\\\\\t\\u0001\u00e9\\u0301\\ud83d\\ude00\\u2028\u00a0\\u200b"')
+    // modifier letters (Lm: the long vowel mark ー, ʰ, 々) are escaped by the real writer (its table:
+    // scripts/kafka-java-chars.sh), and so are characters the JVM's Unicode version does not assign
+    expect(javaString('\u30fc\u02b0\u3005\u30a2')).toBe('"\\u30fc\\u02b0\\u3005\u30a2"')
     expect([javaIsoDate(1700000000000), javaIsoDate(1700000000120), javaIsoDate(1700000000001)]).toEqual(['2023-11-14T22:13:20Z', '2023-11-14T22:13:20.12Z', '2023-11-14T22:13:20.001Z'])
     const base = { source: {}, brokers: 'h:1', topic: 't', checkpointTopic: 'c', id: 'i' }
     expect(() => kafka.changeStreamToKafka({ ...base, format: 'avro' })).toThrow(/options.format must be one of bson2json, mongo-kafka, debezium/)
@@ -232,37 +275,7 @@ describe('options and arguments (no broker)', () => {
   it('record formats: the one-pass Java writer equals its plain twin (the tree written) on random documents of every type, in the three modes', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { javaJson, write, parseCanonical } = require('../../lib/kafka/java-json')
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { EJSON, Long, Double, Int32, Decimal128, ObjectId, Binary, Timestamp, BSONRegExp, MinKey, MaxKey, BSONSymbol, Code, DBRef } = require('bson')
-    const r = mulberry32(49).next
-    const pick = <T,>(a: T[]): T => a[Math.floor(r() * a.length)]
-    const strings = ['', 'plain', 'é', 'a"b\\c', 'tab\there', '\u0000\u001f\u007f', '\u{1F600}', '\u2028\u00a0\u200b', 'x'.repeat(300), '\u0301']
-    const leaf = (): any =>
-      pick([
-        () => new Double(pick(DOUBLE_POOL)),
-        () => new Int32(Math.floor(r() * 2 ** 31) * (r() < 0.5 ? -1 : 1)),
-        () => Long.fromBigInt(pick(INT64_POOL)),
-        () => new Date(Number(pick(DATE_POOL.filter((d) => d >= -8640000000000000n && d <= 8640000000000000n)))),
-        () => pick(strings),
-        () => Decimal128.fromString(pick(['1.10', '-0', '1E+10', 'NaN', '-Infinity', '1234567890123456789012345678901234'])),
-        () => new ObjectId(),
-        () => new Binary(Buffer.from([1, 2, 3, 250]), pick([0, 4, 5, 0x80])),
-        () => new Timestamp({ t: Math.floor(r() * 2 ** 32), i: Math.floor(r() * 100) }),
-        () => new BSONRegExp(pick(['^a', 'x"y']), pick(['', 'i', 'imsx'])),
-        () => pick([true, false, null]),
-        () => new MinKey(),
-        () => new MaxKey(),
-        () => new BSONSymbol('sym'),
-        () => new Code('f()'),
-        () => new Code('g()', { s: 1 }),
-      ])()
-    const node = (depth: number): any => {
-      if (depth > 3 || r() < 0.5) return leaf()
-      if (r() < 0.3) return Array.from({ length: Math.floor(r() * 4) }, () => node(depth + 1))
-      const d: Record<string, any> = {}
-      for (let k = Math.floor(r() * 5); k > 0; k--) d[pick(['a', 'b c', '0', '12', 'é', '$x', 'ns', '_id'])] = node(depth + 1)
-      return d
-    }
+    const { r, leaf, node, EJSON, ObjectId, DBRef } = bsonValues(49)
     let checked = 0
     for (let i = 0; i < 400; i++) {
       const doc = { _id: leaf(), v: node(0), w: [node(1), node(1)], ref: r() < 0.1 ? new DBRef('c', new ObjectId()) : 1 }
@@ -273,6 +286,75 @@ describe('options and arguments (no broker)', () => {
       }
     }
     expect(checked).toBe(1200)
+  })
+
+  it('connector records: the native writer (the sink\'s) equals its JavaScript twin on random events of every kind and type (mongo-kafka, debezium; events and snapshot documents)', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const native = require('../../lib/native')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { resolveOptions } = require('../../lib/options')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { formatOf } = require('../../lib/kafka/records')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PLAIN } = require('../../lib/kafka/records-plain')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { BSON, Long, Timestamp } = require('bson')
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { version } = require('../../package.json')
+    const { r, pick, leaf, node } = bsonValues(4949)
+    const F = native.EventFormat
+    const o: any = { id: 'run', topicPrefix: 'pfx', topicOf: (ns: any) => `pfx.${ns.db}.${ns.coll}` }
+    const kafkaCtx = { name: 'pfx', version: `bson2json ${version}`, atT: 1700000000, atI: 7 }
+    const ns = { db: pick(['shop', 'é db']), coll: 'c"1' }
+    // change events of every kind a stream carries, with random documents
+    const events: any[] = []
+    const snapshots: any[] = []
+    for (let i = 0; i < 300; i++) {
+      const doc: any = { _id: leaf(), v: node(0), w: [node(1), node(1)] }
+      const head = { _id: { _data: `8263${i.toString(16).padStart(28, '0')}` } }
+      const at = { clusterTime: new Timestamp({ t: 1700000000 + i, i: i % 7 }), wallTime: new Date(1700000000000 + i) }
+      const kind = pick(['insert', 'update', 'replace', 'delete', 'drop', 'rename', 'update'])
+      const dk = { documentKey: { _id: doc._id } }
+      if (kind === 'insert' || kind === 'replace') events.push({ ...head, operationType: kind, ...at, fullDocument: doc, ns, ...dk })
+      else if (kind === 'update') {
+        const ud: any = { updatedFields: { a: leaf(), 'b.c': node(1) }, removedFields: r() < 0.5 ? [] : ['z', 'é'] }
+        if (r() < 0.5) ud.truncatedArrays = [{ field: 'arr', newSize: 2 }]
+        events.push({ ...head, operationType: 'update', ...at, ns, ...dk, updateDescription: ud, fullDocument: r() < 0.2 ? null : doc })
+      } else if (kind === 'delete') events.push({ ...head, operationType: 'delete', ...at, ns, ...dk })
+      else if (kind === 'drop') events.push({ ...head, operationType: 'drop', ...at, ns })
+      else events.push({ ...head, operationType: 'rename', ...at, ns, to: { db: 'shop', coll: 'd' } })
+      snapshots.push({ _id: { k: doc._id }, operationType: 'snapshot', ns, documentKey: { _id: doc._id }, fullDocument: doc })
+    }
+    const cursor = (batch: any[]) => BSON.serialize({ id: Long.ZERO, ns: 'shop.c', nextBatch: batch, postBatchResumeToken: { _data: '82' } })
+    const text = (recs: any[]) => recs.map((m) => [m.topic, m.key === undefined ? null : m.key.toString(), m.value === undefined ? null : m.value.toString().replace(/"ts_ms":\d+,"transaction":null}$/, '"ts_ms":0,"transaction":null}')])
+    const canonical = resolveOptions({ dialect: 'canonical' })
+    let compared = 0
+    for (const format of ['mongo-kafka', 'debezium']) {
+      const fmt = formatOf(format)
+      const code = format === 'debezium' ? F.RecordDebezium : F.RecordMongoKafka
+      for (let i = 0; i < events.length; i += 50) {
+        const c = cursor(events.slice(i, i + 50))
+        const ours: any[] = []
+        for (const ev of native.transcodeChangeBatch(c, code, resolveOptions({}), false, kafkaCtx).events) fmt.records(o, ev, ours)
+        const twin: any[] = []
+        for (const ev of native.transcodeChangeBatch(c, F.Whole, canonical).events) PLAIN[format].records(o, ev, twin)
+        expect(text(ours)).toEqual(text(twin))
+        compared += twin.length
+      }
+      const snap = format === 'debezium' ? F.RecordDebeziumSnapshot : F.RecordMongoKafkaSnapshot
+      for (let i = 0; i < snapshots.length; i += 50) {
+        const c = cursor(snapshots.slice(i, i + 50))
+        const ours: any[] = []
+        for (const ev of native.transcodeChangeBatch(c, snap, resolveOptions({}), false, kafkaCtx).events) fmt.snapshot(o, ev, 'initial', ours, { at: { t: 1700000000, i: 7 }, last: false })
+        const twin: any[] = []
+        for (const ev of native.transcodeChangeBatch(c, F.Parts, canonical).events) PLAIN[format].snapshot(o, ev, 'initial', twin, { at: { t: 1700000000, i: 7 }, last: false })
+        expect(text(ours)).toEqual(text(twin))
+        compared += twin.length
+      }
+    }
+    // every event and document written by both formats, deletes with Debezium's tombstones, none of
+    // Debezium's for drop and rename
+    expect(compared).toBeGreaterThan(1000)
   })
 
   it('scope: --topic-prefix, --topic-map, --include/--exclude parsed and checked; the $match they push', () => {
@@ -463,9 +545,14 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect([first.source.db, first.source.collection, first.source.name]).toEqual([`kfm${tag}`, 'c', runs[1].t.id])
   })
 
-  it('--format with --snapshot: copy_existing\'s records (mongo-kafka), op "r" (debezium), then the stream', async () => {
-    const coll = client.db(`kfs${tag}`).collection('c')
-    await coll.insertMany([{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }])
+  it('--format with --snapshot: the connectors\' own snapshot records (copy_existing\'s, Debezium\'s op "r" with the last one marked "last"), then the stream', async () => {
+    const fixture = JSON.parse(readFileSync(join(ROOT, '__test__/support/fixtures/kafka-connectors.json'), 'utf8'))
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EJSON } = require('bson')
+    const docs = EJSON.parse(JSON.stringify(fixture.writes), { relaxed: false }).filter((w: any) => w.insert && w.insert._id !== 'end').map((w: any) => w.insert)
+    const db = `kfs${tag}`
+    const coll = client.db(db).collection('c')
+    await coll.insertMany(docs)
     const runs = ['mongo-kafka', 'debezium'].map((format) => {
       const t = names()
       return { t, run: kafka.changeStreamToKafka({ source: coll, brokers, ...t, format, snapshot: true, maxAwaitTimeMS: 100 }) }
@@ -477,19 +564,28 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     } finally {
       for (const r of runs) await r.run.stop()
     }
-    const ns = `{"db": "kfs${tag}", "coll": "c"}`
+    // the connector's records of the same documents, with its namespace replaced by this test's
+    const snap = fixture.snapshot
+    const ours = (text: string, coll: string) => text.split(`{"db": "${snap.db}", "coll": "${coll}"}`).join(`{"db": "${db}", "coll": "c"}`)
     const mk = await readAll(runs[0].t.topic)
-    expect(mk.slice(0, 2).map((m) => [m.key, m.value])).toEqual([
-      ['{"_id": 1}', `{"_id": {"_id": 1, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 1}, "fullDocument": {"_id": 1, "a": "x"}, "ns": ${ns}}`],
-      ['{"_id": 2}', `{"_id": {"_id": 2, "copyingData": true}, "operationType": "insert", "documentKey": {"_id": 2}, "fullDocument": {"_id": 2, "a": "y"}, "ns": ${ns}}`],
+    expect(mk.slice(0, 3).map((m) => [m.key, m.value])).toEqual(snap.mongoKafka.records.map((r: any) => [r.key, ours(r.value, snap.mongoKafka.coll)]))
+    expect(JSON.parse(mk[3].value).operationType).toBe('insert')
+    // Debezium: the fields that name the run (db, collection, name, version) and its times set apart
+    const envelope = (v: any) => ({ ...v, ts_ms: 0, source: { ...v.source, name: '', version: '', db: '', collection: '', ts_ms: 0, ts_us: 0, ts_ns: 0, ord: 0 } })
+    const dz = await readAll(runs[1].t.topic)
+    expect(dz.slice(0, 3).map((m) => [m.key, envelope(JSON.parse(m.value))])).toEqual(snap.debezium.records.map((r: any) => [r.key, envelope(JSON.parse(r.value))]))
+    const values = dz.map((m) => JSON.parse(m.value))
+    expect(values.map((v) => [v.op, v.source.snapshot])).toEqual([
+      ['r', 'true'],
+      ['r', 'true'],
+      ['r', 'last'],
+      ['c', 'false'],
     ])
-    expect(JSON.parse(mk[2].value).operationType).toBe('insert')
-    const dz = (await readAll(runs[1].t.topic)).map((m) => ({ key: m.key, ...JSON.parse(m.value) }))
-    expect(dz.map((v) => [v.key, v.op, v.source.snapshot, v.after])).toEqual([
-      ['{"id":"1"}', 'r', 'true', '{"_id": 1,"a": "x"}'],
-      ['{"id":"2"}', 'r', 'true', '{"_id": 2,"a": "y"}'],
-      ['{"id":"3"}', 'c', 'false', '{"_id": 3,"a": "z"}'],
-    ])
+    // source.ts_ms and ord of a snapshot record: the cluster time of the position the copy began at
+    const at = values[0].source
+    expect(values.slice(0, 3).every((v) => v.source.ts_ms === at.ts_ms && v.source.ord === at.ord && v.source.ts_us === at.ts_ms * 1000)).toBe(true)
+    expect(at.ts_ms).toBeLessThanOrEqual(values[3].source.ts_ms)
+    expect(at.ts_ms).toBeGreaterThan(Date.now() - 600_000)
   })
 
   it('PII-safe CDC: projection and HMAC redaction before Kafka, updates included', async () => {
@@ -686,6 +782,10 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     b.p.kill('SIGTERM')
     expect(await b.exit).toBe(0)
     expect(b.err()).toMatch(/events \(\+\d+, [\d.]+\/s\), \d+ transactions, lag/)
+    // where the stream's time went: the shares add up to 100 % (give or take the rounding)
+    const shares = /the stream waited on the source (\d+)%, wrote records (\d+)%, waited on Kafka (\d+)%/.exec(b.err())
+    expect(shares).not.toBeNull()
+    expect(Math.abs(shares!.slice(1).reduce((a, x) => a + Number(x), 0) - 100)).toBeLessThanOrEqual(2)
     // a clean stop: the run ended (transaction finished, cursor closed), not an exit from the handler
     expect(b.err()).toMatch(/SIGTERM: finishing the open transaction[\s\S]*stopped \(SIGTERM\): \d+ events in \d+ transactions/)
     const msgs = await readAll(t.topic)

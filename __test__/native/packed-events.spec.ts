@@ -366,6 +366,13 @@ describe('packed change events', () => {
     }
   })
 
+  // Debezium's envelope carries the time it was written (its top-level `ts_ms`): two calls
+  // straddling a millisecond differ there and nowhere else.
+  const noClock = (x: any) =>
+    x !== null && typeof x === 'object' && Buffer.isBuffer(x.value)
+      ? { ...x, value: x.value.toString('utf8').replace(/"ts_ms":\d+,"transaction":/, '"ts_ms":0,"transaction":') }
+      : x
+
   it('split events: the merged fragments equal the unsplit event, in every format', () => {
     const r = mulberry32(32).next
     for (let round = 0; round < 100; round++) {
@@ -385,8 +392,8 @@ describe('packed change events', () => {
       for (const o of OPTIONS) {
         for (const format of Object.values(F) as number[]) {
           if (format === F.RecordSnapshot) continue
-          const want = outcome(() => native.transcodeChangeBatch(cursor([merged]).doc, format, o).events[0])
-          const one = outcome(() => native.transcodeChangeFragments(frags, format, o))
+          const want = outcome(() => noClock(native.transcodeChangeBatch(cursor([merged]).doc, format, o).events[0]))
+          const one = outcome(() => noClock(native.transcodeChangeFragments(frags, format, o)))
           if (want !== null && typeof want === 'object' && 'code' in want) expect(one).toMatchObject({ code: (want as any).code })
           else expect(one).toEqual(want)
         }

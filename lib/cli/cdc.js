@@ -288,6 +288,20 @@ function parseArgs(argv) {
   return o
 }
 
+/**
+ * Where the stream's loop spent its time since the last progress line (lib/kafka/stream-copy.js
+ * `stats.phases`): waiting for the source, writing records, waiting for Kafka. Empty before the
+ * stream runs.
+ */
+function phasesText(p, before) {
+  if (!p) return ''
+  const d = (k) => p[k] - (before ? before[k] : 0)
+  const loop = d('source') + d('records') + d('kafka')
+  if (loop <= 0) return ''
+  const pct = (k) => `${Math.round((d(k) * 100) / loop)}%`
+  return `; the stream waited on the source ${pct('source')}, wrote records ${pct('records')}, waited on Kafka ${pct('kafka')}`
+}
+
 function fmtTime(ct) {
   return ct ? `${new Date(ct.t * 1000).toISOString()} (${ct.t}.${ct.i})` : 'unknown'
 }
@@ -310,6 +324,7 @@ async function main(argv) {
 
   let lastEvents = 0
   let lastAt = Date.now()
+  let lastPhases = null
   let announced = false
   let snapshotSeen = null
   let snapshotDone = null
@@ -324,10 +339,12 @@ async function main(argv) {
     const snap = s.snapshot && !s.snapshot.done ? `snapshot ${s.snapshot.records} records (${s.snapshot.reason}), ` : ''
     log(
       `${snap}${s.events} events (+${s.events - lastEvents}, ${rate.toFixed(1)}/s), ${s.transactions} transactions, ` +
-        `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}${s.mongoRetries ? `, ${s.mongoRetries} MongoDB retries` : ''}`,
+        `lag ${lag === null ? 'unknown' : `${lag.toFixed(1)} s`} (at ${fmtTime(ct)})${s.restarts ? `, ${s.restarts} restarts` : ''}${s.mongoRetries ? `, ${s.mongoRetries} MongoDB retries` : ''}` +
+        phasesText(s.phases, lastPhases),
     )
     lastEvents = s.events
     lastAt = now
+    if (s.phases) lastPhases = { ...s.phases }
   }
 
   const run = kafka.changeStreamToKafka({

@@ -10,9 +10,9 @@
  * records of one event (or one snapshot document).
  */
 
-const { parseCanonical, write, javaJson } = require('./java-json')
-const { watch, watchRecords } = require('../mongo/change-stream')
-const { snapshot, snapshotRecords } = require('../mongo/snapshot')
+const { watchRecords } = require('../mongo/change-stream')
+const { snapshotRecords } = require('../mongo/snapshot')
+const { version: VERSION } = require('../../package.json')
 
 const SNAPSHOT = Buffer.from('snapshot')
 
@@ -33,104 +33,59 @@ function snapshotMessage(o, ev, reason) {
   return m
 }
 
-/** The value of field `name` of a parsed document, or undefined. */
-function field(doc, name) {
-  const k = doc.keys.indexOf(name)
-  return k < 0 ? undefined : doc.values[k]
-}
-
-const record = (topic, key, value) => ({ topic, key: key === null ? undefined : Buffer.from(key), value: value === null ? undefined : Buffer.from(value) })
-
-// -- the MongoDB Kafka source connector (mongo-kafka-connect 2.0.1, output.format.key/value=json,
-// output.json.formatter DefaultJson = the Java driver's JsonMode.STRICT,
-// change.stream.document.key.as.key=true) -------------------------------------------------
-
-/** The change event as the connector's value (the event as the server sent it), its documentKey as the key (else `{"_id": token}`). */
-function mongoKafkaRecords(o, ev, out) {
-  const key = typeof ev.documentKey === 'string' ? javaJson(ev.documentKey, 'strict') : `{"_id": ${write(field(parseCanonical(ev.json), '_id'), 'strict')}}`
-  out.push(record(o.topicOf(ev.ns), key, javaJson(ev.json, 'strict')))
-}
+// -- the connectors' records, written in the native pass (crates/bson2json-core/src/kafka/;
+// the plain twin in JavaScript: records-plain.js) -----------------------------------------
 
 /**
- * A snapshot document as `startup.mode=copy_existing` writes it: an insert event whose `_id` is
- * `{"_id": <document _id>, "copyingData": true}`, without clusterTime, fields in the copy
- * pipeline's order.
+ * What a connector's records name besides the event: Debezium's logical name (its
+ * `topic.prefix`: the run's topic prefix, else its id) and version (bson2json's), and for the
+ * snapshot the cluster time `at` of the position the copy starts from.
  */
-function mongoKafkaSnapshot(o, ev, _reason, out) {
-  const dk = parseCanonical(ev.documentKey)
-  const id = write(field(dk, '_id'), 'strict')
-  const key = write(dk, 'strict')
-  const ns = `{"db": ${JSON.stringify(ev.ns.db)}, "coll": ${JSON.stringify(ev.ns.coll)}}`
-  const value = `{"_id": {"_id": ${id}, "copyingData": true}, "operationType": "insert", "documentKey": ${key}, "fullDocument": ${javaJson(ev.fullDocument, 'strict')}, "ns": ${ns}}`
-  out.push(record(o.topicOf(ev.ns), key, value))
-}
-
-// -- Debezium's MongoDB connector (debezium-connector-mongodb 3.0.8.Final, its defaults:
-// capture.mode change_streams_update_full, tombstones.on.delete true; JsonConverter with
-// schemas.enable=false) -------------------------------------------------------------------
-
-const { version: VERSION } = require('../../package.json')
-const OPS = { insert: 'c', update: 'u', replace: 'u', delete: 'd' }
-
-/** Debezium's key: `{"id": <the _id in the compact writer, as a JSON string>}`. */
-function debeziumKey(dk) {
-  return JSON.stringify({ id: write(field(dk, '_id'), 'compact') })
-}
-
-/**
- * Debezium's `source` block. `name` is the logical name (Debezium's topic.prefix: here the topic
- * prefix, else the stream id) and `version` names bson2json's version: the two fields that name
- * the producer (docs/kafka.md). Cluster time t (seconds) gives ts_ms/us/ns, its increment `ord`.
- */
-function debeziumSource(o, ns, ct, wallTime, snapshot) {
-  const t = ct ? ct.t : 0
-  return (
-    `{"version":${JSON.stringify(`bson2json ${VERSION}`)},"connector":"mongodb","name":${JSON.stringify(o.topicPrefix || o.id)},` +
-    `"ts_ms":${t * 1000},"snapshot":"${snapshot}","db":${JSON.stringify(ns.db)},"sequence":null,"ts_us":${t * 1e6},"ts_ns":${BigInt(t) * 1_000_000_000n},` +
-    `"collection":${JSON.stringify(ns.coll)},"ord":${ct ? ct.i : 0},"lsid":null,"txnNumber":null,"wallTime":${wallTime === undefined ? 'null' : wallTime}}`
-  )
-}
-
-/** The millis of a parsed canonical `$date`, or undefined. */
-function dateMillis(v) {
-  return v && v.keys && v.keys[0] === '$date' && v.values[0].keys ? v.values[0].values[0] : undefined
-}
-
-/** A change event as Debezium's envelope (`op` c/u/d), a tombstone after a delete; other events (drop, rename, …) as Debezium: none. */
-function debeziumRecords(o, ev, out) {
-  const op = OPS[ev.operationType]
-  if (op === undefined) return
-  const doc = parseCanonical(ev.json)
-  const dk = field(doc, 'documentKey')
-  if (dk === undefined) return
-  const key = debeziumKey(dk)
-  const full = field(doc, 'fullDocument')
-  const after = op === 'd' || full === undefined || full === null ? 'null' : JSON.stringify(javaJson(ev.json, 'compact', full.start, full.end))
-  let update = 'null'
-  const ud = field(doc, 'updateDescription')
-  if (ev.operationType === 'update' && ud !== undefined) {
-    const removed = field(ud, 'removedFields')
-    const truncated = field(ud, 'truncatedArrays')
-    const fields = field(ud, 'updatedFields')
-    update =
-      `{"removedFields":${removed === undefined || removed.length === 0 ? 'null' : JSON.stringify(removed)},` +
-      `"updatedFields":${fields === undefined ? 'null' : JSON.stringify(write(fields, 'relaxed'))},` +
-      `"truncatedArrays":${truncated === undefined || truncated.length === 0 ? 'null' : JSON.stringify(truncated.map((x) => ({ field: field(x, 'field'), size: Number(write(field(x, 'size'), 'relaxed')) })))}}`
+function kafkaContext(o, at) {
+  const ctx = { name: o.topicPrefix || o.id, version: `bson2json ${VERSION}` }
+  if (at) {
+    ctx.atT = at.t
+    ctx.atI = at.i
   }
-  const value = `{"before":null,"after":${after},"updateDescription":${update},"source":${debeziumSource(o, ev.ns, ev.clusterTime, dateMillis(field(doc, 'wallTime')), 'false')},"op":"${op}","ts_ms":${Date.now()},"transaction":null}`
-  const topic = o.topicOf(ev.ns)
-  out.push(record(topic, key, value))
-  if (op === 'd') out.push(record(topic, key, null))
+  return ctx
 }
 
-/** A snapshot document as Debezium's initial snapshot writes it: `op: "r"`, `source.snapshot: "true"`. */
-function debeziumSnapshot(o, ev, _reason, out) {
-  const key = debeziumKey(parseCanonical(ev.documentKey))
-  const after = JSON.stringify(javaJson(ev.fullDocument, 'compact'))
-  const now = Date.now()
-  const ct = { t: Math.floor(now / 1000), i: 0 }
-  out.push(record(o.topicOf(ev.ns), key, `{"before":null,"after":${after},"updateDescription":null,"source":${debeziumSource(o, ev.ns, ct, undefined, 'true')},"op":"r","ts_ms":${now},"transaction":null}`))
+/** A record of the native pass (none when the connector writes none for the event). */
+function connectorRecord(o, ev, out) {
+  if (ev.value === undefined) return false
+  out.push({ topic: o.topicOf(ev.ns), key: ev.key, value: ev.value })
+  return true
 }
+
+/**
+ * Debezium's record of an event, a tombstone (the key, no value) after a delete; other events
+ * (drop, rename, …) as Debezium: none.
+ */
+function debeziumRecords(o, ev, out) {
+  if (connectorRecord(o, ev, out) && ev.operationType === 'delete') out.push({ topic: o.topicOf(ev.ns), key: ev.key, value: undefined })
+}
+
+const TRUE_SNAPSHOT = Buffer.from(',"snapshot":"true","db":')
+
+/**
+ * Debezium's snapshot record; the snapshot's last one marked `"last"` (`mark.last`): its value
+ * copied with `source.snapshot` rewritten (the first `,"snapshot":"true","db":` of the value is
+ * `source`'s: `after` before it is a JSON string, whose quotes are escaped).
+ */
+function debeziumSnapshot(o, ev, _reason, out, mark) {
+  let value = ev.value
+  if (mark && mark.last) {
+    value = Buffer.from(value)
+    value.write('last', value.indexOf(TRUE_SNAPSHOT) + 13)
+  }
+  out.push({ topic: o.topicOf(ev.ns), key: ev.key, value })
+}
+
+/** The change stream and snapshot cursor of a connector's records. */
+const connectorCursors = (format) => ({
+  watch: (o, source, pipeline, wopts) => watchRecords(source, pipeline, wopts, format, kafkaContext(o)),
+  snapshotCursor: (o, collection, options, at) => snapshotRecords(collection, options, format, kafkaContext(o, at)),
+})
 
 // -- heartbeat records (heartbeatTopic): written with the checkpoint a quiet stream advances ---
 
@@ -140,8 +95,7 @@ function tokenJson(token) {
   return require('./client').ejson().stringify(token, { relaxed: true })
 }
 
-/** The change stream and snapshot cursor of a format that reads event objects. */
-const openEvents = { watch: (_o, source, pipeline, wopts) => watch(source, pipeline, wopts), snapshotCursor: (_o, collection, options) => snapshot(collection, options) }
+const record = (topic, key, value) => ({ topic, key: key === null ? undefined : Buffer.from(key), value: value === null ? undefined : Buffer.from(value) })
 
 /**
  * The record formats: the dialect each needs from the transcoder (undefined: the run's
@@ -160,15 +114,23 @@ const FORMATS = {
     heartbeat: (o, token, ct, out) => out.push(record(o.heartbeatTopic, o.id, `{"id":${JSON.stringify(o.id)},"resumeToken":${JSON.stringify(tokenJson(token))},"clusterTime":${ct ? `"${ct.t}.${ct.i}"` : 'null'},"ts_ms":${Date.now()}}`)),
   },
   // the connector's HeartbeatManager: key the resume token's JSON, no value
-  'mongo-kafka': { ...openEvents, dialect: 'canonical', records: mongoKafkaRecords, snapshot: mongoKafkaSnapshot, heartbeat: (o, token, _ct, out) => out.push(record(o.heartbeatTopic, tokenJson(token), null)) },
+  'mongo-kafka': {
+    ...connectorCursors('mongo-kafka'),
+    dialect: 'canonical',
+    records: connectorRecord,
+    snapshot: (o, ev, _reason, out) => connectorRecord(o, ev, out),
+    heartbeat: (o, token, _ct, out) => out.push(record(o.heartbeatTopic, tokenJson(token), null)),
+  },
   // Debezium's default capture mode looks the document up after an update (`after` is it)
   // Debezium's heartbeat: key the logical name, value the time
   debezium: {
-    ...openEvents,
+    ...connectorCursors('debezium'),
     dialect: 'canonical',
     fullDocument: 'updateLookup',
     records: debeziumRecords,
     snapshot: debeziumSnapshot,
+    // the snapshot's last record is marked (SnapshotCopy holds each range's latest batch back for it)
+    marksLast: true,
     heartbeat: (o, _token, _ct, out) => out.push(record(o.heartbeatTopic, JSON.stringify({ serverName: o.topicPrefix || o.id }), `{"ts_ms":${Date.now()}}`)),
   },
 }

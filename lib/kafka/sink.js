@@ -381,6 +381,26 @@ class KafkaSink {
     return wopts
   }
 
+  /**
+   * The cluster time now (`{t, i}`, the operationTime of a ping), or null: the time of a snapshot's
+   * position when its resume token does not say it (a server whose tokens are not MongoDB's).
+   */
+  async clusterTimeNow() {
+    const source = this.o.source
+    const client = typeof source.startSession === 'function' ? source : source.client
+    if (!client || typeof client.startSession !== 'function') return null
+    const session = client.startSession()
+    try {
+      await client.db('admin').command({ ping: 1 }, { session })
+      const t = session.operationTime
+      return t ? { t: t.high >>> 0, i: t.low >>> 0 } : null
+    } catch {
+      return null
+    } finally {
+      await session.endSession().catch(() => {})
+    }
+  }
+
   /** The change stream's position now (the postBatchResumeToken of an empty first batch). */
   async positionNow() {
     const o = this.o

@@ -18,6 +18,7 @@ const { SourceError } = require('./errors')
 const { ejson, messageSize, sleep } = require('./client')
 const { formatOf } = require('./records')
 const { capturedCollections, collectionOf } = require('./scope')
+const { tokenClusterTime } = require('./checkpoint')
 
 /**
  * @typedef {{ ns?: string, lo: string|null, hi: string|null, after: string|null, done: boolean }} Range
@@ -57,6 +58,10 @@ class RangeReader {
     // `{ v }` or `{ e }` once the batch asked for is there (never a rejection left unhandled
     // while the others are written); null while it is under way.
     this.settled = null
+    // with a format that marks the last record: the batch taken last, not written yet, and
+    // whether the range's end waits for another range's next result (SnapshotCopy#take)
+    this.held = null
+    this.deferred = false
     this.open()
   }
 
@@ -76,7 +81,7 @@ class RangeReader {
       from: parse(range.lo),
       before: parse(range.hi),
       after: parse(range.after),
-    })
+    }, this.copy.at)
     this.it = this.cursor.batches()[Symbol.asyncIterator]()
   }
 
@@ -124,11 +129,16 @@ class SnapshotCopy {
     this.ck = ck
     this.events = ck && typeof ck.events === 'number' ? ck.events : 0
     this.format = formatOf(sink.o.format)
+    /** @type {{t: number, i: number}|null} the cluster time of the position the snapshot starts from */
+    this.at = null
   }
 
-  /** Commits the transaction in hand with the checkpoint at `token` and the snapshot's state (none: it is done). */
-  commit(token, done) {
-    return this.tx.commit({ resumeToken: token, events: this.events, snapshot: done ? undefined : snapshotState(this.snap) })
+  /**
+   * Commits the transaction in hand and `messages` with the checkpoint at `token` and the
+   * snapshot's state (none: it is done).
+   */
+  commit(token, done, messages) {
+    return this.tx.commit({ resumeToken: token, clusterTime: this.at || undefined, events: this.events, snapshot: done ? undefined : snapshotState(this.snap) }, messages)
   }
 
   /** Runs (or resumes) the copy. @returns {Promise<any>} the position the stream starts from, or null when stopped */
@@ -138,12 +148,14 @@ class SnapshotCopy {
     let token
     if (snap.fresh) {
       token = await sink.positionNow()
+      this.at = tokenClusterTime(token) || (await sink.clusterTimeNow())
       const split = await this.ranges()
       snap.ranges = split.ranges
       snap.rangesNote = split.note
       await this.commit(token, false)
     } else {
       token = this.ck.resumeToken
+      this.at = tokenClusterTime(token) || this.ck.clusterTime || null
       if (this.ck.origin !== undefined) sink.origin = this.ck.origin
     }
     stats.snapshot = { reason: snap.reason, records: snap.records, done: false, ranges: snap.ranges.length, rangesNote: snap.rangesNote }
@@ -158,14 +170,15 @@ class SnapshotCopy {
     let live = readers
     let round = 0
     while (live.length > 0) {
-      if (!live.some((r) => r.settled !== null)) await Promise.race(live.map((r) => r.next))
+      // wait for a result to act on (a range waiting for the others is not one)
+      if (!live.some((r) => r.settled !== null && !r.deferred)) await Promise.race(live.filter((r) => !r.deferred).map((r) => r.next))
       // A stop closes the cursors, which ends them like the end of their ranges does (or fails
       // them): nothing of this round is committed, and no range is marked done.
       if (sink.stopping) return null
       const took = this.take(live, round++)
       if (sink.stopping) return null
-      if (took.ended) {
-        for (const r of live) if (r.settled !== null && r.settled.v && r.settled.v.done) snap.ranges[r.i].done = true
+      if (took.ended.length > 0) {
+        for (const r of took.ended) snap.ranges[r.i].done = true
         live = live.filter((r) => !snap.ranges[r.i].done)
       }
       // A range's end rides on the next checkpoint (a crash before it finds the range empty).
@@ -175,8 +188,7 @@ class SnapshotCopy {
         snap.records += b.events.length
       }
       await sink.ensureTopicsOf(took.messages)
-      await this.tx.send(took.messages)
-      await this.commit(token, false)
+      await this.commit(token, false, took.messages)
       stats.snapshot.records = snap.records
       if (o.onProgress) for (const { b } of took.batches) o.onProgress(stats, b)
     }
@@ -194,37 +206,74 @@ class SnapshotCopy {
    */
   take(live, round) {
     const { sink, o, snap } = this
-    const messages = []
-    const batches = []
-    let ended = false
+    const hold = this.format.marksLast === true
+    const out = { messages: [], batches: [], ended: [] }
     let bytes = 0
+    // With a format that marks the snapshot's last record (Debezium's `snapshot: "last"`), each
+    // range holds back its latest batch until the next result says whether more follows: a batch
+    // followed by the range's end is its last. A range whose last batch is there waits while
+    // another range's next result is unknown (no batch held, none settled): that one may end
+    // empty, and the last record overall must not be written before that is known.
+    const unknown = (x) => x.held === null && (x.settled === null || x.settled.e !== undefined)
     const first = round % live.length
     for (let k = 0; k < live.length; k++) {
       const r = live[(first + k) % live.length]
       const got = r.settled
+      r.deferred = false
       if (got === null) continue
       if (bytes >= o.maxTransactionBytes && got.e === undefined && !got.v.done) continue
       if (got.e !== undefined) {
         const what = snap.ranges.length > 1 ? `snapshot range ${r.i + 1} of ${snap.ranges.length}` : 'the snapshot'
         const wait = sink.mongo.failed(got.e, what)
         if (wait === null) throw Object.assign(new SourceError(got.e), { final: true })
+        // a held batch is past the range's committed position: the new cursor reads it again
+        r.held = null
         r.reopen(wait)
         continue
       }
       sink.mongo.answered()
       if (got.v.done) {
-        ended = true
+        if (r.held !== null) {
+          if (live.some((x) => x !== r && unknown(x))) {
+            r.deferred = true
+            continue
+          }
+          bytes += this.release(r, r.held, out)
+          r.held = null
+        }
+        out.ended.push(r)
         continue
       }
       const b = got.v.value
       r.pull()
       if (b.events.length === 0) continue
-      const from = messages.length
-      for (const ev of b.events) this.format.snapshot(o, ev, snap.reason, messages)
-      for (let m = from; m < messages.length; m++) bytes += messageSize(messages[m])
-      batches.push({ r, b })
+      if (!hold) bytes += this.release(r, b, out)
+      else {
+        if (r.held !== null) bytes += this.release(r, r.held, out)
+        r.held = b
+      }
     }
-    return { messages, batches, ended }
+    // The round that ends the last ranges holds the snapshot's last record: written again, marked.
+    if (hold && out.batches.length > 0 && out.ended.length === live.length) {
+      const { b } = out.batches[out.batches.length - 1]
+      out.messages.length = out.lastEventAt
+      this.format.snapshot(o, b.events[b.events.length - 1], snap.reason, out.messages, { at: this.at, last: true })
+    }
+    return out
+  }
+
+  /** A batch's records into the round's messages. @returns {number} their size */
+  release(r, b, out) {
+    const { o, snap } = this
+    const messages = out.messages
+    let bytes = 0
+    for (const ev of b.events) {
+      out.lastEventAt = messages.length
+      this.format.snapshot(o, ev, snap.reason, messages, { at: this.at, last: false })
+      for (let m = out.lastEventAt; m < messages.length; m++) bytes += messageSize(messages[m])
+    }
+    out.batches.push({ r, b })
+    return bytes
   }
 
   /**

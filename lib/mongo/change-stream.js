@@ -139,7 +139,7 @@ class ChangeStream extends RawCursor {
    * @param {object[]} [pipeline]
    * @param {object} [options]
    */
-  constructor(target, pipeline = [], options = {}, format = undefined) {
+  constructor(target, pipeline = [], options = {}, format = undefined, kafka = undefined) {
     // An argument error is not thrown: every consumer fails with it (lib/mongo/cursor.js find()).
     let stages, t, o, batchSize, maxAwaitTimeMS, prefetch, timeoutMS
     let failure = null
@@ -183,6 +183,8 @@ class ChangeStream extends RawCursor {
     // what each event becomes: an event object (its parts, or the whole event, as JSON), or,
     // for lib/kafka ({@link watchRecords}), a Kafka record
     this._format = format !== undefined ? format : options.whole === true ? EventFormat.Whole : options.rows === true ? EventFormat.Rows : EventFormat.Parts
+    // a connector's records: what they name besides the event (lib/native transcodeChangeBatch)
+    this._kafka = kafka
     this._split = options.splitLargeEvents === true
 
     const stage = {}
@@ -235,7 +237,7 @@ class ChangeStream extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact (lib/shape.js): each event's document parts shaped first, in the call
-    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o, this._split)
+    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o, this._split, this._kafka)
     if (!isGetMore && this._resumes === 0 && this._operationTime === undefined && this._position === undefined && this._stage.startAfter === undefined) {
       this._operationTime = reply.operationTime
     }
@@ -262,7 +264,7 @@ class ChangeStream extends RawCursor {
         // then the binding merges them and returns the event as if it had not been split.
         this._pending.push(ev.raw)
         if (ev.splitEvent.fragment !== ev.splitEvent.of) continue
-        ev = native.transcodeChangeFragments(this._pending, this._format, this._o)
+        ev = native.transcodeChangeFragments(this._pending, this._format, this._o, this._kafka)
         this._pending = []
       }
       if (ev.resumeToken instanceof Uint8Array) {
@@ -433,15 +435,26 @@ function watch(target, pipeline = [], options = {}) {
   return new ChangeStream(target, pipeline, options)
 }
 
+/** The record formats of {@link watchRecords}: bson2json's (`event`, `fullDocument`) and the connectors'. */
+const RECORD_FORMATS = {
+  event: EventFormat.RecordEvent,
+  fullDocument: EventFormat.RecordFullDocument,
+  'mongo-kafka': EventFormat.RecordMongoKafka,
+  debezium: EventFormat.RecordDebezium,
+}
+
 /**
  * {@link watch} whose events are Kafka records (for lib/kafka): `resumeToken`, `operationType`,
  * `ns`, `clusterTime`, and `key` (the documentKey's JSON), `value` (the whole event's JSON, or
  * with `value: 'fullDocument'` the fullDocument's) and `headers` as bytes, made in the native
- * pass. `options.whole` does not apply.
- * @param {'event' | 'fullDocument'} value
+ * pass; with `'mongo-kafka'` or `'debezium'`, the key and value the connector writes (no
+ * headers; Debezium: none for an event it writes no record of), `kafka` naming Debezium's
+ * logical name and version. `options.whole` does not apply.
+ * @param {'event' | 'fullDocument' | 'mongo-kafka' | 'debezium'} value
+ * @param {{ name: string, version: string }} [kafka]
  */
-function watchRecords(target, pipeline, options, value) {
-  return new ChangeStream(target, pipeline, options, value === 'fullDocument' ? EventFormat.RecordFullDocument : EventFormat.RecordEvent)
+function watchRecords(target, pipeline, options, value, kafka = undefined) {
+  return new ChangeStream(target, pipeline, options, RECORD_FORMATS[value] ?? EventFormat.RecordEvent, kafka)
 }
 
 module.exports = {

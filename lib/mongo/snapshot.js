@@ -86,7 +86,7 @@ function rangeMatch(after, from, before) {
  */
 class SnapshotCursor extends RawCursor {
   /** @param {number} [format] what each document becomes: an event object, or a Kafka record ({@link snapshotRecords}) */
-  constructor(collection, options = {}, format = native.EventFormat.Parts) {
+  constructor(collection, options = {}, format = native.EventFormat.Parts, kafka = undefined) {
     const t = resolveTarget(collection)
     if (t.aggregate === 1) throw new TypeError('bson2json: a snapshot needs a Collection')
     const o = resolveDriverOptions(collection, options, SNAPSHOT_KEYS)
@@ -95,6 +95,7 @@ class SnapshotCursor extends RawCursor {
     super({ client: t.client, db: t.db, prefetch, prefetchGiven: true, batchSize, signal: options.signal, what: 'snapshot' })
     this._o = o
     this._format = format
+    this._kafka = kafka
     this._coll = t.aggregate
     this._ns = { db: t.db.databaseName, coll: t.aggregate }
     this._after = options.after
@@ -117,7 +118,7 @@ class SnapshotCursor extends RawCursor {
 
   _accept(reply, isGetMore) {
     // projection / redact (in the call): the snapshot's records get what the change stream's events get
-    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o)
+    const b = native.transcodeChangeBatch(replyCursor(reply), this._format, this._o, false, this._kafka)
     this._setCursor(b.id, b.ns, isGetMore)
     const events = b.events
     if (events.length > 0) {
@@ -155,15 +156,26 @@ function snapshot(collection, options = {}) {
   return new SnapshotCursor(collection, options)
 }
 
+/** The record formats of {@link snapshotRecords}. */
+const RECORD_FORMATS = {
+  event: native.EventFormat.RecordSnapshot,
+  fullDocument: native.EventFormat.RecordFullDocument,
+  'mongo-kafka': native.EventFormat.RecordMongoKafkaSnapshot,
+  debezium: native.EventFormat.RecordDebeziumSnapshot,
+}
+
 /**
  * {@link snapshot} whose documents are Kafka records (for lib/kafka): `key` the documentKey's
  * JSON, `value` the snapshot event's JSON without its `_id` (`{ operationType: 'snapshot', ns,
  * documentKey, fullDocument }`), or with `value: 'fullDocument'` the document's, and
- * `headers`, as bytes made in the native pass, beside `ns`.
- * @param {'event' | 'fullDocument'} [value]
+ * `headers`, as bytes made in the native pass, beside `ns`; with `'mongo-kafka'` or
+ * `'debezium'`, the key and value of the connector's snapshot records (`kafka`: Debezium's
+ * logical name, version, and the cluster time `atT`/`atI` of the position the copy starts from).
+ * @param {'event' | 'fullDocument' | 'mongo-kafka' | 'debezium'} [value]
+ * @param {{ name: string, version: string, atT?: number, atI?: number }} [kafka]
  */
-function snapshotRecords(collection, options = {}, value = 'event') {
-  return new SnapshotCursor(collection, options, value === 'fullDocument' ? native.EventFormat.RecordFullDocument : native.EventFormat.RecordSnapshot)
+function snapshotRecords(collection, options = {}, value = 'event', kafka = undefined) {
+  return new SnapshotCursor(collection, options, RECORD_FORMATS[value] ?? native.EventFormat.RecordSnapshot, kafka)
 }
 
 module.exports = { snapshot, snapshotRecords, SnapshotCursor, rangeMatch }

@@ -17,6 +17,10 @@ const EventFormat = Object.freeze({
   RecordFullDocument: 3,
   RecordSnapshot: 4,
   Rows: 5,
+  RecordMongoKafka: 6,
+  RecordMongoKafkaSnapshot: 7,
+  RecordDebezium: 8,
+  RecordDebeziumSnapshot: 9,
 })
 
 /** The operation codes (`ChangeOp` in layout.rs): what the tests read packed words with. */

@@ -288,12 +288,14 @@ function transcodeCursor(cursor, layout, o) {
  * @param {any} o resolved options
  * @param {boolean} [rawFragments] a fragment of a split event as `{ resumeToken, splitEvent, raw }`
  *   (its BSON, for {@link transcodeChangeFragments}) instead of transcoded
+ * @param {{ name: string, version: string, atT?: number, atI?: number }} [kafka] with a
+ *   connector's format (`RecordMongoKafka*`, `RecordDebezium*`): what its records name besides the event
  */
-function transcodeChangeBatch(cursor, format, o, rawFragments = false) {
+function transcodeChangeBatch(cursor, format, o, rawFragments = false, kafka = undefined) {
   let r
   if (format === EventFormat.Rows) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper, o.rowMode)
-  else if (o.shaper === undefined) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
-  else r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper)
+  else if (o.shaper === undefined && kafka === undefined) r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments)
+  else r = b.transcodeChangeBatchPacked(cursor, format, o.packed, o.maxOutputBytes, rawFragments, o.shaper, undefined, kafka)
   r.events = unpackEventsWithRows(r.events)
   return r
 }
@@ -313,9 +315,11 @@ function unpackEventsWithRows(packed) {
  * @param {Uint8Array[]} fragments
  * @param {number} format an {@link EventFormat}
  * @param {any} o resolved options
+ * @param {any} [kafka] as {@link transcodeChangeBatch}'s
  */
-function transcodeChangeFragments(fragments, format, o) {
-  return unpackEventsWithRows(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes, format === EventFormat.Rows ? o.rowMode : undefined))[0]
+function transcodeChangeFragments(fragments, format, o, kafka = undefined) {
+  const rowMode = format === EventFormat.Rows ? o.rowMode : undefined
+  return unpackEventsWithRows(b.transcodeChangeFragmentsPacked(fragments, format, o.packed, o.maxOutputBytes, rowMode, kafka))[0]
 }
 
 /**

@@ -58,6 +58,8 @@ mod transcode;
 pub mod batch;
 pub mod concat;
 pub mod csv;
+// the Kafka connectors' record formats (the Java driver's JSON), written by the change-event packer
+pub mod kafka;
 pub mod mongo;
 // 5b. rows: a document's top-level fields as typed values (SQL sinks, PowerSync's format)
 pub mod row;
@@ -92,8 +94,8 @@ pub mod testing {
     };
     pub use crate::number::{
         write_ejson_double, write_ejson_double_plain, write_go_float, write_go_float_plain,
-        write_iso_date, write_iso_date_plain, write_js_number, write_js_number_plain, write_u64,
-        write_u64_plain, JS_DATE_MAX_MS,
+        write_iso_date, write_iso_date_plain, write_java_double, write_java_double_plain,
+        write_js_number, write_js_number_plain, write_u64, write_u64_plain, JS_DATE_MAX_MS,
     };
     pub use crate::scan::{
         find_nul, find_nul_plain, nul_in_16, short_key, short_key_swar, short_key_tail, ShortKey,

@@ -56,6 +56,12 @@ const ORDER: &[&str] = &[
     "mongo::change",
     "mongo::cursor",
     "mongo::split",
+    // the Kafka connectors' records: the Java driver's JSON, and what each connector makes of
+    // an event (the packer writes them)
+    "kafka::java_chars",
+    "kafka::java",
+    "kafka::records",
+    "kafka",
     // the packed change-event layout, and its writer
     "mongo::layout",
     "mongo::packer",

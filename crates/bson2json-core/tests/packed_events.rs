@@ -16,6 +16,7 @@
 
 use bson::spec::BinarySubtype;
 use bson::{Bson, DateTime, Document, Regex, Timestamp};
+use bson2json_core::kafka::{ConnectorRecords, KafkaContext};
 use bson2json_core::mongo::layout::{
     ChangeOp, EventFormat, Operand, CHANGE_OPS, EVENT_FORMATS, IN_EXTRAS, NEXT_TEXT,
 };
@@ -212,8 +213,11 @@ impl Reference<'_> {
         fields: &[EventField],
     ) -> Result<Val, Error> {
         let (mut op_type, mut ns, mut ct) = (None, None, None);
+        let connector = self.format.connector();
         for f in fields {
             match f {
+                // a connector's record: the routing fields, then its key and value (below)
+                EventField::DocumentKey(_) | EventField::Part(..) if connector.is_some() => {}
                 EventField::ResumeToken { .. } | EventField::SplitEvent { .. } => {
                     self.field(&mut o, index, ev, f)?;
                 }
@@ -252,6 +256,20 @@ impl Reference<'_> {
                 }
                 _ => {}
             }
+        }
+        if let Some((connector, snapshot)) = connector {
+            // the connector's key and value (crate::kafka, checked against the connectors' own
+            // records by tests/kafka_records.rs), no headers
+            let ctx = KafkaContext::default();
+            let records = ConnectorRecords::new(connector, self.opts, &ctx);
+            if records.has_record(ev, fields, snapshot) {
+                let (mut key, mut value) = (Vec::new(), Vec::new());
+                records.key(ev, fields, snapshot, &mut key)?;
+                o.push(("key".into(), Val::Bytes(key)));
+                records.value(ev, fields, snapshot, &mut value)?;
+                o.push(("value".into(), Val::Bytes(value)));
+            }
+            return Ok(Val::Obj(o));
         }
         match self.format {
             EventFormat::RecordEvent => {
@@ -828,11 +846,9 @@ fn random_batches_equal_the_reference_in_every_format() {
         for opts in &option_sets() {
             for &(_, code) in EVENT_FORMATS {
                 let format = EventFormat::from_code(code).unwrap();
-                let batch = if format == EventFormat::RecordSnapshot {
-                    &snapshots
-                } else {
-                    &events
-                };
+                let snapshot = format == EventFormat::RecordSnapshot
+                    || format.connector().is_some_and(|(_, snapshot)| snapshot);
+                let batch = if snapshot { &snapshots } else { &events };
                 for raw in [false, true] {
                     match reference(batch, opts, format, raw) {
                         Err(_) => errors += 1,

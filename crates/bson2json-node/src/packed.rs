@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 
+use bson2json_core::kafka::KafkaContext;
 use bson2json_core::mongo::merge_fragments;
 use bson2json_core::mongo::{
     cursor_parts, resume_token_data, CursorParts, EventFormat, EventPacker, PackScratch, PackSink,
@@ -121,6 +122,40 @@ impl NapiSink<'_> {
     }
 }
 
+/// What the records of a connector's format (`EventFormat.RecordDebezium*`) name besides the
+/// event: Debezium's logical name (`source.name`) and version (`source.version`), and for a
+/// snapshot the cluster time of the position the copy starts from (`source.ts_ms` and `ord`).
+#[napi(object)]
+pub struct KafkaRecords {
+    /// `source.name`.
+    pub name: String,
+    /// `source.version`.
+    pub version: String,
+    /// The snapshot position's seconds.
+    pub at_t: Option<u32>,
+    /// The snapshot position's increment.
+    pub at_i: Option<u32>,
+}
+
+/// The core's context of `kafka` (none: empty names), the records made now.
+fn kafka_context(kafka: Option<KafkaRecords>) -> KafkaContext {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    match kafka {
+        Some(k) => KafkaContext {
+            name: k.name,
+            version: k.version,
+            now_ms,
+            at: k.at_t.map(|t| (t, k.at_i.unwrap_or(0))),
+        },
+        None => KafkaContext {
+            now_ms,
+            ..KafkaContext::default()
+        },
+    }
+}
+
 /// The event format of code `format`, or a TypeError.
 fn format_of(env: &Env, format: u32) -> Result<EventFormat> {
     EventFormat::from_code(format)
@@ -154,6 +189,7 @@ fn pack_events<T>(
     format: EventFormat,
     raw_fragments: bool,
     rows: Option<RowOptions>,
+    kafka: KafkaContext,
     walk: impl FnOnce(&mut EventPacker<'_, NapiSink<'_>>) -> std::result::Result<T, Failure>,
 ) -> std::result::Result<(T, Value), Failure> {
     let (value, regexes) = with_state(|st| {
@@ -168,7 +204,8 @@ fn pack_events<T>(
             wide: &mut st.wide,
         };
         let (mut packed_rows, mut writer) = (PackedRows::new(), RowWriter::new());
-        let mut p = EventPacker::new(&mut sink, scratch, opts, format, raw_fragments);
+        let mut p =
+            EventPacker::new(&mut sink, scratch, opts, format, raw_fragments).with_kafka(kafka);
         if let Some(opts) = rows {
             p = p.with_rows(RowPacking {
                 packed: &mut packed_rows,
@@ -206,11 +243,12 @@ fn pack_events<T>(
 /// lib/native/events.js unpacks. With `rawFragments`, each fragment of a split event is
 /// `{ resumeToken, splitEvent, raw }`, `raw` a copy of its BSON (see
 /// `transcodeChangeFragmentsPacked`). With a `shaper`, every event is projected and redacted
-/// first, in the same call (offsets in a later error are the shaped reply's).
+/// first, in the same call (offsets in a later error are the shaped reply's). With a
+/// connector's format, `kafka` is what its records name besides the event.
 #[napi(
     js_name = "transcodeChangeBatchPacked",
     catch_unwind,
-    ts_args_type = "cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number",
+    ts_args_type = "cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number, kafka?: KafkaRecords",
     ts_return_type = "{ id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }"
 )]
 // Exports take one Rust argument per JS argument.
@@ -224,6 +262,7 @@ pub fn transcode_change_batch_packed<'env>(
     raw_fragments: Option<bool>,
     shaper: Option<ClassInstance<'env, Shaper>>,
     row_mode: Option<f64>,
+    kafka: Option<KafkaRecords>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
     let format = format_of(env, format)?;
@@ -231,9 +270,18 @@ pub fn transcode_change_batch_packed<'env>(
     let cursor = Value::of_unknown(&cursor);
     let raw_fragments = raw_fragments.unwrap_or(false);
     let shaper = shaper.as_deref();
-    change_batch(env, cursor, format, raw_fragments, &opts, shaper, rows)
-        .map(|v| v.into_unknown(env))
-        .map_err(|f| f.throw(env))
+    change_batch(
+        env,
+        cursor,
+        format,
+        raw_fragments,
+        &opts,
+        shaper,
+        rows,
+        kafka_context(kafka),
+    )
+    .map(|v| v.into_unknown(env))
+    .map_err(|f| f.throw(env))
 }
 
 /// A batch's `postBatchResumeToken`: its `_data` string (the token is `{ _data }`), or a copy
@@ -251,11 +299,12 @@ fn change_batch(
     opts: &Options,
     shaper: Option<&Shaper>,
     rows: Option<RowOptions>,
+    kafka: KafkaContext,
 ) -> std::result::Result<Value, Failure> {
     // The shaped reply (when there is a shaper): owned, so the walk below reads it and not the
     // caller's bytes; the buffers go back to the thread afterwards unless large.
     let mut shaped = shaper.map(|_| SHAPED.with(|s| std::mem::take(&mut *s.borrow_mut())));
-    let done = pack_events(env, opts, format, raw_fragments, rows, |p| {
+    let done = pack_events(env, opts, format, raw_fragments, rows, kafka, |p| {
         // Borrowed, not copied: until it is dropped at the end of this closure, the walk makes
         // only values whose making runs no JavaScript (flat strings, Buffer copies, numbers;
         // no property is set), and [`pack_events`] runs nothing before it.
@@ -331,7 +380,7 @@ fn change_batch(
 #[napi(
     js_name = "transcodeChangeFragmentsPacked",
     catch_unwind,
-    ts_args_type = "fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number",
+    ts_args_type = "fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number, kafka?: KafkaRecords",
     ts_return_type = "PackedChangeEvents"
 )]
 pub fn transcode_change_fragments_packed<'env>(
@@ -341,12 +390,13 @@ pub fn transcode_change_fragments_packed<'env>(
     packed: f64,
     max_output_bytes: f64,
     row_mode: Option<f64>,
+    kafka: Option<KafkaRecords>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
     let format = format_of(env, format)?;
     let rows = rows_of(format, &opts, row_mode)?;
     let merged = merged_fragments(env, &fragments)?;
-    pack_events(env, &opts, format, false, rows, |p| {
+    pack_events(env, &opts, format, false, rows, kafka_context(kafka), |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))
     })
     .map(|((), v)| v.into_unknown(env))

@@ -228,6 +228,19 @@ event_formats! {
     /// `fullDocumentBeforeChange` as rows (core `row`, docs/rows.md) made in the same pass,
     /// handed over beside the events (`watch({ rows: true })`).
     Rows = 5,
+    /// Kafka records as the MongoDB Kafka source connector writes them (`crate::kafka`): the
+    /// routing fields, `key` (the `documentKey` in the Java driver's STRICT JSON) and `value`
+    /// (the event in it), no headers.
+    RecordMongoKafka = 6,
+    /// [`EventFormat::RecordMongoKafka`] of the initial snapshot's documents (`copy_existing`'s
+    /// records).
+    RecordMongoKafkaSnapshot = 7,
+    /// Kafka records as Debezium's MongoDB connector writes them (`crate::kafka`): the routing
+    /// fields, `key` and `value` (its envelope), no headers; no `key` nor `value` for an event
+    /// it writes no record of. A delete's tombstone is the caller's.
+    RecordDebezium = 8,
+    /// [`EventFormat::RecordDebezium`] of the initial snapshot's documents (`op: "r"`).
+    RecordDebeziumSnapshot = 9,
 }
 
 impl EventFormat {
@@ -238,7 +251,19 @@ impl EventFormat {
             EventFormat::RecordEvent
                 | EventFormat::RecordFullDocument
                 | EventFormat::RecordSnapshot
-        )
+        ) || self.connector().is_some()
+    }
+
+    /// The connector whose records the format writes, and whether they are a snapshot's.
+    pub fn connector(self) -> Option<(crate::kafka::Connector, bool)> {
+        use crate::kafka::Connector::{Debezium, MongoKafka};
+        match self {
+            EventFormat::RecordMongoKafka => Some((MongoKafka, false)),
+            EventFormat::RecordMongoKafkaSnapshot => Some((MongoKafka, true)),
+            EventFormat::RecordDebezium => Some((Debezium, false)),
+            EventFormat::RecordDebeziumSnapshot => Some((Debezium, true)),
+            _ => None,
+        }
     }
 
     /// Whether the whole event is transcoded (for `json`, or a record's value).

@@ -12,6 +12,7 @@ use std::io::Write as _;
 use std::ops::Range;
 
 use crate::error::Error;
+use crate::kafka::{ConnectorRecords, KafkaContext};
 use crate::mongo::change::{change_event_fields, last_member_object, EventField, Part};
 use crate::mongo::layout::{
     ChangeOp, EventFormat, IN_EXTRAS, NEXT_TEXT, OWN_STRING_BYTES, TEXT_BYTES,
@@ -104,6 +105,8 @@ pub struct EventPacker<'a, S: PackSink> {
     last_ns: Option<(Vec<u8>, Vec<u8>)>,
     /// A snapshot record's event without its `_id`.
     without_id: Vec<u8>,
+    /// What a connector's records name besides the event ([`EventPacker::with_kafka`]).
+    kafka: KafkaContext,
 }
 
 /// A string's range in an event, if it has the string.
@@ -151,6 +154,7 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
             last_operation_type: None,
             last_ns: None,
             without_id: Vec::new(),
+            kafka: KafkaContext::default(),
         }
     }
 
@@ -182,6 +186,13 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
             }));
         self.words.push((r.packed.rows - 1) as u32);
         Ok(())
+    }
+
+
+    /// With a connector's format: its records' context (Debezium's logical name, version, time).
+    pub fn with_kafka(mut self, kafka: KafkaContext) -> Self {
+        self.kafka = kafka;
+        self
     }
 
     #[inline]
@@ -493,6 +504,7 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
         fields: &[EventField],
         whole: Option<Result<(), Error>>,
     ) -> Result<(), S::Error> {
+        let connector = self.format.connector();
         let mut headers = Headers::default();
         let mut id = None;
         for field in fields {
@@ -514,6 +526,7 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
                     headers.ns = Some((db.clone(), coll.clone()));
                     self.field(index, ev, field)?;
                 }
+                EventField::DocumentKey(_) if connector.is_some() => {}
                 EventField::DocumentKey(r) => {
                     self.op(ChangeOp::Key);
                     match self.reused_document_key(ev, r) {
@@ -532,6 +545,24 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
                 }
                 EventField::WallTime(_) | EventField::Part(..) => {}
             }
+        }
+        if let Some((connector, snapshot)) = connector {
+            // a connector's key and value where the event has a record of it, no headers
+            // (fields, not methods: `records` borrows `self.kafka`)
+            let records = ConnectorRecords::new(connector, self.opts, &self.kafka);
+            if records.has_record(ev, fields, snapshot) {
+                self.words.push(ChangeOp::Key as u32);
+                records
+                    .key(ev, fields, snapshot, &mut self.bytes)
+                    .map_err(S::Error::from)?;
+                self.words.push(self.bytes.len() as u32);
+                self.words.push(ChangeOp::Value as u32);
+                records
+                    .value(ev, fields, snapshot, &mut self.bytes)
+                    .map_err(S::Error::from)?;
+                self.words.push(self.bytes.len() as u32);
+            }
+            return Ok(());
         }
         match self.format {
             EventFormat::RecordEvent => {

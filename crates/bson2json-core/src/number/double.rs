@@ -424,6 +424,75 @@ fn go_float(out: &mut Vec<u8>, x: f64, digits_of: impl FnOnce(f64, &mut [u8; 32]
     }
 }
 
+/// Appends `x` as Java's `Double.toString` prints it (what the MongoDB Java driver's JSON writer
+/// writes for a double, `crate::kafka`): shortest round-trip digits, fixed notation with at least
+/// one digit after the point for `1e-3 <= |x| < 1e7` (`1.0`, `0.001`, `123456.789`), else
+/// `d.dddE±n` (`1.0E7`, `9.99E-4`, `1.0E21`: no `+`), `-0.0`, `NaN`, `Infinity`, `-Infinity`.
+/// (Java 19 and later print the shortest digits; Java 17 differs for some doubles, such as
+/// `4.9E-324` for the smallest.) [`write_java_double_plain`] (Ryū digits) is its twin.
+pub fn write_java_double(out: &mut Vec<u8>, x: f64) {
+    java_double(out, x, |x, d| {
+        let mut buf = zmij::Buffer::new();
+        parse_digits(buf.format_finite(x.abs()).as_bytes(), d)
+    });
+}
+
+/// The plain twin of [`write_java_double`].
+pub fn write_java_double_plain(out: &mut Vec<u8>, x: f64) {
+    java_double(out, x, shortest_digits_plain);
+}
+
+fn java_double(
+    out: &mut Vec<u8>,
+    x: f64,
+    digits_of: impl FnOnce(f64, &mut [u8; 32]) -> (usize, i32),
+) {
+    if x.is_nan() {
+        return out.extend_from_slice(b"NaN");
+    }
+    if x.is_infinite() {
+        return out.extend_from_slice(if x > 0.0 { b"Infinity" } else { b"-Infinity" });
+    }
+    if x.is_sign_negative() {
+        out.push(b'-');
+    }
+    if x == 0.0 {
+        return out.extend_from_slice(b"0.0");
+    }
+    let mut digits = [0u8; 32];
+    let (n, e) = digits_of(x, &mut digits);
+    let d = &digits[..n];
+    if !(1e-3..1e7).contains(&x.abs()) {
+        out.push(d[0]);
+        out.push(b'.');
+        if n > 1 {
+            out.extend_from_slice(&d[1..]);
+        } else {
+            out.push(b'0');
+        }
+        out.push(b'E');
+        if e < 0 {
+            out.push(b'-');
+        }
+        write_u64(out, u64::from(e.unsigned_abs()));
+    } else if e < 0 {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', (-e - 1) as usize));
+        out.extend_from_slice(d);
+    } else {
+        let int = (e + 1) as usize;
+        if n <= int {
+            out.extend_from_slice(d);
+            out.extend(std::iter::repeat_n(b'0', int - n));
+            out.extend_from_slice(b".0");
+        } else {
+            out.extend_from_slice(&d[..int]);
+            out.push(b'.');
+            out.extend_from_slice(&d[int..]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
