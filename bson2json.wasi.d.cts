@@ -196,6 +196,22 @@ export interface DumpOutcome {
 export declare const FLAG_BITS: number
 
 /**
+ * What the records of a connector's format (`EventFormat.RecordDebezium*`) name besides the
+ * event: Debezium's logical name (`source.name`) and version (`source.version`), and for a
+ * snapshot the cluster time of the position the copy starts from (`source.ts_ms` and `ord`).
+ */
+export interface KafkaRecords {
+  /** `source.name`. */
+  name: string
+  /** `source.version`. */
+  version: string
+  /** The snapshot position's seconds. */
+  atT?: number
+  /** The snapshot position's increment. */
+  atI?: number
+}
+
+/**
  * The flag bits of `packed`. Exported to JavaScript (the generated `binding.d.ts` carries
  * it): `lib/options.js` reads its bits from this enum, and `__test__/native/reentry.spec.ts`
  * checks each option sets its bit. The two low bits are the dialect.
@@ -312,9 +328,10 @@ export declare function transcodeBatchViews(buffers: ArrayBuffer[], table: Uint3
  * lib/native/events.js unpacks. With `rawFragments`, each fragment of a split event is
  * `{ resumeToken, splitEvent, raw }`, `raw` a copy of its BSON (see
  * `transcodeChangeFragmentsPacked`). With a `shaper`, every event is projected and redacted
- * first, in the same call (offsets in a later error are the shaped reply's).
+ * first, in the same call (offsets in a later error are the shaped reply's). With a
+ * connector's format, `kafka` is what its records name besides the event.
  */
-export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
+export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: number, packed: number, maxOutputBytes: number, rawFragments?: boolean, shaper?: Shaper, rowMode?: number, kafka?: KafkaRecords): { id: bigint; ns: string | null; postBatchResumeToken: { _data: string } | Uint8Array | null; events: PackedChangeEvents }
 
 /**
  * The event that the fragments of one split event (their `raw` bytes, in order, from
@@ -322,7 +339,7 @@ export declare function transcodeChangeBatchPacked(cursor: Uint8Array, format: n
  * level (core `merge_fragments`) and packed in `format` as `transcodeChangeBatchPacked` packs
  * an event that was not split (one event).
  */
-export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number): PackedChangeEvents
+export declare function transcodeChangeFragmentsPacked(fragments: Uint8Array[], format: number, packed: number, maxOutputBytes: number, rowMode?: number, kafka?: KafkaRecords): PackedChangeEvents
 
 /**
  * Batch core for a raw cursor reply: `cursor` is the `cursor` sub-document of a

@@ -375,7 +375,9 @@ pub(crate) fn uint32_array(env: &Env, units: &[u32]) -> Result<Value> {
     typed_array_copy(env, sys::TypedarrayType::uint32_array, bytes, units.len())
 }
 
-/// A new plain `Uint8Array` (not a `Buffer`) holding a copy of `bytes`.
+/// A new plain `Uint8Array` (not a `Buffer`) holding a copy of `bytes` (not in the WASI build,
+/// whose typed arrays over the module's memory lib/native copies at once instead).
+#[cfg(not(target_family = "wasm"))]
 pub(crate) fn uint8_array(env: &Env, bytes: &[u8]) -> Result<Value> {
     typed_array_copy(env, sys::TypedarrayType::uint8_array, bytes, bytes.len())
 }

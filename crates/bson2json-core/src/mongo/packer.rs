@@ -188,7 +188,6 @@ impl<'a, S: PackSink> EventPacker<'a, S> {
         Ok(())
     }
 
-
     /// With a connector's format: its records' context (Debezium's logical name, version, time).
     pub fn with_kafka(mut self, kafka: KafkaContext) -> Self {
         self.kafka = kafka;
