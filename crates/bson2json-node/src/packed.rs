@@ -162,6 +162,31 @@ fn format_of(env: &Env, format: u32) -> Result<EventFormat> {
         .ok_or_else(|| type_error(env, &format!("bson2json: unknown event format {format}")))
 }
 
+/// What a call's events become: the format, with [`EventFormat::Rows`] the row options, with a
+/// connector's format the context its records name.
+struct Output {
+    format: EventFormat,
+    rows: Option<RowOptions>,
+    kafka: KafkaContext,
+}
+
+impl Output {
+    fn of(
+        env: &Env,
+        format: u32,
+        opts: &Options,
+        row_mode: Option<f64>,
+        kafka: Option<KafkaRecords>,
+    ) -> Result<Self> {
+        let format = format_of(env, format)?;
+        Ok(Output {
+            format,
+            rows: rows_of(format, opts, row_mode)?,
+            kafka: kafka_context(kafka),
+        })
+    }
+}
+
 /// The row options of an [`EventFormat::Rows`] call's `rowMode` (`rowFormat | dateRenderMode
 /// << 2`), `None` for another format; an error for a bad one.
 fn rows_of(
@@ -186,10 +211,12 @@ fn rows_of(
 fn pack_events<T>(
     env: &Env,
     opts: &Options,
-    format: EventFormat,
+    Output {
+        format,
+        rows,
+        kafka,
+    }: Output,
     raw_fragments: bool,
-    rows: Option<RowOptions>,
-    kafka: KafkaContext,
     walk: impl FnOnce(&mut EventPacker<'_, NapiSink<'_>>) -> std::result::Result<T, Failure>,
 ) -> std::result::Result<(T, Value), Failure> {
     let (value, regexes) = with_state(|st| {
@@ -265,23 +292,13 @@ pub fn transcode_change_batch_packed<'env>(
     kafka: Option<KafkaRecords>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
-    let format = format_of(env, format)?;
-    let rows = rows_of(format, &opts, row_mode)?;
+    let output = Output::of(env, format, &opts, row_mode, kafka)?;
     let cursor = Value::of_unknown(&cursor);
     let raw_fragments = raw_fragments.unwrap_or(false);
     let shaper = shaper.as_deref();
-    change_batch(
-        env,
-        cursor,
-        format,
-        raw_fragments,
-        &opts,
-        shaper,
-        rows,
-        kafka_context(kafka),
-    )
-    .map(|v| v.into_unknown(env))
-    .map_err(|f| f.throw(env))
+    change_batch(env, cursor, output, raw_fragments, &opts, shaper)
+        .map(|v| v.into_unknown(env))
+        .map_err(|f| f.throw(env))
 }
 
 /// A batch's `postBatchResumeToken`: its `_data` string (the token is `{ _data }`), or a copy
@@ -294,17 +311,15 @@ enum Token {
 fn change_batch(
     env: &Env,
     cursor: Value,
-    format: EventFormat,
+    output: Output,
     raw_fragments: bool,
     opts: &Options,
     shaper: Option<&Shaper>,
-    rows: Option<RowOptions>,
-    kafka: KafkaContext,
 ) -> std::result::Result<Value, Failure> {
     // The shaped reply (when there is a shaper): owned, so the walk below reads it and not the
     // caller's bytes; the buffers go back to the thread afterwards unless large.
     let mut shaped = shaper.map(|_| SHAPED.with(|s| std::mem::take(&mut *s.borrow_mut())));
-    let done = pack_events(env, opts, format, raw_fragments, rows, kafka, |p| {
+    let done = pack_events(env, opts, output, raw_fragments, |p| {
         // Borrowed, not copied: until it is dropped at the end of this closure, the walk makes
         // only values whose making runs no JavaScript (flat strings, Buffer copies, numbers;
         // no property is set), and [`pack_events`] runs nothing before it.
@@ -393,10 +408,9 @@ pub fn transcode_change_fragments_packed<'env>(
     kafka: Option<KafkaRecords>,
 ) -> Result<Unknown<'env>> {
     let opts = options::decode(packed, max_output_bytes)?;
-    let format = format_of(env, format)?;
-    let rows = rows_of(format, &opts, row_mode)?;
+    let output = Output::of(env, format, &opts, row_mode, kafka)?;
     let merged = merged_fragments(env, &fragments)?;
-    pack_events(env, &opts, format, false, rows, kafka_context(kafka), |p| {
+    pack_events(env, &opts, output, false, |p| {
         p.event(0, &merged).map_err(|f| f.in_event(0, 0))
     })
     .map(|((), v)| v.into_unknown(env))
