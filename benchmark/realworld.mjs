@@ -18,6 +18,7 @@
 //   METHODS=toJSON,ndjsonConcat,ndjsonArray node benchmark/realworld.mjs   # and the baseline
 //   JSON_OUT=benchmark/results/realworld-node26.json node benchmark/realworld.mjs   # also as JSON
 //     (what `npm run bench:report`, benchmark/report.mjs, runs and renders into the docs)
+//   JSON_OUT=benchmark/results/realworld-bun.json bun benchmark/realworld.mjs   # the same on Bun
 //
 // Datasets: twitter (its 100 statuses, one document each), canada (the whole GeoJSON file as
 // one document: number-heavy), citm (the whole catalog as one document), citm-events and
@@ -70,15 +71,22 @@ const synthetic = async (name) => (await import('./workloads.mjs')).loadWorkload
 const SYNTHETIC = { tiny: () => synthetic('tiny'), small250: () => synthetic('small250') };
 
 const bsonVersion = JSON.parse(readFileSync(new URL('../node_modules/bson/package.json', import.meta.url), 'utf8')).version;
+// The runtime that runs this script: Bun and Deno report a Node version of their own compatibility
+// layer in process.version, so their own name and version are what the header and the JSON say.
+const runtime = process.versions.bun ? `bun ${process.versions.bun}` : process.versions.deno ? `deno ${process.versions.deno}` : `node ${process.version}`;
+// The machine's load average (1, 5, 15 minutes) when the run starts and ends: the rates are per
+// CPU second, but a loaded machine still slows them (caches, frequency, other processes' GC).
+const load = () => os.loadavg().map((l) => Number(l.toFixed(2)));
+const loadStart = load();
 console.log(
-  `node ${process.version}, bson ${bsonVersion}${peer ? `, bson-to-json ${peer.version} (${peer.isa})` : ''}; MB/s of BSON per CPU second; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`,
+  `${runtime}, load average ${loadStart.join(' ')}, bson ${bsonVersion}${peer ? `, bson-to-json ${peer.version} (${peer.isa})` : ''}; MB/s of BSON per CPU second; ratios to the baseline in the same run; ${ROUNDS} rounds of ${ROUND_MS} ms`,
 );
 console.log(
   '| dataset | documents | mean size | baseline MB/s | toJSON | toNDJSON (concatenated) | toNDJSON (array) | toNDJSON / toJSON (concatenated, array) | bson-to-json (string) | bson-to-json (Buffer) | toJSON / bson-to-json (string) | minor page faults per MB (toJSON, concatenated, array) |',
 );
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const report = {
-  machine: { cpu: os.cpus()[0]?.model ?? '?', cores: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`, bson: bsonVersion },
+  machine: { cpu: os.cpus()[0]?.model ?? '?', cores: os.cpus().length, runtime, node: process.version, loadAverage: { start: loadStart }, platform: `${process.platform}-${process.arch}`, bson: bsonVersion },
   config: { rounds: ROUNDS, roundMs: ROUND_MS, peer: peer ? `${peer.version} (${peer.isa})` : null },
   datasets: [],
 };
@@ -167,4 +175,5 @@ for (const name of (process.env.DATASETS || Object.keys(DATASETS).join(',')).spl
     `| ${name} | ${docs.length} | ${size(bytes / docs.length)} | ${med.baseline.toFixed(0)} | ${x('toJSON')} | ${x('ndjsonConcat')} | ${x('ndjsonArray')} | ${vsToJSON('ndjsonConcat')}, ${vsToJSON('ndjsonArray')} | ${x('peerString')} | ${x('peerBuffer')} | ${vsPeer} | ${pf} |`,
   );
 }
+report.machine.loadAverage.end = load();
 if (process.env.JSON_OUT) writeFileSync(process.env.JSON_OUT, `${JSON.stringify(report, null, 1)}\n`);

@@ -391,7 +391,8 @@ describe('packed change events', () => {
       const merged = BSON.serialize({ _id: { _data: `T${round}-${of - 1}` }, ...Object.fromEntries(keys.map((k) => [k, ev[k]])) })
       for (const o of OPTIONS) {
         for (const format of Object.values(F) as number[]) {
-          if (format === F.RecordSnapshot) continue
+          // a snapshot's records are made from documents, never from split events
+          if (format === F.RecordSnapshot || format === F.RecordMongoKafkaSnapshot || format === F.RecordDebeziumSnapshot) continue
           const want = outcome(() => noClock(native.transcodeChangeBatch(cursor([merged]).doc, format, o).events[0]))
           const one = outcome(() => noClock(native.transcodeChangeFragments(frags, format, o)))
           if (want !== null && typeof want === 'object' && 'code' in want) expect(one).toMatchObject({ code: (want as any).code })
