@@ -37,14 +37,15 @@
 # Flat out: RATE=50000 (insertMany of 500 every 10 ms, never waiting: as fast as the source takes
 # them), WARM_N=5000 (a warm-up first, WARM_PAUSE seconds to drain it).
 # Environment: N (20000), RATE (400), WARM_N (0), WARM_PAUSE (10), SNAP (20000), KILL_N (12000), KILL_RATE (400), KILLS (3),
-# KILL_EVERY (8), WIDE (10), WRITERS (4), PIPELINES ("cdc mongo debezium"; wide: "cdc cdc-mongo-kafka
+# KILL_EVERY (8), WIDE (10), WRITERS (4), CDC_ARGS (more flags for every cdc pipeline, split on spaces:
+# "--commit-interval-ms 300"), PIPELINES ("cdc mongo debezium"; wide: "cdc cdc-mongo-kafka
 # mongo mongo-each debezium"; catchup: "cdc cdc-mongo-kafka mongo mongo-each"), RESULTS, CONNECT_DIR (<repo>/tmp/kafka-connect,
 # git-ignored: the jars and the work files), JAVA, MVN; KAFKA_* and SECANTUS_* as in those scripts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # the command as given (the report names it), and whether RATE and PIPELINES were (wide and catchup
 # have defaults of their own)
-CMDLINE="$(for v in N RATE WARM_N WIDE WRITERS PIPELINES FORMAT_SNAPSHOT; do if [ -n "${!v+x}" ]; then printf '%s=%q ' "$v" "${!v}"; fi; done)bash benchmark/kafka-connectors.sh $*"
+CMDLINE="$(for v in N RATE WARM_N WIDE WRITERS PIPELINES FORMAT_SNAPSHOT CDC_ARGS; do if [ -n "${!v+x}" ]; then printf '%s=%q ' "$v" "${!v}"; fi; done)bash benchmark/kafka-connectors.sh $*"
 RATE_SET="${RATE-}"
 PIPELINES_SET="${PIPELINES+1}"
 DIR="${CONNECT_DIR:-$ROOT/tmp/kafka-connect}"
@@ -154,9 +155,12 @@ launch() {
       # the connectors' record formats, written by cdc
       [ "$kind" = cdc ] || format=(--format "${kind#cdc-}")
       # progress lines every second: where the stream waited (kafka_phases)
+      # CDC_ARGS: flags of the run (e.g. --commit-interval-ms 300), split on spaces
+      local args=()
+      read -r -a args <<<"${CDC_ARGS:-}"
       setsid node "$ROOT/bin/bson2json.js" cdc --uri "$URI" --db "$db" "${scope[@]}" --kafka "$BROKER" \
         "${format[@]}" --checkpoint-topic "$kind-$db-checkpoints" --id "$kind-$db" --progress-interval 1 \
-        "${extra[@]}" >>"$work.log" 2>&1 </dev/null &
+        "${extra[@]}" "${args[@]}" >>"$work.log" 2>&1 </dev/null &
       ;;
     mongo | mongo-each | debezium)
       local plugin="${kind%-each}" connectors=()
@@ -425,8 +429,8 @@ kill_test() {
 
 name_of() {
   case "$1" in
-    cdc) echo "bson2json cdc" ;;
-    cdc-mongo-kafka | cdc-debezium) echo "bson2json cdc --format ${1#cdc-}" ;;
+    cdc) echo "bson2json cdc${CDC_ARGS:+ $CDC_ARGS}" ;;
+    cdc-mongo-kafka | cdc-debezium) echo "bson2json cdc --format ${1#cdc-}${CDC_ARGS:+ $CDC_ARGS}" ;;
     mongo) echo "MongoDB connector $MONGO_CONNECTOR${DBWIDE:+, database-wide}" ;;
     mongo-each) echo "MongoDB connector $MONGO_CONNECTOR, one per collection (${WIDE:-10} in one worker)" ;;
     debezium) echo "Debezium MongoDB $DEBEZIUM${DBWIDE:+, database-wide}" ;;
