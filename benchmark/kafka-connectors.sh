@@ -299,18 +299,21 @@ cpu_pid() {
 }
 
 # Where cdc's stream waited while events flowed: its progress lines with events (one a second),
-# each share weighted by the line's events; "" for the connectors.
+# each share weighted by the line's events, and the events per transaction committed over those
+# lines; "" for the connectors.
 cdc_phases() {
   [ -f "$1" ] || return 0
   python3 - "$1" <<'PY'
 import re, sys
-tot = [0.0, 0.0, 0.0]; n = 0
+tot = [0.0, 0.0, 0.0]; n = 0; txs = 0; prev = None
 for line in open(sys.argv[1], errors='replace'):
-    m = re.search(r'\(\+(\d+), .*the stream waited on the source (\d+)%, wrote records (\d+)%, waited on Kafka (\d+)%', line)
-    if not m or int(m.group(1)) == 0: continue
-    w = int(m.group(1)); n += w
-    for k in range(3): tot[k] += w * int(m.group(k + 2))
-if n: print(f"source {tot[0] / n:.0f}%, records {tot[1] / n:.0f}%, Kafka {tot[2] / n:.0f}%")
+    m = re.search(r'\(\+(\d+), .*?(\d+) transactions, .*the stream waited on the source (\d+)%, wrote records (\d+)%, waited on Kafka (\d+)%', line)
+    if not m: continue
+    tx = int(m.group(2)); dtx = tx - prev if prev is not None and tx >= prev else 0; prev = tx
+    if int(m.group(1)) == 0: continue
+    w = int(m.group(1)); n += w; txs += dtx
+    for k in range(3): tot[k] += w * int(m.group(k + 3))
+if n: print(f"source {tot[0] / n:.0f}%, records {tot[1] / n:.0f}%, Kafka {tot[2] / n:.0f}%" + (f"; {n / txs:.0f} events/transaction" if txs else ""))
 PY
 }
 
