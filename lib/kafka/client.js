@@ -35,6 +35,20 @@ function transactionalIdOf(id) {
 }
 
 /**
+ * The back-off before the client retries a request (`retryDelay` of the cycle's clients, retry
+ * `attempt` from 1): 200 ms, except after CONCURRENT_TRANSACTIONS, the broker's answer to the
+ * next transaction's AddPartitionsToTxn while it still writes the previous one's commit markers
+ * (EndTxn answers before they are written). That comes after most commits of a stream writing
+ * flat out and clears within milliseconds, so it is retried after 20 ms, doubling (20 … 320 ms
+ * over the 5 retries), as the Java producer retries it after 20 ms: a 200 ms wait after a commit
+ * is longer than the commit interval itself (docs/kafka.md "Where cdc waits").
+ */
+function retryDelay(_client, _operation, attempt, _retries, error) {
+  if (error?.findBy?.('apiId', 'CONCURRENT_TRANSACTIONS')) return 20 * 2 ** Math.min(Math.max(attempt, 1) - 1, 4)
+  return 200
+}
+
+/**
  * Creates the checkpoint topic (compacted, one partition) and the `wanted` topics (`partitions`
  * each) that do not exist yet. @returns {Promise<Set<string>>} the topics that exist now
  */
@@ -126,4 +140,4 @@ function sleep(ms, signal) {
   return timer(ms, signal).promise
 }
 
-module.exports = { kafka, ejson, transactionalIdOf, ensureTopics, sendChunked, messageSize, sleep, timer }
+module.exports = { kafka, ejson, transactionalIdOf, retryDelay, ensureTopics, sendChunked, messageSize, sleep, timer }

@@ -36,7 +36,7 @@
 
 const { watch } = require('../mongo/change-stream')
 const { ChangeStreamHistoryLostError, KafkaFencedError, KafkaUnavailableError, SourceError, isHistoryLost, isTransientSourceError, kafkaCause, isFenced } = require('./errors')
-const { kafka, ejson, transactionalIdOf, ensureTopics, sleep } = require('./client')
+const { kafka, ejson, transactionalIdOf, retryDelay, ensureTopics, sleep } = require('./client')
 const { committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
 const { checkOptions, withDefaults } = require('./options')
 const { KafkaOutage, MongoOutage } = require('./outage')
@@ -248,7 +248,7 @@ class KafkaSink {
     const extra = o.kafka || {}
     const producer = new Producer({
       retries: 5,
-      retryDelay: 200,
+      retryDelay,
       ...extra,
       clientId: `bson2json-cdc.${o.id}`,
       bootstrapBrokers: o.brokers,
