@@ -146,7 +146,8 @@ case "${TARGET}" in
 esac
 t0=${SECONDS}
 log "cargo test -p bson2json-core --target ${TARGET} --profile cross-test"
-CT_LOG="tmp/cross/${TARGET}/cargo-test.log"
+CT_LOG="${CACHE}/${TARGET}/cargo-test.log"
+mkdir -p "${CACHE}/${TARGET}" # B2J_CROSS_CORE_ONLY=1 skips the addon build that made it
 rc=0
 cargo test -p bson2json-core --target "${TARGET}" --profile cross-test >"${CT_LOG}" 2>&1 || rc=$?
 grep -E '^(test result|error|failures:|---- |thread .* panicked)' "${CT_LOG}" >&2 || true

@@ -444,7 +444,8 @@ describe('export: output, server and signal faults', () => {
   })
 
   it.skipIf(!!URI)('--parallel on a server slow to find an _id: one cursor, as without --parallel, and it says so', async () => {
-    mongo.server!.injectFault({ command: 'find', kind: 'delay', delayMs: 400, count: 1, ns: `${DB}.orders` })
+    // both timed lookups (the smallest and the largest _id) slow: the server is
+    mongo.server!.injectFault({ command: 'find', kind: 'delay', delayMs: 400, count: 2, ns: `${DB}.orders` })
     const t = Date.now()
     const r = await exp(['--parallel', '4'])
     expect(r.code).toBe(0)
@@ -453,6 +454,14 @@ describe('export: output, server and signal faults', () => {
     )
     completePrefix(r.stdout, N)
     expect(Date.now() - t).toBeLessThan(15000)
+  })
+
+  it.skipIf(!!URI)('--parallel with one slow _id lookup (a moment of load, a new connection): still ranges', async () => {
+    mongo.server!.injectFault({ command: 'find', kind: 'delay', delayMs: 400, count: 1, ns: `${DB}.orders` })
+    const r = await exp(['--parallel', '4'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).not.toContain('reading with one cursor')
+    completePrefix(r.stdout, N)
   })
 
   it('the mongodb package: one line naming it and where it looked (exit 2); found from the current directory', async () => {

@@ -10,9 +10,10 @@
 // - `_id` seeks, where `$sample` is refused: the smallest matching `_id`, then each next bound
 //   is the `_id` `step` places after the previous bound among the matching documents
 //   (`{_id: {$gt: previous}}`, sorted, skipped).
-// The first request (the smallest `_id`) is timed, and limited to `budgetMs` (1 s) by maxTimeMS:
-// where one `_id` lookup is so slow that the ranges' n + 2 requests would exceed the budget, the
-// export reads with one plain cursor, as without --parallel, and says so.
+// The first two requests (the smallest and the largest `_id`) are timed, and each limited to
+// `budgetMs` (1 s) by maxTimeMS: where one `_id` lookup (the faster of the two) is so slow that
+// the ranges' n + 2 requests would exceed the budget, the export reads with one plain cursor,
+// as without --parallel, and says so.
 // Either way the bounds are strictly increasing by the server's comparison, whatever happens
 // to the collection meanwhile (ranges only need to be disjoint and cover everything). Range i is
 // `bound[i] <= _id < bound[i+1]`, the first open below and the last open above: the ranges are
@@ -71,19 +72,26 @@ function and(query, extra) {
  * documents than ranges, or computing ranges would take longer than `budgetMs`.
  */
 async function splitRanges(coll, query, n, { budgetMs = 1000 } = {}) {
-  const started = Date.now()
   let minRaw
+  let maxRaw
+  let lookup
   try {
+    let started = Date.now()
     minRaw = await one(coll, query, { _id: 1 }, 0, true, budgetMs)
+    if (minRaw === null) return { ranges: [{}], method: 'one cursor', note: 'no matching document' }
+    const first = Date.now() - started
+    started = Date.now()
+    maxRaw = await one(coll, query, { _id: -1 }, 0, true, budgetMs)
+    // One sorted _id lookup's cost on this server: the faster of the two (the first may also
+    // pay for a connection the pool opens, and either for a moment of load on this host).
+    lookup = Math.min(first, Date.now() - started)
   } catch (e) {
     if (!(e && (e.code === 50 || e.codeName === 'MaxTimeMSExpired'))) throw e
-    return { ranges: [{}], method: 'one cursor', note: `the smallest _id took over ${(budgetMs / 1000).toFixed(1)} s to find on this server` }
+    return { ranges: [{}], method: 'one cursor', note: `an _id lookup took over ${(budgetMs / 1000).toFixed(1)} s on this server` }
   }
-  if (minRaw === null) return { ranges: [{}], method: 'one cursor', note: 'no matching document' }
-  // One sorted _id lookup's cost on this server. Ranges take at least n + 2 such requests (the
-  // largest _id, then $sample or n - 1 seeks): on a server that slow they cost more than they
-  // can save, so the export reads one cursor at once.
-  const lookup = Date.now() - started
+  // Ranges take at least n + 2 such requests (the smallest and the largest _id, then $sample or
+  // n - 1 seeks): on a server that slow they cost more than they can save, so the export reads
+  // one cursor at once.
   if (lookup * (n + 2) > budgetMs) {
     return {
       ranges: [{}],
@@ -91,7 +99,6 @@ async function splitRanges(coll, query, n, { budgetMs = 1000 } = {}) {
       note: `one _id lookup took ${(lookup / 1000).toFixed(2)} s on this server: ${n} ranges would take ~${((lookup * (n + 2)) / 1000).toFixed(1)} s`,
     }
   }
-  const maxRaw = await one(coll, query, { _id: -1 }, 0, true)
   const kind = kindOf(idType(minRaw))
   if (kind === null || maxRaw === null || kindOf(idType(maxRaw)) !== kind) {
     return { ranges: [{}], method: 'one cursor', note: '_ids of different kinds' }

@@ -84,6 +84,33 @@ impl Parts {
 }
 
 /// The element `name` of the document `ev[doc]`, if it has one.
+/// `[`, each element of the array at `arr` in `ev` written by `each` (its type and value range
+/// in `ev`), comma-separated, `]`.
+fn each_element(
+    ev: &[u8],
+    arr: Range<usize>,
+    out: &mut Vec<u8>,
+    mut each: impl FnMut(u8, Range<usize>, &mut Vec<u8>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    out.push(b'[');
+    for (k, x) in Elements::new(&ev[arr.clone()])
+        .map_err(|x| x.shifted(arr.start))?
+        .enumerate()
+    {
+        let x = x.map_err(|x| x.shifted(arr.start))?;
+        if k > 0 {
+            out.push(b',');
+        }
+        each(
+            x.element_type,
+            (x.value_start + arr.start)..(x.value_end + arr.start),
+            out,
+        )?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
 fn member<'a>(
     ev: &'a [u8],
     doc: &Range<usize>,
@@ -311,25 +338,18 @@ impl<'o> ConnectorRecords<'o> {
         out.extend_from_slice(b"{\"removedFields\":");
         match member(ev, ud, b"removedFields")? {
             Some(e) if e.element_type == ARRAY && e.value_end - e.value_start > 5 => {
-                out.push(b'[');
-                let arr = e.value_start..e.value_end;
-                for (k, x) in Elements::new(&ev[arr.clone()])
-                    .map_err(|x| x.shifted(arr.start))?
-                    .enumerate()
-                {
-                    let x = x.map_err(|x| x.shifted(arr.start))?;
-                    if k > 0 {
-                        out.push(b',');
-                    }
-                    let (vs, ve) = (x.value_start + arr.start, x.value_end + arr.start);
-                    if x.element_type == STRING {
-                        write_quoted(out, String::from_utf8_lossy(&ev[vs + 4..ve - 1]).as_bytes());
+                each_element(ev, e.value_start..e.value_end, out, |ty, v, out| {
+                    if ty == STRING {
+                        write_quoted(
+                            out,
+                            String::from_utf8_lossy(&ev[v.start + 4..v.end - 1]).as_bytes(),
+                        );
+                        Ok(())
                     } else {
                         self.java(JavaMode::Relaxed)
-                            .value(ev, x.element_type, vs, ve, out)?;
+                            .value(ev, ty, v.start, v.end, out)
                     }
-                }
-                out.push(b']');
+                })?;
             }
             _ => out.extend_from_slice(b"null"),
         }
@@ -349,17 +369,7 @@ impl<'o> ConnectorRecords<'o> {
         out.extend_from_slice(b",\"truncatedArrays\":");
         match member(ev, ud, b"truncatedArrays")? {
             Some(e) if e.element_type == ARRAY && e.value_end - e.value_start > 5 => {
-                out.push(b'[');
-                let arr = e.value_start..e.value_end;
-                for (k, x) in Elements::new(&ev[arr.clone()])
-                    .map_err(|x| x.shifted(arr.start))?
-                    .enumerate()
-                {
-                    let x = x.map_err(|x| x.shifted(arr.start))?;
-                    if k > 0 {
-                        out.push(b',');
-                    }
-                    let t = (x.value_start + arr.start)..(x.value_end + arr.start);
+                each_element(ev, e.value_start..e.value_end, out, |_, t, out| {
                     out.extend_from_slice(b"{\"field\":");
                     match member(ev, &t, b"field")? {
                         Some(f) if f.element_type == STRING => write_quoted(
@@ -380,8 +390,8 @@ impl<'o> ConnectorRecords<'o> {
                         _ => out.extend_from_slice(b"null"),
                     }
                     out.push(b'}');
-                }
-                out.push(b']');
+                    Ok(())
+                })?;
             }
             _ => out.extend_from_slice(b"null"),
         }
