@@ -136,6 +136,13 @@ export interface ChangeStreamToKafkaOptions {
    */
   mongoRetryTimeoutMS?: number
   /**
+   * the longest wait for a reply of MongoDB (each command of the change stream and the snapshot,
+   * the snapshot's start): past it the command is cancelled, its connection closed, and it is
+   * retried as a closed connection is (default 60000). A server or network that stops answering
+   * without closing the connection is not waited on for ever. Must be above `maxAwaitTimeMS`.
+   */
+  timeoutMS?: number
+  /**
    * extra @platformatic/kafka client options, e.g. `tls: { ca, cert, key }` (Node's tls.connect
    * options) and `sasl: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username, password }`
    */

@@ -654,6 +654,14 @@ const ROWS = [
     doc: 'once running, reject when MongoDB has not answered this long (the CLI flag: seconds)',
   },
   {
+    name: 'timeoutMS',
+    type: int(1),
+    default: 60_000,
+    apis: ['kafka'],
+    cli: { cdc: [{ flags: ['--reply-timeout'], key: 'replyTimeout' }] },
+    doc: "give up on a reply of MongoDB (a change stream's or the snapshot's command) after this and retry from the checkpoint: a server or network that stops answering is not waited on for ever (the CLI flag: seconds)",
+  },
+  {
     name: 'kafka',
     type: other('an object'),
     defaultText: 'none',

@@ -39,11 +39,13 @@
 //       [--snapshot-docs N] [--snapshot-batch-size 100] [--cut-ms M] [--blackhole-every S]
 //       [--snapshot-cut-ms M] [--snapshot-fault-rate R]
 //       [--kafka-pause-every S] [--batch-size 40] [--until-faults N [--max-seconds 3600]]
-//       [--min-faults N] [--collections N] [--json]
+//       [--min-faults N] [--collections N] [--wait-seconds 600] [--json]
 // --collections N (N > 1): a database-wide stream (cdc --db D --topic-prefix P) over N collections,
 // a topic each; the checks then also require each record in its collection's topic.
 // --until-faults N: the writes (and the faults) go on past --ops / --duration until N faults were
 // injected; --max-seconds (default 3600) ends the writes in any case.
+// --wait-seconds S: how long, after the writes, the events may take to reach the topic before the
+// run ends and reports what is missing (default 600).
 // The broker restarts and pauses act on the broker of `scripts/kafka.sh` (its KAFKA_DIR).
 // Exit status 0 when every check passes (and, with --min-faults, at least that many faults were
 // injected), 1 otherwise (the report says which check failed).
@@ -149,6 +151,7 @@ async function main() {
       'min-faults': { type: 'string', default: '0' },
       'until-faults': { type: 'string', default: '0' },
       'max-seconds': { type: 'string', default: '3600' },
+      'wait-seconds': { type: 'string', default: '600' },
       json: { type: 'boolean', default: false },
     },
   })
@@ -267,8 +270,12 @@ async function main() {
     values['batch-size'],
     '--max-await-ms',
     '100',
+    // a command the source never answers is given up after 10 s (cdc's default is 60)
+    '--reply-timeout',
+    '10',
+    // With KAFKA_CHAOS_DEBUG, a progress line every 5 s: where a stalled stream waits shows in the log.
     '--progress-interval',
-    '0',
+    process.env.KAFKA_CHAOS_DEBUG ? '5' : '0',
     ...(snapshotDocs > 0 ? ['--snapshot', '--snapshot-batch-size', values['snapshot-batch-size']] : ['--start-at-operation-time', `${startAt.high}.${startAt.low}`]),
   ]
   const log = []
@@ -473,7 +480,9 @@ async function main() {
   let messages = []
   const want = expected.size
   const isSnapshot = (r) => r.headers.some(([a, b]) => String(a) === 'operationType' && String(b) === 'snapshot')
-  const deadline = Date.now() + 600_000
+  const deadline = Date.now() + Number(values['wait-seconds']) * 1000
+  let lastRead = -1
+  let lastSaid = 0
   for (;;) {
     messages = []
     try {
@@ -485,7 +494,13 @@ async function main() {
       debug('topic not there yet:', e.message)
     }
     const events = messages.filter((m) => !isSnapshot(m.r)).length
-    debug('read', events, 'events of', want)
+    // said when the count moves, and every 15 s while it does not (with what cdc is doing)
+    if (events !== lastRead || Date.now() - lastSaid > 15_000) {
+      debug('read', events, 'events of', want, `(phase ${phase}, cdc ${starts} ${child.exited ? 'exited' : 'running'})`)
+      if (events === lastRead) debug('no new events; the last lines of cdc:', (child.lastLines || '').trim().split('\n').slice(-4).join(' | '))
+      lastRead = events
+      lastSaid = Date.now()
+    }
     if ((events >= want && phase === 'stream') || Date.now() > deadline) break
     await sleep(1000)
   }

@@ -1180,6 +1180,45 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i))
   }, 120_000)
 
+  it.skipIf(!!URI)('a server that stops answering (no reply, its connection left open) in the snapshot and in the stream: each command is given up after timeoutMS and retried; every record once, in one run', async () => {
+    const t = names()
+    const db = `kds${tag}`
+    const coll = client.db(db).collection('c')
+    const ns = `${db}.c`
+    await coll.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i })))
+    // the snapshot's second batch gets no reply
+    const silent = mongo.server!.faults.inject({ command: 'getMore', ns, kind: 'silence' })
+    const retries: string[] = []
+    const run = kafka.changeStreamToKafka({
+      source: coll,
+      brokers,
+      ...t,
+      snapshot: true,
+      snapshotBatchSize: 5,
+      maxAwaitTimeMS: 100,
+      timeoutMS: 1500,
+      onMongoRetry: (e: Error, s: any, what: string) => retries.push(`${what}: ${s.lastMongoError}`),
+    })
+    try {
+      await until(async () => !!run.stats.snapshot && run.stats.snapshot.done, 60_000)
+      expect(silent.hits).toBe(1)
+      // then a change stream's getMore
+      const quiet = mongo.server!.faults.inject({ command: 'getMore', ns, kind: 'silence', changeStreamOnly: true })
+      for (let i = 20; i < 30; i++) await coll.insertOne({ _id: i })
+      await until(async () => run.stats.events >= 10, 60_000)
+      expect(quiet.hits).toBe(1)
+    } finally {
+      mongo.server!.faults.clear()
+      await run.stop()
+    }
+    await run.done
+    expect(retries, JSON.stringify(retries)).toHaveLength(2)
+    expect(retries[0]).toMatch(/^the snapshot: .*no reply from the server to getMore within timeoutMS \(1500 ms\)/)
+    expect(retries[1]).toMatch(/^the change stream: .*no reply from the server to getMore within timeoutMS \(1500 ms\)/)
+    const ids = (await readAll(t.topic)).map((m) => JSON.parse(m.key)._id as number)
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i))
+  }, 180_000)
+
   it('many small batches within one commit interval: no MaxListenersExceededWarning (each interval timer drops its abort listener when the next batch wins the race)', async () => {
     const t = names()
     const coll = client.db(`kdw${tag}`).collection('c')
@@ -1261,7 +1300,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   }, 90_000)
 
   it.skipIf(!!URI)('chaos: SIGKILLed and restarted while writing, source faults; every event exactly once, per-key order', () => {
-    const r = runLogged('scripts/kafka-chaos.js', [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--json'], 170_000)
+    const r = runLogged('scripts/kafka-chaos.js', [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--ops', '1000', '--kills', '6', '--rate', '100', '--wait-seconds', '90', '--json'], 170_000)
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')
     expect(report.failures).toEqual([])
     expect(report.kills).toBe(6)
@@ -1271,7 +1310,7 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   it.skipIf(!!URI)('chaos: --snapshot under fire, connections cut by the proxy, broker paused; snapshot records and events once, final state per key', () => {
     const r = runLogged(
       'scripts/kafka-chaos.js --snapshot-docs',
-      [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--snapshot-docs', '1000', '--snapshot-batch-size', '100', '--ops', '600', '--kills', '3', '--rate', '100', '--cut-ms', '500', '--snapshot-cut-ms', '2000', '--blackhole-every', '5', '--kafka-pause-every', '2', '--json'],
+      [path.join(ROOT, 'scripts/kafka-chaos.js'), '--kafka', BROKERS!, '--snapshot-docs', '1000', '--snapshot-batch-size', '100', '--ops', '600', '--kills', '3', '--rate', '100', '--cut-ms', '500', '--snapshot-cut-ms', '2000', '--blackhole-every', '5', '--kafka-pause-every', '2', '--wait-seconds', '90', '--json'],
       170_000,
     )
     const report = JSON.parse(r.stdout.trim().split('\n').pop() || '{}')

@@ -20,7 +20,7 @@ import { useMongo } from '../support/mongo'
 
 const require = createRequire(import.meta.url)
 const b2j = require('../..')
-const { APIS, COMMANDS, ROWS, OPTIONS, namesOf, flagsOf, apisOf } = require('../../lib/option-table')
+const { APIS, COMMANDS, ROWS, OPTIONS, namesOf, flagsOf, apisOf, rowOf } = require('../../lib/option-table')
 const { checkOptions } = require('../../lib/kafka/options')
 const native = require('../../lib/native')
 const root = join(__dirname, '..', '..')
@@ -211,6 +211,7 @@ describe('the options table', () => {
     kafkaTimeout: '5',
     kafkaRetryTimeout: '5',
     mongoRetryTimeout: '5',
+    replyTimeout: '5',
     kafkaCa: pemFile,
     kafkaCert: pemFile,
     kafkaKey: pemFile,
@@ -319,7 +320,10 @@ describe('the options table', () => {
 
   it('Kafka: the numeric defaults are the Kafka options module\'s', () => {
     const { DEFAULTS, withDefaults } = require('../../lib/kafka/options')
-    for (const k of namesOf('kafka')) if (OPTIONS[k].type.kind === 'int' && typeof OPTIONS[k].default === 'number') expect(DEFAULTS[k], k).toBe(OPTIONS[k].default)
+    for (const k of namesOf('kafka')) {
+      const row = rowOf('kafka', k)
+      if (row.type.kind === 'int' && typeof row.default === 'number') expect(DEFAULTS[k], k).toBe(row.default)
+    }
     expect(DEFAULTS.maxTransactionBytes).toBe(8 * 1024 * 1024)
     const o = withDefaults({ topic: 't', maxRequestBytes: 7 })
     expect(Object.getPrototypeOf(o)).toBeNull()

@@ -73,6 +73,8 @@ Options:
                                batch received (default 120; a closed connection, CursorNotFound or
                                a resumable error is retried meanwhile: a snapshot range after its
                                last committed _id, the change stream from the last checkpoint)
+      --reply-timeout S        give up on a reply of MongoDB after S seconds and retry as above
+                               (default 60): a server or network that stops answering mid-command
       --kafka-tls              connect to Kafka over TLS (the system's CAs)
       --kafka-ca FILE          TLS, trusting the CA certificates in FILE (PEM)
       --kafka-cert FILE, --kafka-key FILE  TLS client certificate and key (PEM)
@@ -285,6 +287,8 @@ function parseArgs(argv) {
   o.kafkaClient = kafkaSecurity(o, process.env)
   o.kafkaRetryTimeout = o.kafkaRetryTimeout === undefined ? DEFAULTS.retryTimeoutMS / 1000 : intArg('--kafka-retry-timeout', o.kafkaRetryTimeout, 1)
   o.mongoRetryTimeout = o.mongoRetryTimeout === undefined ? DEFAULTS.mongoRetryTimeoutMS / 1000 : intArg('--mongo-retry-timeout', o.mongoRetryTimeout, 1)
+  o.replyTimeout = o.replyTimeout === undefined ? DEFAULTS.timeoutMS / 1000 : intArg('--reply-timeout', o.replyTimeout, 1)
+  if (o.maxAwaitTimeMS !== undefined && Number(o.maxAwaitTimeMS) >= o.replyTimeout * 1000) usage('--max-await-ms must be below --reply-timeout')
   return o
 }
 
@@ -397,6 +401,7 @@ async function main(argv) {
       }
     },
     mongoRetryTimeoutMS: o.mongoRetryTimeout * 1000,
+    timeoutMS: o.replyTimeout * 1000,
     onMongoRetry: (e, s, what) =>
       log(
         `MongoDB at ${redact(o.uri)} failed: ${s.lastMongoError}; reopening ${what} ${/snapshot/.test(what) ? "after its last committed _id" : 'from the last checkpoint'} ` +

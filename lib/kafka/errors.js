@@ -78,6 +78,8 @@ function isTransientSourceError(e) {
   if (name === 'MongoTopologyClosedError' || name === 'MongoClientClosedError') return false
   if (name.startsWith('MongoNetwork') || name === 'MongoPoolClearedError' || name === 'MongoServerSelectionError' || name === 'MongoServerClosedError') return true
   if (isHistoryLost(e)) return false
+  // no reply within timeoutMS: the command was cancelled and its connection closed
+  if (e.code === 'BSON2JSON_TIMEOUT' || name === 'MongoOperationTimeoutError') return true
   if (typeof e.code === 'number' && TRANSIENT_SOURCE_CODES.has(e.code)) return true
   const labels = Array.isArray(e.errorLabels) ? e.errorLabels : e.errorLabelSet instanceof Set ? [...e.errorLabelSet] : []
   if (labels.some((l) => TRANSIENT_SOURCE_LABELS.includes(l))) return true

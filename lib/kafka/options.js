@@ -58,6 +58,10 @@ function checkOptions(o) {
   if (o.format !== undefined && o.format !== 'bson2json' && (o.dialect !== undefined || o.value === 'fullDocument')) {
     throw new TypeError(`bson2json/kafka: options.format ${JSON.stringify(o.format)} writes the connector's own records: it excludes options.dialect and value: "fullDocument"`)
   }
+  const timeoutMS = o.timeoutMS === undefined ? DEFAULTS.timeoutMS : o.timeoutMS
+  if (o.maxAwaitTimeMS !== undefined && o.maxAwaitTimeMS >= timeoutMS) {
+    throw new RangeError(`bson2json/kafka: options.maxAwaitTimeMS (${o.maxAwaitTimeMS}) must be below options.timeoutMS (${timeoutMS})`)
+  }
   if (o.pipeline !== undefined && !Array.isArray(o.pipeline)) throw new TypeError('bson2json/kafka: options.pipeline must be an array')
   // projection / redact: checked now (watch() compiles them and applies them to every event)
   require('../shape').checkShape(o.projection, o.redact)

@@ -58,14 +58,16 @@ function captured(db, coll, include, exclude) {
 /**
  * The collections a snapshot copies: the source's own (a Collection), or every collection of
  * the database (a Db) or of every database but admin, config and local (a MongoClient), less
- * views and `system.*`, filtered by `include` / `exclude`. @returns {Promise<{db: string, coll: string}[]>}
+ * views and `system.*`, filtered by `include` / `exclude`; `timeoutMS` bounds each listing
+ * (the driver's). @returns {Promise<{db: string, coll: string}[]>}
  */
-async function capturedCollections(source, include, exclude) {
+async function capturedCollections(source, include, exclude, timeoutMS = undefined) {
+  const bound = timeoutMS === undefined ? {} : { timeoutMS }
   if (typeof source.collectionName === 'string') return [{ db: source.dbName, coll: source.collectionName }]
-  const dbs = typeof source.databaseName === 'string' ? [source] : (await source.db('admin').admin().listDatabases({ nameOnly: true })).databases.filter((d) => !SYSTEM_DBS.has(d.name)).map((d) => source.db(d.name))
+  const dbs = typeof source.databaseName === 'string' ? [source] : (await source.db('admin').admin().listDatabases({ nameOnly: true, ...bound })).databases.filter((d) => !SYSTEM_DBS.has(d.name)).map((d) => source.db(d.name))
   const out = []
   for (const db of dbs) {
-    const colls = await db.listCollections({}, { nameOnly: false }).toArray()
+    const colls = await db.listCollections({}, { nameOnly: false, ...bound }).toArray()
     for (const c of colls) {
       if (c.type === 'view' || c.name.startsWith('system.')) continue
       if (captured(db.databaseName, c.name, include, exclude)) out.push({ db: db.databaseName, coll: c.name })

@@ -369,6 +369,7 @@ class KafkaSink {
       dialect: this.dialect,
       batchSize: o.batchSize,
       maxAwaitTimeMS: o.maxAwaitTimeMS,
+      timeoutMS: o.timeoutMS,
       prefetch: o.prefetch,
       fullDocument: o.fullDocument === undefined ? formatOf(o.format).fullDocument : o.fullDocument,
       fullDocumentBeforeChange: o.fullDocumentBeforeChange,
@@ -391,7 +392,7 @@ class KafkaSink {
     if (!client || typeof client.startSession !== 'function') return null
     const session = client.startSession()
     try {
-      await client.db('admin').command({ ping: 1 }, { session })
+      await client.db('admin').command({ ping: 1 }, { session, timeoutMS: this.o.timeoutMS })
       const t = session.operationTime
       return t ? { t: t.high >>> 0, i: t.low >>> 0 } : null
     } catch {
@@ -404,7 +405,8 @@ class KafkaSink {
   /** The change stream's position now (the postBatchResumeToken of an empty first batch). */
   async positionNow() {
     const o = this.o
-    const probe = watch(o.source, this.pipeline, { batchSize: 0, dialect: this.dialect })
+    // no getMore after the first batch: its reply would only be waited for by close()
+    const probe = watch(o.source, this.pipeline, { batchSize: 0, prefetch: 0, timeoutMS: o.timeoutMS, dialect: this.dialect })
     try {
       const r = await probe.batches()[Symbol.asyncIterator]().next()
       const token = r.done ? null : r.value.resumeToken

@@ -78,6 +78,7 @@ class RangeReader {
       projection: o.projection,
       redact: o.redact,
       batchSize: o.snapshotBatchSize,
+      timeoutMS: o.timeoutMS,
       from: parse(range.lo),
       before: parse(range.hi),
       after: parse(range.after),
@@ -290,7 +291,7 @@ class SnapshotCopy {
     const whole = typeof o.source.collectionName === 'string'
     let colls
     try {
-      colls = await capturedCollections(o.source, o.include, o.exclude)
+      colls = await capturedCollections(o.source, o.include, o.exclude, o.timeoutMS)
     } catch (e) {
       throw new SourceError(e)
     }

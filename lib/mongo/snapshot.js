@@ -13,7 +13,7 @@ const { RawCursor, replyCursor } = require('./raw-cursor')
 const { resolveTarget, tokenValue } = require('./change-stream')
 
 /** The option names snapshot() accepts. */
-const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'after', 'from', 'before', 'signal', 'enableUtf8Validation'])
+const SNAPSHOT_KEYS = new Set([...BASE_KEYS, 'batchSize', 'prefetch', 'timeoutMS', 'after', 'from', 'before', 'signal', 'enableUtf8Validation'])
 
 /** The `$type` aliases of each BSON comparison bracket an `_id` can be in, in the server's order. */
 const BRACKETS = [['minKey'], ['null'], ['double', 'int', 'long', 'decimal'], ['string', 'symbol'], ['object'], ['binData'], ['objectId'], ['bool'], ['date'], ['timestamp'], ['regex'], ['maxKey']]
@@ -92,7 +92,8 @@ class SnapshotCursor extends RawCursor {
     const o = resolveDriverOptions(collection, options, SNAPSHOT_KEYS)
     const batchSize = intOption(options, 'batchSize', 1, Infinity, undefined)
     const prefetch = intOption(options, 'prefetch', 0, Infinity, 1)
-    super({ client: t.client, db: t.db, prefetch, prefetchGiven: true, batchSize, signal: options.signal, what: 'snapshot' })
+    const timeoutMS = intOption(options, 'timeoutMS', 0, Infinity, 0)
+    super({ client: t.client, db: t.db, prefetch, prefetchGiven: true, batchSize, timeoutMS, signal: options.signal, what: 'snapshot' })
     this._o = o
     this._format = format
     this._kafka = kafka
