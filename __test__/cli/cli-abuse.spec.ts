@@ -7,7 +7,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BSON } from 'bson'
 import { run } from '../support/cli-run'
@@ -235,6 +235,12 @@ async function ready(file: string): Promise<boolean> {
 }
 
 describe('bounded time: SIGINT/SIGTERM answered within a second in every state', () => {
+  /**
+   * A second, or more on a machine whose run queue is longer than its cores (load per core, at
+   * most 5x): the process must answer, not wait for a timeout, and its exit itself takes longer
+   * on a starved machine.
+   */
+  const bound = () => Math.round(1000 * Math.min(5, Math.max(1, loadavg()[0] / cpus().length)))
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const net = require('node:net')
   let black: any
@@ -277,7 +283,8 @@ describe('bounded time: SIGINT/SIGTERM answered within a second in every state',
     const took = Date.now() - sent
     expect(caught, `${args.join(' ')}: the handler was installed`).toBe(true)
     expect(r.code === (signal === 'SIGINT' ? 130 : 143) || r.signal === signal, `${args.join(' ')}: exit ${r.code} ${r.signal}: ${r.stderr}`).toBe(true)
-    expect(took, `${args.join(' ')}: answered in ${took} ms`).toBeLessThan(1000)
+    const most = bound()
+    expect(took, `${args.join(' ')}: answered in ${took} ms (bound ${most} ms)`).toBeLessThan(most)
     expect(r.stderr, args.join(' ')).toMatch(new RegExp(`interrupted by ${signal}`))
     return r
   }
@@ -326,7 +333,7 @@ describe('bounded time: SIGINT/SIGTERM answered within a second in every state',
           }, 3000),
       })
       expect(r.code === 143 || r.signal === 'SIGTERM', `${mongo} ${kafka}: ${r.code} ${r.signal} ${r.stderr}`).toBe(true)
-      expect(Date.now() - sent).toBeLessThan(1000)
+      expect(Date.now() - sent).toBeLessThan(bound())
     }
   })
 
