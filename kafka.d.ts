@@ -174,7 +174,9 @@ export function transactionalIdOf(id: string): string
 /**
  * Reads every partition of `topic` from `from` (default: the log start) up to its last stable
  * offset as it is when the read starts, with read_committed isolation: records of aborted
- * transactions and control records are left out. Calls `onRecord` for each committed record;
+ * transactions and control records are left out, each transaction decided by its own COMMIT or
+ * ABORT marker (not `@platformatic/kafka`'s read_committed filter, which can drop committed records:
+ * docs/kafka.md "Consumers"). Calls `onRecord` for each committed record, in offset order;
  * returns the offset reached per partition (pass it as `from` to read on from there).
  * @param consumer a `@platformatic/kafka` Consumer
  */

@@ -401,8 +401,8 @@ describe('options and arguments (no broker)', () => {
     expect(tokenClusterTime({ _data: 'zz' })).toBeNull()
   })
 
-  it('read_committed filter: drops aborted transactions even when their ABORT marker is in a later response', () => {
-    const rec = (k: string) => ({ offsetDelta: 0, key: Buffer.from(k), value: Buffer.from(k), headers: [] })
+  it('read_committed filter: each transaction decided by its own marker, one producer\'s aborted and committed transactions interleaved, records in offset order', () => {
+    const rec = (k: string, d = 0) => ({ offsetDelta: d, key: Buffer.from(k), value: Buffer.from(k), headers: [] })
     const ctl = (type: number) => {
       const key = Buffer.alloc(4)
       key.writeInt16BE(type, 2)
@@ -410,22 +410,40 @@ describe('options and arguments (no broker)', () => {
     }
     const TX = 1 << 4
     const CTL = 1 << 5
-    const part = {
-      abortedTransactions: [{ producerId: 7n, firstOffset: 2n }],
-      records: [
-        { firstOffset: 0n, lastOffsetDelta: 0, producerId: 7n, attributes: TX, records: [rec('a')] },
-        { firstOffset: 1n, lastOffsetDelta: 0, producerId: 7n, attributes: TX | CTL, records: [ctl(1)] },
-        { firstOffset: 2n, lastOffsetDelta: 0, producerId: 7n, attributes: TX, records: [rec('aborted')] },
-        { firstOffset: 3n, lastOffsetDelta: 0, producerId: 9n, attributes: TX, records: [rec('other')] },
-      ],
+    const data = (o: number, pid: bigint, ...ks: string[]) => ({ firstOffset: BigInt(o), lastOffsetDelta: ks.length - 1, producerId: pid, attributes: TX, records: ks.map((k, d) => rec(k, d)) })
+    const marker = (o: number, pid: bigint, type: number) => ({ firstOffset: BigInt(o), lastOffsetDelta: 0, producerId: pid, attributes: TX | CTL, records: [ctl(type)] })
+    // producer 7: aborted, committed, aborted, committed (a fenced process's transaction, then its
+    // successor's, with the same producer id); producer 9 and a plain write interleaved
+    const log = [
+      data(0, 7n, 'x1'),
+      data(1, 9n, 'p9a'),
+      marker(2, 7n, 0),
+      { firstOffset: 3n, lastOffsetDelta: 0, producerId: -1n, attributes: 0, records: [rec('plain')] },
+      data(4, 7n, 'c1', 'c2'),
+      marker(6, 7n, 1),
+      data(7, 7n, 'x2'),
+      marker(8, 9n, 1),
+      marker(9, 7n, 0),
+      data(10, 7n, 'c3'),
+      marker(11, 7n, 1),
+      data(12, 7n, 'open'),
+    ]
+    // in one response
+    const f = new kafka.TransactionFilter()
+    for (const b of log) f.push(b)
+    const got = [...f.decided()].map((x: any) => `${x.offset}:${x.record.key}`)
+    expect(got).toEqual(['1:p9a', '3:plain', '4:c1', '5:c2', '10:c3'])
+    expect(f.firstWaiting()).toBe(12n)
+    // in pieces (one batch per response) the same
+    const g = new kafka.TransactionFilter()
+    const got2: string[] = []
+    for (const b of log) {
+      g.push(b)
+      for (const x of g.decided()) got2.push(`${x.offset}:${x.record.key}`)
     }
-    const got = [...kafka.committedRecords(part)].map((x: any) => String(x.record.key))
-    expect(got).toEqual(['a', 'other'])
-    // With the ABORT marker, the producer's later transaction counts again.
-    part.records.push({ firstOffset: 4n, lastOffsetDelta: 0, producerId: 7n, attributes: TX | CTL, records: [ctl(0)] })
-    part.records.push({ firstOffset: 5n, lastOffsetDelta: 0, producerId: 7n, attributes: TX, records: [rec('b')] })
-    expect([...kafka.committedRecords(part)].map((x: any) => String(x.record.key))).toEqual(['a', 'other', 'b'])
+    expect(got2).toEqual(got)
   })
+
 })
 
 describe.skipIf(!BROKERS)('into a broker', () => {
@@ -480,6 +498,60 @@ describe.skipIf(!BROKERS)('into a broker', () => {
   })
   afterAll(async () => {
     await client?.close()
+  })
+
+  it('readCommitted on a broker: one producer\'s aborted, fenced, committed and empty-aborted transactions on one partition; every committed record once, in order', async () => {
+    const { Producer, Consumer } = require('@platformatic/kafka')
+    const topic = `rc${tag}`
+    const base = { clientId: 'rc-test', bootstrapBrokers: brokers }
+    const { Admin } = require('@platformatic/kafka')
+    const admin = new Admin(base)
+    // records over 4 KB are refused by the broker after the transaction added the partition
+    await admin.createTopics({ topics: [topic], partitions: 1, replicas: 1, configs: [{ name: 'max.message.bytes', value: '4096' }] })
+    await admin.close()
+    const txid = `rc-${tag}`
+    const producer = () => new Producer({ ...base, idempotent: true, transactionalId: txid, acks: -1 })
+    let p = producer()
+    let first = true
+    const write = async (keys: string[], commit: boolean) => {
+      // a new producer instance's first transaction fences the id's previous one (Transaction.fence)
+      const tx = await p.beginTransaction(first ? { producerId: -1n, producerEpoch: -1 } : undefined)
+      first = false
+      await tx.send({ messages: keys.map((k) => ({ topic, partition: 0, key: Buffer.from(k), value: Buffer.from(k) })) })
+      if (commit) await tx.commit()
+      else await tx.abort()
+    }
+    await write(['a1', 'a2'], false)
+    // a transaction left open by a process that dies, aborted by its successor's fence
+    const tx = await p.beginTransaction()
+    await tx.send({ messages: [{ topic, partition: 0, key: Buffer.from('zombie'), value: Buffer.from('zombie') }] })
+    await p.close(true)
+    p = producer()
+    first = true
+    await write(['c1', 'c2'], true)
+    // an abort with no record on the partition: its ABORT marker alone, which the broker lists as
+    // no aborted transaction (@platformatic/kafka's own read_committed filter then drops c1 and
+    // c2: the range from the last listed aborted transaction to the last ABORT marker)
+    const big = await p.beginTransaction()
+    await expect(big.send({ messages: [{ topic, partition: 0, key: Buffer.from('big'), value: Buffer.alloc(8192) }] })).rejects.toThrow()
+    await big.abort()
+    await write(['c3'], true)
+    await write(['c4'], true)
+    await p.close()
+    const consumer = new Consumer({ ...base, groupId: `rc-${tag}` })
+    try {
+      const got: string[] = []
+      const reached = await kafka.readCommitted(consumer, topic, (_p: number, o: bigint, r: any) => got.push(`${o}:${r.key}`))
+      expect(got.map((x) => x.split(':')[1])).toEqual(['c1', 'c2', 'c3', 'c4'])
+      const offsets = got.map((x) => BigInt(x.split(':')[0]))
+      expect(offsets).toEqual([...offsets].sort((a, b) => (a < b ? -1 : 1)))
+      // read on from there: nothing new, nothing twice
+      const again: string[] = []
+      await kafka.readCommitted(consumer, topic, (_p: number, _o: bigint, r: any) => again.push(String(r.key)), reached)
+      expect(again).toEqual([])
+    } finally {
+      await consumer.close()
+    }
   })
 
   it('events: key = documentKey, value = the event JSON, headers; checkpoint per batch', async () => {

@@ -11,7 +11,7 @@ const { kafka, ejson } = require('./client')
 const CHECKPOINT_VERSION = 1
 const IS_TRANSACTIONAL = 1 << 4
 const IS_CONTROL = 1 << 5
-const READ_COMMITTED = 1
+const READ_UNCOMMITTED = 0
 
 /**
  * The checkpoint record of stream `id` (key: the id; value: the format {@link readCheckpointWith}
@@ -40,33 +40,78 @@ function checkpointRecord(o, at) {
 }
 
 /**
- * Committed records of one fetched partition, in offset order: control batches are dropped, and
- * so is every batch of an aborted transaction (the response's `abortedTransactions` list, whose
- * ranges end at the producer's ABORT marker), whether or not the marker is in this response.
+ * The committed records of one partition's log, read in offset order with read_uncommitted
+ * isolation (every batch, the transaction markers included): each record of a transactional
+ * batch waits for its producer's next marker, COMMIT or ABORT (a producer has one transaction at
+ * a time on a partition, and a zombie's writes after its fence are refused by the broker); a
+ * record outside a transaction is committed as it comes. `decided()` gives the records decided
+ * so far, in offset order, up to the first one still waiting.
+ *
+ * Not the broker's `abortedTransactions` list: `@platformatic/kafka` (1.35 and 2.x) filters a
+ * read_committed response with it keyed by producer only, so two aborted transactions of one
+ * producer in one response, or a committed one between an aborted one and a later ABORT marker,
+ * lose committed records (docs/kafka.md "Consumers").
  */
-function* committedRecords(part) {
-  const aborted = [...(part.abortedTransactions || [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0))
-  let ai = 0
-  const open = new Set()
-  for (const batch of part.records || []) {
-    const last = batch.firstOffset + BigInt(batch.lastOffsetDelta)
-    while (ai < aborted.length && aborted[ai].firstOffset <= last) open.add(String(aborted[ai++].producerId))
+class TransactionFilter {
+  constructor() {
+    /** @type {{ offset: bigint, record: any, state: 0 | 1 | 2 }[]} 0 waiting, 1 committed, 2 aborted */
+    this.queue = []
+    this.head = 0
+    /** producer id → the waiting records of its open transaction */
+    this.open = new Map()
+  }
+
+  /** One batch of the log (a `@platformatic/kafka` fetch response's batch), in offset order. */
+  push(batch) {
     const pid = String(batch.producerId)
     if (batch.attributes & IS_CONTROL) {
       const key = batch.records[0] && batch.records[0].key
-      if (key && key.length >= 4 && key.readInt16BE(2) === 0) open.delete(pid)
-      continue
+      const waiting = this.open.get(pid)
+      if (waiting !== undefined && key && key.length >= 4) {
+        const state = key.readInt16BE(2) === 1 ? 1 : 2
+        for (const x of waiting) x.state = state
+        this.open.delete(pid)
+      }
+      return
     }
-    if (batch.attributes & IS_TRANSACTIONAL && open.has(pid)) continue
-    for (const r of batch.records) yield { offset: batch.firstOffset + BigInt(r.offsetDelta), record: r }
+    const transactional = (batch.attributes & IS_TRANSACTIONAL) !== 0
+    let waiting
+    if (transactional) {
+      waiting = this.open.get(pid)
+      if (waiting === undefined) this.open.set(pid, (waiting = []))
+    }
+    for (const r of batch.records) {
+      const x = { offset: batch.firstOffset + BigInt(r.offsetDelta), record: r, state: transactional ? 0 : 1 }
+      this.queue.push(x)
+      if (transactional) waiting.push(x)
+    }
+  }
+
+  /** The committed records decided since the last call, in offset order. */
+  *decided() {
+    const q = this.queue
+    while (this.head < q.length && q[this.head].state !== 0) {
+      const x = q[this.head++]
+      if (x.state === 1) yield x
+    }
+    if (this.head > 1024 && this.head * 2 > q.length) {
+      q.splice(0, this.head)
+      this.head = 0
+    }
+  }
+
+  /** The offset of the first record still waiting for its transaction's marker, or null. */
+  firstWaiting() {
+    return this.head < this.queue.length ? this.queue[this.head].offset : null
   }
 }
 
 /**
  * Reads every partition of `topic` from `from` (default: the log start) up to its last stable
- * offset as it is when the read starts, read_committed. Calls `onRecord(partition, offset,
- * record)` for each committed record (record: `{ key, value, headers }` with Buffers).
- * Returns the offsets reached per partition.
+ * offset as it is when the read starts, and calls `onRecord(partition, offset, record)` for each
+ * committed record (record: `{ key, value, headers }` with Buffers), in offset order: read
+ * committed, by {@link TransactionFilter} over the log read whole (past the stable offset where
+ * a transaction's marker lies beyond it). Returns the offsets reached per partition.
  * @param {any} consumer a @platformatic/kafka Consumer
  */
 async function readCommitted(consumer, topic, onRecord, from = undefined) {
@@ -76,12 +121,14 @@ async function readCommitted(consumer, topic, onRecord, from = undefined) {
   const reached = []
   for (let p = 0; p < t.partitionsCount; p++) {
     const leader = t.partitions[p].leader
-    let offset = from && from[p] !== undefined ? from[p] : 0n
+    const start = from && from[p] !== undefined ? from[p] : 0n
+    let offset = start
     let end = null
+    const filter = new TransactionFilter()
     for (;;) {
       const resp = await consumer.fetch({
         node: leader,
-        isolationLevel: READ_COMMITTED,
+        isolationLevel: READ_UNCOMMITTED,
         maxWaitTime: 10,
         topics: [{ topicId: t.id, partitions: [{ partition: p, fetchOffset: offset, currentLeaderEpoch: -1, lastFetchedEpoch: -1, partitionMaxBytes: 4 << 20 }] }],
       })
@@ -93,27 +140,20 @@ async function readCommitted(consumer, topic, onRecord, from = undefined) {
       }
       if (part.errorCode) throw new Error(`bson2json/kafka: fetch ${topic}/${p} failed with error code ${part.errorCode}`)
       if (end === null) end = part.lastStableOffset
-      if (offset < part.logStartOffset) offset = part.logStartOffset
       const batches = part.records || []
-      if (batches.length === 0) {
-        if (offset >= end) break
-        // Nothing returned below the stable offset: a batch larger than partitionMaxBytes is
-        // still returned whole by the broker, so this only happens when the read caught up.
-        break
-      }
-      for (const { offset: off, record } of committedRecords(part)) {
-        if (off >= offset && off < end) onRecord(p, off, record)
-      }
+      for (const b of batches) filter.push(b)
+      for (const x of filter.decided()) if (x.offset >= start && x.offset < end) onRecord(p, x.offset, x.record)
+      // Nothing more in the log (a batch larger than partitionMaxBytes is still returned whole).
+      if (batches.length === 0) break
       const lb = batches[batches.length - 1]
       offset = lb.firstOffset + BigInt(lb.lastOffsetDelta) + 1n
-      // Records at or past the stable offset of the start were not delivered: the read reaches
-      // `end`, and one from there (`from`) gets them once they are stable.
-      if (offset >= end) {
-        offset = end
-        break
-      }
+      if (offset < part.logStartOffset) offset = part.logStartOffset
+      // Every record below `end` decided (a transaction below the stable offset is complete;
+      // its marker may lie past it): the records from `end` on are for the next read (`from`).
+      const waiting = filter.firstWaiting()
+      if (offset >= end && (waiting === null || waiting >= end)) break
     }
-    reached.push(offset)
+    reached.push(end !== null && end > start ? end : start)
   }
   return reached
 }
@@ -173,4 +213,4 @@ function tokenClusterTime(token) {
   return Number.isFinite(t) && Number.isFinite(i) ? { t, i } : null
 }
 
-module.exports = { CHECKPOINT_VERSION, checkpointRecord, committedRecords, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime }
+module.exports = { CHECKPOINT_VERSION, checkpointRecord, TransactionFilter, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime }
