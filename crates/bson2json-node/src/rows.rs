@@ -521,10 +521,11 @@ pub fn transcode_rows<'env>(
     Ok(r.map_err(|f| f.throw(env))?.into_unknown(env))
 }
 
-/// A batch's packed text is made into JS strings once it holds this many bytes, while it is
-/// still in the cache, and emptied ([`MadeTexts::flush`]): a batch of long strings would
-/// otherwise copy every one into a text larger than the cache and V8 copy it out from there.
-const FLUSH_TEXT_BYTES: usize = 4 * TEXT_BYTES;
+/// A batch's packed text is made into JS strings once it holds this many bytes (about one
+/// text), while it is still in the cache, and emptied ([`MadeTexts::flush`]): a batch of long
+/// strings would otherwise copy every one into a text larger than the cache and V8 copy it out
+/// from there.
+const FLUSH_TEXT_BYTES: usize = TEXT_BYTES;
 
 /// The texts of a [`transcode_rows`] call made so far, while the input is borrowed: flat
 /// strings (making one runs no JavaScript). A long string that would be a rope (which runs a
