@@ -778,6 +778,79 @@ pub fn transcode_rows_async(
     cursor: bool,
     shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<AsyncTask<RowsTask>> {
+    let task = rows_task(
+        env,
+        input,
+        packed,
+        max_output_bytes,
+        row_mode,
+        cursor,
+        shaper,
+    )?;
+    Ok(AsyncTask::new(task))
+}
+
+/// A [`RowsTask`] not yet on the pool ([`prepare_rows`], [`run_rows`]).
+#[napi]
+pub struct PreparedRows {
+    task: Option<RowsTask>,
+}
+
+/// [`transcode_rows_async`]'s task, its input copied, to run later ([`run_rows`]): a batch's
+/// tasks are all copied before `toRowsAsync` returns, and run a few at a time, so that the
+/// pool does not take every core from the event loop.
+#[napi(
+    js_name = "prepareRows",
+    catch_unwind,
+    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper"
+)]
+pub fn prepare_rows(
+    env: &Env,
+    input: Unknown<'_>,
+    packed: f64,
+    max_output_bytes: f64,
+    row_mode: f64,
+    cursor: bool,
+    shaper: Option<ClassInstance<'_, Shaper>>,
+) -> Result<PreparedRows> {
+    let task = rows_task(
+        env,
+        input,
+        packed,
+        max_output_bytes,
+        row_mode,
+        cursor,
+        shaper,
+    )?;
+    Ok(PreparedRows { task: Some(task) })
+}
+
+/// Runs a [`PreparedRows`] on the pool; once.
+#[napi(
+    js_name = "runRows",
+    catch_unwind,
+    ts_return_type = "Promise<PendingRows>"
+)]
+pub fn run_rows(prepared: &mut PreparedRows) -> Result<AsyncTask<RowsTask>> {
+    let task = prepared.task.take().ok_or_else(|| {
+        Error::new(
+            Status::GenericFailure,
+            "bson2json: the rows were run already".to_owned(),
+        )
+    })?;
+    Ok(AsyncTask::new(task))
+}
+
+/// The task of [`transcode_rows_async`]: the input copied, the options and shape its own.
+fn rows_task(
+    env: &Env,
+    input: Unknown<'_>,
+    packed: f64,
+    max_output_bytes: f64,
+    row_mode: f64,
+    cursor: bool,
+    shaper: Option<ClassInstance<'_, Shaper>>,
+) -> Result<RowsTask> {
     let json = options::decode(packed, max_output_bytes)?;
     let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
     let shape = shaper.as_ref().map(|s| s.shared_shape());
@@ -809,10 +882,10 @@ pub fn transcode_rows_async(
         .map_err(|_| not_docs(env))?;
         (data, Input::Concatenated)
     };
-    Ok(AsyncTask::new(RowsTask {
+    Ok(RowsTask {
         data,
         input,
         shape,
         opts,
-    }))
+    })
 }
