@@ -584,6 +584,18 @@ impl MadeTexts {
     }
 }
 
+/// An argument's name in a `TypeError`: `name`, or `name[i]`.
+struct ArgName(&'static str, Option<usize>);
+
+impl std::fmt::Display for ArgName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(i) => write!(f, "{}[{i}]", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
 /// Writes the rows of the input (a raw reply's `cursor` document when `docs` is `None`) into
 /// `s`, its texts made into `made` as they fill ([`MadeTexts::flush`]) and at the end.
 fn rows_borrowed(
@@ -603,48 +615,52 @@ fn rows_borrowed(
         }
         Ok::<(), Failure>(())
     };
-    // Each `bytes_of` below borrows bytes that are dropped when this function returns; until
-    // then nothing runs JavaScript: the walk makes no JS value, and `MadeTexts::flush` only
-    // flat strings (no property is set, no rope made). The regex check and the result come
-    // after.
+    // The argument's bytes: the raw reply, the concatenated documents, or each document.
+    let (values, name) = match docs {
+        None => (std::slice::from_ref(&input), "cursor"),
+        Some(DocsArg::Concatenated(v)) => (std::slice::from_ref(v), "docs"),
+        Some(DocsArg::List(values)) => (&values[..], "docs"),
+    };
+    let listed = matches!(docs, Some(DocsArg::List(_)));
+    let mut owned = Vec::with_capacity(values.len());
+    for (i, &v) in values.iter().enumerate() {
+        let named = ArgName(name, listed.then_some(i));
+        #[allow(unsafe_code)]
+        // SAFETY: the bytes are dropped when this function returns; until then nothing runs
+        // JavaScript: the walk makes no JS value, and `MadeTexts::flush` only flat strings (no
+        // property is set, no rope made). The regex check and the result come after.
+        let bytes = unsafe { node_api::bytes_of(env, v, &named) };
+        owned.push(match docs {
+            Some(DocsArg::Concatenated(_)) => bytes.map_err(|_| not_docs(env))?,
+            _ => bytes?,
+        });
+    }
     let r = match docs {
         None => {
-            #[allow(unsafe_code)]
-            // SAFETY: no JavaScript runs while `bytes` lives (above).
-            let bytes = unsafe { node_api::bytes_of(env, input, &"cursor")? };
+            let bytes = &owned[0];
             let mut parts = CursorParts::default();
-            cursor_parts(&bytes, &mut parts)?;
+            cursor_parts(bytes, &mut parts)?;
             parts
                 .docs
                 .iter()
                 .enumerate()
                 .try_for_each(|(i, &(a, e))| each(s, i, a, &bytes[a..e]))
         }
-        Some(DocsArg::List(values)) => {
-            let mut owned = Vec::with_capacity(values.len());
-            for (i, &v) in values.iter().enumerate() {
-                #[allow(unsafe_code)]
-                // SAFETY: no JavaScript runs while `owned` lives (above).
-                owned.push(unsafe { node_api::bytes_of(env, v, &format_args!("docs[{i}]"))? });
-            }
-            owned
-                .iter()
-                .enumerate()
-                .try_for_each(|(i, d)| each(s, i, 0, d))
-        }
-        Some(DocsArg::Concatenated(v)) => {
-            #[allow(unsafe_code)]
-            // SAFETY: no JavaScript runs while `bytes` lives (above).
-            let bytes =
-                unsafe { node_api::bytes_of(env, *v, &"docs") }.map_err(|_| not_docs(env))?;
+        Some(DocsArg::List(_)) => owned
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, d)| each(s, i, 0, d)),
+        Some(DocsArg::Concatenated(_)) => {
+            let bytes = &owned[0];
             let mut ranges = Vec::new();
-            split_concatenated(&bytes, &mut ranges)?;
+            split_concatenated(bytes, &mut ranges)?;
             ranges
                 .iter()
                 .enumerate()
                 .try_for_each(|(i, &(a, e))| each(s, i, a, &bytes[a..e]))
         }
     };
+    drop(owned);
     let r = r.and_then(|()| Ok(made.flush(env, &mut s.packed, &mut wide)?));
     s.wide = wide;
     r
