@@ -534,8 +534,10 @@ const FLUSH_TEXT_BYTES: usize = TEXT_BYTES;
 struct MadeTexts {
     texts: Vec<Value>,
     /// Each long string kept for later: its text's index, its operand's index in the words,
-    /// its UTF-8.
-    later: Vec<(usize, usize, Vec<u8>)>,
+    /// and where its UTF-8 is: `kept[k][a..b]`.
+    later: Vec<(usize, usize, usize, usize, usize)>,
+    /// Packed texts that hold such strings, taken whole (not copied).
+    kept: Vec<Vec<u8>>,
     plans: Vec<TextPlan>,
     /// A long non-ASCII string's UTF-16 scratch.
     own: Vec<u16>,
@@ -548,6 +550,7 @@ impl MadeTexts {
             return Ok(());
         }
         plan_texts(p, wide, &mut self.plans, !self.texts.is_empty());
+        let (k, later) = (self.kept.len(), self.later.len());
         for plan in &self.plans {
             let v = match *plan {
                 TextPlan::Latin1(a, b) => strings::latin1(env, &p.text[a..b])?,
@@ -560,7 +563,7 @@ impl MadeTexts {
                         }
                         None => {
                             let at = (self.texts.len(), p.strings[i].0);
-                            self.later.push((at.0, at.1, p.text[a..b].to_vec()));
+                            self.later.push((at.0, at.1, k, a, b));
                             node_api::undefined(env)?
                         }
                     }
@@ -568,15 +571,19 @@ impl MadeTexts {
             };
             self.texts.push(v);
         }
-        p.text.clear();
+        if self.later.len() > later {
+            self.kept.push(std::mem::take(&mut p.text));
+        } else {
+            p.text.clear();
+        }
         p.strings.clear();
         Ok(())
     }
 
     /// Every text: the long strings kept for later made now (this may run JavaScript).
     fn finish(mut self, env: &Env, p: &mut PackedRows) -> Result<Vec<Value>> {
-        for (t, w, text) in std::mem::take(&mut self.later) {
-            let (v, n) = strings::from_utf8(env, &text, &mut self.own)?;
+        for (t, w, k, a, b) in std::mem::take(&mut self.later) {
+            let (v, n) = strings::from_utf8(env, &self.kept[k][a..b], &mut self.own)?;
             p.words[w] |= n as u32;
             self.texts[t] = v;
         }
