@@ -1442,6 +1442,7 @@ try {
 export default __napiModule.exports
 export const DumpControl = __napiModule.exports.DumpControl
 export const PendingRows = __napiModule.exports.PendingRows
+export const PreparedRows = __napiModule.exports.PreparedRows
 export const Shaper = __napiModule.exports.Shaper
 export const __panicForTests = __napiModule.exports.__panicForTests
 export const BatchLayout = __napiModule.exports.BatchLayout
@@ -1452,6 +1453,8 @@ export const DEFAULT_MAX_OUTPUT_BYTES = __napiModule.exports.DEFAULT_MAX_OUTPUT_
 export const dumpFile = __napiModule.exports.dumpFile
 export const FLAG_BITS = __napiModule.exports.FLAG_BITS
 export const OptionFlag = __napiModule.exports.OptionFlag
+export const prepareRows = __napiModule.exports.prepareRows
+export const runRows = __napiModule.exports.runRows
 export const ShapeInput = __napiModule.exports.ShapeInput
 export const STAGED_ARGS = __napiModule.exports.STAGED_ARGS
 export const StagedArg = __napiModule.exports.StagedArg

@@ -75,6 +75,9 @@ export declare class PendingRows {
   take(): PackedRows
 }
 
+/** A [`RowsTask`] not yet on the pool ([`prepare_rows`], [`run_rows`]). */
+export declare class PreparedRows {}
+
 /**
  * A compiled projection and redaction. `recompile()` replaces it in place: lib/shape.js's
  * bounded pool reuses the `Shaper` of the entry it evicts, so a program that compiles many
@@ -234,6 +237,16 @@ export declare const enum OptionFlag {
   /** `promoteValues: false`. */
   NoPromote = 128,
 }
+
+/**
+ * [`transcode_rows_async`]'s task, its input copied, to run later ([`run_rows`]): a batch's
+ * tasks are all copied before `toRowsAsync` returns, and run a few at a time, so that the
+ * pool does not take every core from the event loop.
+ */
+export declare function prepareRows(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): PreparedRows
+
+/** Runs a [`PreparedRows`] on the pool; once. */
+export declare function runRows(prepared: PreparedRows): Promise<PendingRows>
 
 /**
  * What `Shaper.shape` reads: a cursor document of documents, or of change events (the

@@ -308,6 +308,29 @@ describe('rows: batches', () => {
     await expect(toRowsAsync(cut)).rejects.toMatchObject({ code: e.code, index: e.index, offset: e.offset })
   })
 
+  it("a batch's texts made as they fill (long strings flat or as ropes, after the walk): the rows toRow makes", async () => {
+    // strings of every kind the texts hold, in a batch well past the size at which the sync
+    // call makes the texts so far (rows.rs MadeTexts): short, a text of their own (flat), and
+    // long enough to be ropes (ASCII over 128 KiB, non-ASCII over 64 KiB), made after the walk
+    const kinds = [
+      'x', 'é', '', 'a'.repeat(20_000), 'é'.repeat(9_000), 'b'.repeat(100_000), 'c'.repeat(200_000),
+      'ü'.repeat(40_000), '😀'.repeat(20_000), 'd'.repeat(3_000),
+    ]
+    const many = Array.from({ length: 60 }, (_, i) => {
+      const s = kinds[i % kinds.length]
+      const t = kinds[(i * 7 + 3) % kinds.length]
+      return ser({ i, s, n: { t: t.slice(0, 10) }, t })
+    })
+    const want = many.map((d) => toRow(d))
+    expect(want[6]).toStrictEqual({ i: 6, s: kinds[6], n: `{"t":"${kinds[5].slice(0, 10)}"}`, t: kinds[5] })
+    const all = Buffer.concat(many)
+    const cursor = BSON.serialize({ firstBatch: many.map((d) => BSON.deserialize(d)), id: 0n, ns: 'db.c' })
+    for (const rows of [toRows(all), toRows(many), toRows({ cursor }), await toRowsAsync(all)]) {
+      expect(rows.length).toBe(many.length)
+      for (let i = 0; i < many.length; i++) expect(rows[i]).toStrictEqual(want[i])
+    }
+  })
+
   it('the input is copied before toRowsAsync returns', async () => {
     const buf = Buffer.concat(docs)
     const p = toRowsAsync(buf)

@@ -12,6 +12,7 @@
  */
 
 const { types } = require('node:util')
+const { availableParallelism } = require('node:os')
 const { loadBackend } = require('./load')
 const { rowDecoder } = require('./rows')
 const { EventFormat, unpackEvents } = require('./events')
@@ -440,25 +441,47 @@ function transcodeRows(docs, o, rowMode, isCursor) {
 const ROWS_TASK_BYTES = 1024 * 1024
 
 /**
+ * Pool tasks of one {@link transcodeRowsAsync} call that run at once: one core is left to the
+ * event loop, which makes each task's rows while the next ones run (with every core taken by
+ * the pool, the event loop's thread waited for one mid-stretch).
+ */
+const ROWS_TASKS_AT_ONCE = Math.max(1, Math.min(4, availableParallelism() - 1))
+
+/**
  * {@link transcodeRows} on the libuv pool (the input is copied before this returns). A batch
  * of more than {@link ROWS_TASK_BYTES} is cut at document boundaries into tasks of about that
- * size, which the pool runs side by side: each task's strings and row objects are then made
- * on the event loop in a stretch of their own, not all in one. A failure is the first in input
- * order, with its index and offset in the whole input, as one task would report it.
+ * size, every one copied now and run {@link ROWS_TASKS_AT_ONCE} at a time: each task's strings
+ * and row objects are then made on the event loop in a stretch of their own, not all in one. A
+ * failure is the first in input order, with its index and offset in the whole input, as one
+ * task would report it.
  * @returns {Promise<object[]>}
  */
 function transcodeRowsAsync(docs, o, rowMode, isCursor) {
   const parts = (isCursor ? undefined : rowsTasks(docs)) ?? [{ input: docs, index: 0, offset: 0 }]
-  // every task is made (its input copied) now; the pool runs them side by side
-  const tasks = parts.map((p) => b.transcodeRowsAsync(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+  // every task's input is copied now, before any runs (the WASI build has no prepareRows: its
+  // tasks all start now)
+  const prepared = b.prepareRows === undefined ? undefined : parts.map((p) => b.prepareRows(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+  const tasks = prepared === undefined ? parts.map((p) => b.transcodeRowsAsync(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper)) : []
+  /** Runs the tasks up to `i` not yet running. */
+  const runUpTo = (i) => {
+    for (let k = tasks.length; k <= i && k < parts.length; k++) {
+      tasks.push(b.runRows(prepared[k]))
+      // a task rejected (a panic) after an earlier failure is not an unhandled rejection
+      tasks[k].catch(() => {})
+    }
+  }
+  if (prepared !== undefined) runUpTo(ROWS_TASKS_AT_ONCE - 1)
   const rows = []
   let chain = Promise.resolve()
-  for (let i = 0; i < tasks.length; i++) {
+  for (let i = 0; i < parts.length; i++) {
     // in input order, each task's rows made in a turn of the event loop of its own (the
     // first error in input order is the one reported; later tasks' rows are never made)
     chain = chain
       .then(() => tasks[i])
-      .then((pending) => (i === 0 ? pending : new Promise((resolve) => setImmediate(resolve, pending))))
+      .then((pending) => {
+        if (prepared !== undefined) runUpTo(i + ROWS_TASKS_AT_ONCE)
+        return i === 0 ? pending : new Promise((resolve) => setImmediate(resolve, pending))
+      })
       .then((pending) => {
         let packed
         try {
@@ -473,7 +496,6 @@ function transcodeRowsAsync(docs, o, rowMode, isCursor) {
         for (const r of unpackRows(packed)) rows.push(r)
       })
   }
-  // a task rejected (a panic) after an earlier failure is not an unhandled rejection
   for (const t of tasks) t.catch(() => {})
   return chain.then(() => rows)
 }

@@ -27,7 +27,7 @@ use bson2json_core::{Error as CoreError, RegexRecord};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::batch::{docs_arg, not_docs, spare_put, spare_take, with_docs, SPARE_INPUTS};
+use crate::batch::{docs_arg, not_docs, spare_put, spare_take, with_docs, DocsArg, SPARE_INPUTS};
 use crate::errors::Failure;
 use crate::node_api::{self, Args, Value};
 use crate::shape::Shaper;
@@ -142,44 +142,57 @@ fn write_rows<'a>(
     single: bool,
 ) -> std::result::Result<(), RowError> {
     for (index, (start, doc)) in docs.enumerate() {
-        let r = match shape {
-            None => s.packed.row(&mut s.writer, doc, opts),
-            Some(shape) => {
-                s.shaped.clear();
-                shape
-                    .document(doc, &mut s.shaped, &mut s.shaping)
-                    .and_then(|()| s.packed.row(&mut s.writer, &s.shaped, opts))
-                    .map_err(|e| {
-                        let at = shape.source_offset(doc, e.offset());
-                        CoreError::custom(e.kind(), at, e.detail())
-                    })
-            }
-        };
-        if let Err(error) = r {
-            return Err(if single {
-                RowError::Transcode(error.shifted(start))
-            } else {
-                RowError::Batch(BatchError {
-                    index,
-                    doc_offset: start,
-                    error,
-                })
-            });
-        }
-        s.regexes.extend(s.writer.regexes().iter().map(|r| {
-            let mut r = r.clone();
-            r.offset += start;
-            (index, r)
-        }));
+        write_row(s, index, start, doc, shape, opts, single)?;
     }
     Ok(())
 }
 
-/// The form of a call's result: [`packed_value`]'s, or one row's ([`row_value`], with the
-/// caller's scratch for the words if it gave one).
+/// Appends the row of document number `index` ([`write_rows`]).
+fn write_row(
+    s: &mut Scratch,
+    index: usize,
+    start: usize,
+    doc: &[u8],
+    shape: Option<&Shape>,
+    opts: &RowOptions,
+    single: bool,
+) -> std::result::Result<(), RowError> {
+    let r = match shape {
+        None => s.packed.row(&mut s.writer, doc, opts),
+        Some(shape) => {
+            s.shaped.clear();
+            shape
+                .document(doc, &mut s.shaped, &mut s.shaping)
+                .and_then(|()| s.packed.row(&mut s.writer, &s.shaped, opts))
+                .map_err(|e| {
+                    let at = shape.source_offset(doc, e.offset());
+                    CoreError::custom(e.kind(), at, e.detail())
+                })
+        }
+    };
+    if let Err(error) = r {
+        return Err(if single {
+            RowError::Transcode(error.shifted(start))
+        } else {
+            RowError::Batch(BatchError {
+                index,
+                doc_offset: start,
+                error,
+            })
+        });
+    }
+    s.regexes.extend(s.writer.regexes().iter().map(|r| {
+        let mut r = r.clone();
+        r.offset += start;
+        (index, r)
+    }));
+    Ok(())
+}
+
+/// The form of a call's result: one row's ([`row_value`], with the caller's scratch for the
+/// words if it gave one), or a pool task's.
 #[derive(Clone, Copy)]
 enum Form {
-    Packed,
     Row(Option<Value>),
     /// [`packed_value`]'s, its texts planned already (a pool task's).
     Planned,
@@ -193,6 +206,21 @@ fn finish(
     single: bool,
     form: Form,
 ) -> std::result::Result<Value, Failure> {
+    check_regexes(env, s, single)?;
+    match form {
+        Form::Planned => {
+            let texts = make_texts(env, &mut s.packed, &s.wide, &s.plans)?;
+            let words = words_value(env, &s.packed.words)?;
+            Ok(result_array(env, words, &s.packed.bins, texts)?)
+        }
+        Form::Row(scratch) => Ok(with_wide(|wide| {
+            row_value(env, &mut s.packed, scratch, wide)
+        })?),
+    }
+}
+
+/// The regex check of the regexes the call met (runs JavaScript: the input must be dropped).
+fn check_regexes(env: &Env, s: &mut Scratch, single: bool) -> std::result::Result<(), Failure> {
     if !s.regexes.is_empty() {
         let found = std::mem::take(&mut s.regexes);
         regex::check(
@@ -200,15 +228,7 @@ fn finish(
             found.into_iter().map(|(i, r)| ((!single).then_some(i), r)),
         )?;
     }
-    if let Form::Planned = form {
-        let texts = make_texts(env, &mut s.packed, &s.wide, &s.plans)?;
-        let words = words_value(env, &s.packed.words)?;
-        return Ok(result_array(env, words, &s.packed.bins, texts)?);
-    }
-    Ok(with_wide(|wide| match form {
-        Form::Row(scratch) => row_value(env, &mut s.packed, scratch, wide),
-        _ => packed_value(env, &mut s.packed, wide),
-    })?)
+    Ok(())
 }
 
 /// `[words, bins | null, ...texts]` of `p` (its string operands set to their UTF-16 ends).
@@ -297,8 +317,9 @@ pub enum TextPlan {
 
 /// Plans the texts of `p`'s strings into `plans`, their UTF-16 in `wide`, and sets each
 /// string's operand to its UTF-16 end in its text (but for [`TextPlan::Own`] strings): the
-/// work that needs no JavaScript, which a pool task does on its thread.
-fn plan_texts(p: &mut PackedRows, wide: &mut Vec<u16>, plans: &mut Vec<TextPlan>) {
+/// work that needs no JavaScript, which a pool task does on its thread. `continued`: texts of
+/// the call were made before these (so the first of these is a next text too).
+fn plan_texts(p: &mut PackedRows, wide: &mut Vec<u16>, plans: &mut Vec<TextPlan>, continued: bool) {
     let PackedRows {
         words,
         text,
@@ -312,7 +333,7 @@ fn plan_texts(p: &mut PackedRows, wide: &mut Vec<u16>, plans: &mut Vec<TextPlan>
         if first == last {
             return;
         }
-        if !plans.is_empty() {
+        if continued || !plans.is_empty() {
             words[strings[first].0] |= NEXT_TEXT;
         }
         let to = strings[last - 1].1;
@@ -398,7 +419,7 @@ fn make_texts(
 /// [`plan_texts`] then [`make_texts`], on this thread.
 fn texts_now(env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<Vec<Value>> {
     let mut plans = Vec::new();
-    plan_texts(p, wide, &mut plans);
+    plan_texts(p, wide, &mut plans, false);
     make_texts(env, p, wide, &plans)
 }
 
@@ -472,29 +493,184 @@ pub fn transcode_rows<'env>(
     let json = options::decode(packed, max_output_bytes)?;
     let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
     let shape = shaper.as_ref().map(|s| s.compiled());
+    // Every element of an array is read (which can run JavaScript) before any byte is borrowed.
+    let docs = if cursor {
+        None
+    } else {
+        Some(docs_arg(env, &input)?)
+    };
     let mut s = take_scratch();
-    // The input is read in closures that cannot run JavaScript; the regex check and the
-    // result come after.
-    let r = if cursor {
-        node_api::with_bytes(env, Value::of_unknown(&input), &"cursor", |bytes| {
+    let mut made = MadeTexts::default();
+    let r = rows_borrowed(
+        env,
+        Value::of_unknown(&input),
+        docs.as_ref(),
+        shape.as_deref(),
+        &opts,
+        &mut s,
+        &mut made,
+    )
+    .and_then(|()| {
+        // JavaScript may run from here on: the input is no longer borrowed.
+        check_regexes(env, &mut s, false)?;
+        let texts = made.finish(env, &mut s.packed)?;
+        let words = words_value(env, &s.packed.words)?;
+        Ok(result_array(env, words, &s.packed.bins, texts)?)
+    });
+    keep_scratch(s);
+    Ok(r.map_err(|f| f.throw(env))?.into_unknown(env))
+}
+
+/// A batch's packed text is made into JS strings once it holds this many bytes (about one
+/// text), while it is still in the cache, and emptied ([`MadeTexts::flush`]): a batch of long
+/// strings would otherwise copy every one into a text larger than the cache and V8 copy it out
+/// from there.
+const FLUSH_TEXT_BYTES: usize = TEXT_BYTES;
+
+/// The texts of a [`transcode_rows`] call made so far, while the input is borrowed: flat
+/// strings (making one runs no JavaScript). A long string that would be a rope (which runs a
+/// JS function) is kept as UTF-8 and made once nothing is borrowed ([`MadeTexts::finish`]).
+#[derive(Default)]
+struct MadeTexts {
+    texts: Vec<Value>,
+    /// Each long string kept for later: its text's index, its operand's index in the words,
+    /// and where its UTF-8 is: `kept[k][a..b]`.
+    later: Vec<(usize, usize, usize, usize, usize)>,
+    /// Packed texts that hold such strings, taken whole (not copied).
+    kept: Vec<Vec<u8>>,
+    plans: Vec<TextPlan>,
+    /// A long non-ASCII string's UTF-16 scratch.
+    own: Vec<u16>,
+}
+
+impl MadeTexts {
+    /// Makes the texts of `p`'s strings so far and empties its text: runs no JavaScript.
+    fn flush(&mut self, env: &Env, p: &mut PackedRows, wide: &mut Vec<u16>) -> Result<()> {
+        if p.strings.is_empty() {
+            return Ok(());
+        }
+        plan_texts(p, wide, &mut self.plans, !self.texts.is_empty());
+        let (k, later) = (self.kept.len(), self.later.len());
+        for plan in &self.plans {
+            let v = match *plan {
+                TextPlan::Latin1(a, b) => strings::latin1(env, &p.text[a..b])?,
+                TextPlan::Utf16(a, b) => strings::utf16(env, &wide[a..b])?,
+                TextPlan::Own(i, a, b) => {
+                    match strings::from_utf8_flat(env, &p.text[a..b], &mut self.own)? {
+                        Some((v, n)) => {
+                            p.words[p.strings[i].0] |= n as u32;
+                            v
+                        }
+                        None => {
+                            let at = (self.texts.len(), p.strings[i].0);
+                            self.later.push((at.0, at.1, k, a, b));
+                            node_api::undefined(env)?
+                        }
+                    }
+                }
+            };
+            self.texts.push(v);
+        }
+        if self.later.len() > later {
+            self.kept.push(std::mem::take(&mut p.text));
+        } else {
+            p.text.clear();
+        }
+        p.strings.clear();
+        Ok(())
+    }
+
+    /// Every text: the long strings kept for later made now (this may run JavaScript).
+    fn finish(mut self, env: &Env, p: &mut PackedRows) -> Result<Vec<Value>> {
+        for (t, w, k, a, b) in std::mem::take(&mut self.later) {
+            let (v, n) = strings::from_utf8(env, &self.kept[k][a..b], &mut self.own)?;
+            p.words[w] |= n as u32;
+            self.texts[t] = v;
+        }
+        Ok(self.texts)
+    }
+}
+
+/// An argument's name in a `TypeError`: `name`, or `name[i]`.
+struct ArgName(&'static str, Option<usize>);
+
+impl std::fmt::Display for ArgName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(i) => write!(f, "{}[{i}]", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// Writes the rows of the input (a raw reply's `cursor` document when `docs` is `None`) into
+/// `s`, its texts made into `made` as they fill ([`MadeTexts::flush`]) and at the end.
+fn rows_borrowed(
+    env: &Env,
+    input: Value,
+    docs: Option<&DocsArg>,
+    shape: Option<&Shape>,
+    opts: &RowOptions,
+    s: &mut Scratch,
+    made: &mut MadeTexts,
+) -> std::result::Result<(), Failure> {
+    let mut wide = std::mem::take(&mut s.wide);
+    let mut each = |s: &mut Scratch, index: usize, start: usize, doc: &[u8]| {
+        write_row(s, index, start, doc, shape, opts, false)?;
+        if s.packed.text.len() >= FLUSH_TEXT_BYTES {
+            made.flush(env, &mut s.packed, &mut wide)?;
+        }
+        Ok::<(), Failure>(())
+    };
+    // The argument's bytes: the raw reply, the concatenated documents, or each document.
+    let (values, name) = match docs {
+        None => (std::slice::from_ref(&input), "cursor"),
+        Some(DocsArg::Concatenated(v)) => (std::slice::from_ref(v), "docs"),
+        Some(DocsArg::List(values)) => (&values[..], "docs"),
+    };
+    let listed = matches!(docs, Some(DocsArg::List(_)));
+    let mut owned = Vec::with_capacity(values.len());
+    for (i, &v) in values.iter().enumerate() {
+        let named = ArgName(name, listed.then_some(i));
+        #[allow(unsafe_code)]
+        // SAFETY: the bytes are dropped when this function returns; until then nothing runs
+        // JavaScript: the walk makes no JS value, and `MadeTexts::flush` only flat strings (no
+        // property is set, no rope made). The regex check and the result come after.
+        let bytes = unsafe { node_api::bytes_of(env, v, &named) };
+        owned.push(match docs {
+            Some(DocsArg::Concatenated(_)) => bytes.map_err(|_| not_docs(env))?,
+            _ => bytes?,
+        });
+    }
+    let r = match docs {
+        None => {
+            let bytes = &owned[0];
             let mut parts = CursorParts::default();
             cursor_parts(bytes, &mut parts)?;
-            let docs = parts.docs.iter().map(|&(a, e)| (a, &bytes[a..e]));
-            write_rows(&mut s, docs, shape.as_deref(), &opts, false)
-        })
-        .map_err(Failure::from)
-    } else {
-        let docs = docs_arg(env, &input)?;
-        with_docs(env, &docs, |docs, starts| {
-            let start = |i: usize| starts.map_or(0, |s| s[i]);
-            let it = docs.iter().enumerate().map(|(i, d)| (start(i), *d));
-            write_rows(&mut s, it, shape.as_deref(), &opts, false)
-        })
+            parts
+                .docs
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, &(a, e))| each(s, i, a, &bytes[a..e]))
+        }
+        Some(DocsArg::List(_)) => owned
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, d)| each(s, i, 0, d)),
+        Some(DocsArg::Concatenated(_)) => {
+            let bytes = &owned[0];
+            let mut ranges = Vec::new();
+            split_concatenated(bytes, &mut ranges)?;
+            ranges
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, &(a, e))| each(s, i, a, &bytes[a..e]))
+        }
     };
-    let r = r.and_then(|r| r.map_err(Failure::from));
-    let v = r.and_then(|()| finish(env, &mut s, false, Form::Packed));
-    keep_scratch(s);
-    Ok(v.map_err(|f| f.throw(env))?.into_unknown(env))
+    drop(owned);
+    let r = r.and_then(|()| Ok(made.flush(env, &mut s.packed, &mut wide)?));
+    s.wide = wide;
+    r
 }
 
 /// What a [`RowsTask`] holds: documents copied back to back, or the caller's one buffer of
@@ -573,7 +749,7 @@ impl RowsTask {
             wide,
             ..
         } = &mut s;
-        plan_texts(packed, wide, plans);
+        plan_texts(packed, wide, plans, false);
         Ok(s)
     }
 }
@@ -625,6 +801,79 @@ pub fn transcode_rows_async(
     cursor: bool,
     shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<AsyncTask<RowsTask>> {
+    let task = rows_task(
+        env,
+        input,
+        packed,
+        max_output_bytes,
+        row_mode,
+        cursor,
+        shaper,
+    )?;
+    Ok(AsyncTask::new(task))
+}
+
+/// A [`RowsTask`] not yet on the pool ([`prepare_rows`], [`run_rows`]).
+#[napi]
+pub struct PreparedRows {
+    task: Option<RowsTask>,
+}
+
+/// [`transcode_rows_async`]'s task, its input copied, to run later ([`run_rows`]): a batch's
+/// tasks are all copied before `toRowsAsync` returns, and run a few at a time, so that the
+/// pool does not take every core from the event loop.
+#[napi(
+    js_name = "prepareRows",
+    catch_unwind,
+    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper"
+)]
+pub fn prepare_rows(
+    env: &Env,
+    input: Unknown<'_>,
+    packed: f64,
+    max_output_bytes: f64,
+    row_mode: f64,
+    cursor: bool,
+    shaper: Option<ClassInstance<'_, Shaper>>,
+) -> Result<PreparedRows> {
+    let task = rows_task(
+        env,
+        input,
+        packed,
+        max_output_bytes,
+        row_mode,
+        cursor,
+        shaper,
+    )?;
+    Ok(PreparedRows { task: Some(task) })
+}
+
+/// Runs a [`PreparedRows`] on the pool; once.
+#[napi(
+    js_name = "runRows",
+    catch_unwind,
+    ts_return_type = "Promise<PendingRows>"
+)]
+pub fn run_rows(prepared: &mut PreparedRows) -> Result<AsyncTask<RowsTask>> {
+    let task = prepared.task.take().ok_or_else(|| {
+        Error::new(
+            Status::GenericFailure,
+            "bson2json: the rows were run already".to_owned(),
+        )
+    })?;
+    Ok(AsyncTask::new(task))
+}
+
+/// The task of [`transcode_rows_async`]: the input copied, the options and shape its own.
+fn rows_task(
+    env: &Env,
+    input: Unknown<'_>,
+    packed: f64,
+    max_output_bytes: f64,
+    row_mode: f64,
+    cursor: bool,
+    shaper: Option<ClassInstance<'_, Shaper>>,
+) -> Result<RowsTask> {
     let json = options::decode(packed, max_output_bytes)?;
     let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
     let shape = shaper.as_ref().map(|s| s.shared_shape());
@@ -656,10 +905,10 @@ pub fn transcode_rows_async(
         .map_err(|_| not_docs(env))?;
         (data, Input::Concatenated)
     };
-    Ok(AsyncTask::new(RowsTask {
+    Ok(RowsTask {
         data,
         input,
         shape,
         opts,
-    }))
+    })
 }

@@ -111,6 +111,23 @@ pub(crate) fn from_utf8(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(
     flat(env, text, wide)
 }
 
+/// [`from_utf8`]'s string when it is a flat one (making it runs no JavaScript); `None` when it
+/// would be a rope.
+#[inline]
+pub(crate) fn from_utf8_flat(
+    env: &Env,
+    text: &[u8],
+    wide: &mut Vec<u16>,
+) -> Result<Option<(Value, usize)>> {
+    if text.len() > FLAT_UTF8 && text.len() <= ROPE_MAX_UTF8 {
+        if text.len() <= FLAT_MAX_BYTES && bson2json_core::is_ascii(text) {
+            return Ok(Some((latin1(env, text)?, text.len())));
+        }
+        return Ok(None);
+    }
+    flat(env, text, wide).map(Some)
+}
+
 /// One flat string of `text` (one-byte if ASCII, else UTF-16) and its UTF-16 length.
 #[inline]
 fn flat(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {

@@ -47,6 +47,9 @@ const UNSAFE: &[(&str, usize)] = &[
     // while it makes JS strings and Buffer copies, which run no JavaScript; its walk holds the
     // environment, so it cannot be a `Send` closure (see the block's SAFETY comment).
     ("packed", 1),
+    // One block, the same way: `toRows` reads its input borrowed while it makes the flat
+    // strings of its texts (rows.rs `rows_borrowed`).
+    ("rows", 1),
 ];
 
 #[test]
