@@ -534,7 +534,12 @@ describe.skipIf(!BROKERS)('into a broker', () => {
     // c2: the range from the last listed aborted transaction to the last ABORT marker)
     const big = await p.beginTransaction()
     await expect(big.send({ messages: [{ topic, partition: 0, key: Buffer.from('big'), value: Buffer.alloc(8192) }] })).rejects.toThrow()
-    await big.abort()
+    // (the client's producer state after a refused produce differs between its majors: a new
+    // instance, whose fence aborts the transaction if the abort did not)
+    await big.abort().catch(() => {})
+    await p.close(true).catch(() => {})
+    p = producer()
+    first = true
     await write(['c3'], true)
     await write(['c4'], true)
     await p.close()

@@ -132,7 +132,9 @@ async function readCommitted(consumer, topic, onRecord, from = undefined) {
         maxWaitTime: 10,
         topics: [{ topicId: t.id, partitions: [{ partition: p, fetchOffset: offset, currentLeaderEpoch: -1, lastFetchedEpoch: -1, partitionMaxBytes: 4 << 20 }] }],
       })
-      const part = resp.responses[0].partitions[0]
+      // (@platformatic/kafka 2.x leaves out a partition with nothing at the offset)
+      const part = resp.responses.length === 0 ? undefined : resp.responses[0].partitions[0]
+      if (part === undefined) break
       if (part.errorCode === 1 /* OFFSET_OUT_OF_RANGE */) {
         offset = part.logStartOffset > offset ? part.logStartOffset : offset
         if (end !== null && offset >= end) break
