@@ -864,4 +864,3 @@ module.exports.transcodeChangeBatchPacked = nativeBinding.transcodeChangeBatchPa
 module.exports.transcodeChangeFragmentsPacked = nativeBinding.transcodeChangeFragmentsPacked
 module.exports.transcodeCursor = nativeBinding.transcodeCursor
 module.exports.transcodeRows = nativeBinding.transcodeRows
-module.exports.transcodeRowsAsync = nativeBinding.transcodeRowsAsync

@@ -1469,4 +1469,3 @@ export const transcodeChangeBatchPacked = __napiModule.exports.transcodeChangeBa
 export const transcodeChangeFragmentsPacked = __napiModule.exports.transcodeChangeFragmentsPacked
 export const transcodeCursor = __napiModule.exports.transcodeCursor
 export const transcodeRows = __napiModule.exports.transcodeRows
-export const transcodeRowsAsync = __napiModule.exports.transcodeRowsAsync

@@ -239,7 +239,7 @@ export declare const enum OptionFlag {
 }
 
 /**
- * [`transcode_rows_async`]'s task, its input copied, to run later ([`run_rows`]): a batch's
+ * [`transcode_rows`] as a libuv pool task, its input copied now, to run later ([`run_rows`]): a batch's
  * tasks are all copied before `toRowsAsync` returns, and run a few at a time, so that the
  * pool does not take every core from the event loop.
  */
@@ -366,9 +366,3 @@ export declare function transcodeCursor(cursor: Uint8Array, layout: BatchLayout,
  * documents, or (`cursor`) a raw reply's `cursor` document.
  */
 export declare function transcodeRows(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): PackedRows
-
-/**
- * [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
- * split there.
- */
-export declare function transcodeRowsAsync(input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper): Promise<PendingRows>

@@ -58,7 +58,6 @@ const wrapTake = (pending) => {
 };
 wrap('prepareRows', "a task's input copied (prepareRows)");
 wrap('runRows', 'a task started (runRows)', (p) => p.then(wrapTake));
-wrap('transcodeRowsAsync', 'a task copied and started', (p) => p.then(wrapTake));
 
 async function run() {
   const stretches = [];

@@ -458,10 +458,9 @@ const ROWS_TASKS_AT_ONCE = Math.max(1, Math.min(4, availableParallelism() - 1))
  */
 function transcodeRowsAsync(docs, o, rowMode, isCursor) {
   const parts = (isCursor ? undefined : rowsTasks(docs)) ?? [{ input: docs, index: 0, offset: 0 }]
-  // every task's input is copied now, before any runs (the WASI build has no prepareRows: its
-  // tasks all start now)
-  const prepared = b.prepareRows === undefined ? undefined : parts.map((p) => b.prepareRows(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
-  const tasks = prepared === undefined ? parts.map((p) => b.transcodeRowsAsync(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper)) : []
+  // every task's input is copied now, before any runs
+  const prepared = parts.map((p) => b.prepareRows(p.input, o.packed, o.maxOutputBytes, rowMode, isCursor, o.shaper))
+  const tasks = []
   /** Runs the tasks up to `i` not yet running. */
   const runUpTo = (i) => {
     for (let k = tasks.length; k <= i && k < parts.length; k++) {
@@ -470,7 +469,7 @@ function transcodeRowsAsync(docs, o, rowMode, isCursor) {
       tasks[k].catch(() => {})
     }
   }
-  if (prepared !== undefined) runUpTo(ROWS_TASKS_AT_ONCE - 1)
+  runUpTo(ROWS_TASKS_AT_ONCE - 1)
   const rows = []
   let chain = Promise.resolve()
   for (let i = 0; i < parts.length; i++) {
@@ -479,7 +478,7 @@ function transcodeRowsAsync(docs, o, rowMode, isCursor) {
     chain = chain
       .then(() => tasks[i])
       .then((pending) => {
-        if (prepared !== undefined) runUpTo(i + ROWS_TASKS_AT_ONCE)
+        runUpTo(i + ROWS_TASKS_AT_ONCE)
         return i === 0 ? pending : new Promise((resolve) => setImmediate(resolve, pending))
       })
       .then((pending) => {
@@ -496,7 +495,6 @@ function transcodeRowsAsync(docs, o, rowMode, isCursor) {
         for (const r of unpackRows(packed)) rows.push(r)
       })
   }
-  for (const t of tasks) t.catch(() => {})
   return chain.then(() => rows)
 }
 

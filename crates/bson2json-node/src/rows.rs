@@ -784,42 +784,13 @@ impl Task for RowsTask {
     }
 }
 
-/// [`transcode_rows`] on the libuv thread pool: the input is copied before this returns, and
-/// split there.
-#[napi(
-    js_name = "transcodeRowsAsync",
-    catch_unwind,
-    ts_args_type = "input: Uint8Array | Uint8Array[], packed: number, maxOutputBytes: number, rowMode: number, cursor: boolean, shaper?: Shaper",
-    ts_return_type = "Promise<PendingRows>"
-)]
-pub fn transcode_rows_async(
-    env: &Env,
-    input: Unknown<'_>,
-    packed: f64,
-    max_output_bytes: f64,
-    row_mode: f64,
-    cursor: bool,
-    shaper: Option<ClassInstance<'_, Shaper>>,
-) -> Result<AsyncTask<RowsTask>> {
-    let task = rows_task(
-        env,
-        input,
-        packed,
-        max_output_bytes,
-        row_mode,
-        cursor,
-        shaper,
-    )?;
-    Ok(AsyncTask::new(task))
-}
-
 /// A [`RowsTask`] not yet on the pool ([`prepare_rows`], [`run_rows`]).
 #[napi]
 pub struct PreparedRows {
     task: Option<RowsTask>,
 }
 
-/// [`transcode_rows_async`]'s task, its input copied, to run later ([`run_rows`]): a batch's
+/// [`transcode_rows`] as a libuv pool task, its input copied now, to run later ([`run_rows`]): a batch's
 /// tasks are all copied before `toRowsAsync` returns, and run a few at a time, so that the
 /// pool does not take every core from the event loop.
 #[napi(
@@ -864,7 +835,7 @@ pub fn run_rows(prepared: &mut PreparedRows) -> Result<AsyncTask<RowsTask>> {
     Ok(AsyncTask::new(task))
 }
 
-/// The task of [`transcode_rows_async`]: the input copied, the options and shape its own.
+/// The task of [`prepare_rows`]: the input copied, the options and shape its own.
 fn rows_task(
     env: &Env,
     input: Unknown<'_>,
