@@ -17,6 +17,16 @@ use crate::number::integer::{digits_word, write_u64};
 /// that tests (millions of values) and the `swar` fuzz target hold equal to it.
 #[inline]
 pub fn write_js_number(out: &mut Vec<u8>, x: f64) {
+    js_number(out, x);
+}
+
+/// The body of [`write_js_number`], inlined into each caller. [`write_js_double`] (the
+/// transcoder's) keeps its own copy, so another caller of `write_js_number` (the rows) does not
+/// change what LLVM inlines into the transcoder's walk: when `write_js_number` had a second
+/// caller, LLVM kept it out of line and inlined `write_js_double` into `Transcoder::run`
+/// instead, whose larger loop ran more instructions a document (benchmark/batch-instructions.sh).
+#[inline(always)]
+fn js_number(out: &mut Vec<u8>, x: f64) {
     debug_assert!(x.is_finite());
     if x == 0.0 {
         out.push(b'0');
@@ -193,11 +203,12 @@ pub fn write_js_number_plain(out: &mut Vec<u8>, x: f64) {
 }
 
 /// Appends a JSON number for a compat double: JS text for finite values, `null` otherwise
-/// (what `JSON.stringify` prints for NaN and ±Infinity).
-#[inline]
+/// (what `JSON.stringify` prints for NaN and ±Infinity). Never inlined: the transcoder's walk
+/// calls it, and its code inlined there costs the walk more than the call (registers).
+#[inline(never)]
 pub fn write_js_double(out: &mut Vec<u8>, x: f64) {
     if x.is_finite() {
-        write_js_number(out, x);
+        js_number(out, x);
     } else {
         out.extend_from_slice(b"null");
     }
