@@ -9,7 +9,6 @@ export const {
   changeStreamToKafka,
   readCheckpoint,
   readCommitted,
-  committedRecords,
   transactionalIdOf,
   KafkaFencedError,
   KafkaUnavailableError,

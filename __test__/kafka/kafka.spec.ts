@@ -17,6 +17,7 @@ import { MONGODB_URI, useMongo } from '../support/mongo'
 import { DATE_POOL, DOUBLE_POOL, INT64_POOL, mulberry32 } from '../support/gen'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafka = require('../../lib/kafka/sink')
+const { TransactionFilter } = require('../../lib/kafka/checkpoint')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parseArgs, tokenClusterTime } = require('../../lib/cli/cdc')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -429,13 +430,13 @@ describe('options and arguments (no broker)', () => {
       data(12, 7n, 'open'),
     ]
     // in one response
-    const f = new kafka.TransactionFilter()
+    const f = new TransactionFilter()
     for (const b of log) f.push(b)
     const got = [...f.decided()].map((x: any) => `${x.offset}:${x.record.key}`)
     expect(got).toEqual(['1:p9a', '3:plain', '4:c1', '5:c2', '10:c3'])
     expect(f.firstWaiting()).toBe(12n)
     // in pieces (one batch per response) the same
-    const g = new kafka.TransactionFilter()
+    const g = new TransactionFilter()
     const got2: string[] = []
     for (const b of log) {
       g.push(b)

@@ -37,7 +37,7 @@
 const { watch } = require('../mongo/change-stream')
 const { ChangeStreamHistoryLostError, KafkaFencedError, KafkaUnavailableError, SourceError, isHistoryLost, isTransientSourceError, kafkaCause, isFenced } = require('./errors')
 const { kafka, ejson, transactionalIdOf, retryDelay, ensureTopics, sleep } = require('./client')
-const { TransactionFilter, readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
+const { readCommitted, readCheckpointWith, readCheckpoint, oldestOplogTime, tokenClusterTime } = require('./checkpoint')
 const { checkOptions, withDefaults } = require('./options')
 const { KafkaOutage, MongoOutage } = require('./outage')
 const { Transaction } = require('./transaction')
@@ -440,7 +440,6 @@ module.exports = {
   changeStreamToKafka,
   readCheckpoint,
   readCommitted,
-  TransactionFilter,
   transactionalIdOf,
   KafkaFencedError,
   KafkaUnavailableError,
