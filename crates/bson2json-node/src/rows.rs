@@ -807,44 +807,7 @@ pub fn prepare_rows(
     cursor: bool,
     shaper: Option<ClassInstance<'_, Shaper>>,
 ) -> Result<PreparedRows> {
-    let task = rows_task(
-        env,
-        input,
-        packed,
-        max_output_bytes,
-        row_mode,
-        cursor,
-        shaper,
-    )?;
-    Ok(PreparedRows { task: Some(task) })
-}
-
-/// Runs a [`PreparedRows`] on the pool; once.
-#[napi(
-    js_name = "runRows",
-    catch_unwind,
-    ts_return_type = "Promise<PendingRows>"
-)]
-pub fn run_rows(prepared: &mut PreparedRows) -> Result<AsyncTask<RowsTask>> {
-    let task = prepared.task.take().ok_or_else(|| {
-        Error::new(
-            Status::GenericFailure,
-            "bson2json: the rows were run already".to_owned(),
-        )
-    })?;
-    Ok(AsyncTask::new(task))
-}
-
-/// The task of [`prepare_rows`]: the input copied, the options and shape its own.
-fn rows_task(
-    env: &Env,
-    input: Unknown<'_>,
-    packed: f64,
-    max_output_bytes: f64,
-    row_mode: f64,
-    cursor: bool,
-    shaper: Option<ClassInstance<'_, Shaper>>,
-) -> Result<RowsTask> {
+    // the task: the input copied, the options and the shape its own
     let json = options::decode(packed, max_output_bytes)?;
     let opts = row_options(json, row_mode).ok_or_else(options::bad_options)?;
     let shape = shaper.as_ref().map(|s| s.shared_shape());
@@ -876,10 +839,28 @@ fn rows_task(
         .map_err(|_| not_docs(env))?;
         (data, Input::Concatenated)
     };
-    Ok(RowsTask {
-        data,
-        input,
-        shape,
-        opts,
+    Ok(PreparedRows {
+        task: Some(RowsTask {
+            data,
+            input,
+            shape,
+            opts,
+        }),
     })
+}
+
+/// Runs a [`PreparedRows`] on the pool; once.
+#[napi(
+    js_name = "runRows",
+    catch_unwind,
+    ts_return_type = "Promise<PendingRows>"
+)]
+pub fn run_rows(prepared: &mut PreparedRows) -> Result<AsyncTask<RowsTask>> {
+    let task = prepared.task.take().ok_or_else(|| {
+        Error::new(
+            Status::GenericFailure,
+            "bson2json: the rows were run already".to_owned(),
+        )
+    })?;
+    Ok(AsyncTask::new(task))
 }

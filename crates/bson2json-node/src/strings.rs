@@ -102,13 +102,10 @@ pub(crate) fn utf16(env: &Env, units: &[u16]) -> Result<Value> {
 /// A JS string of the UTF-8 `text` and its length in UTF-16 code units. `wide` is scratch.
 #[inline]
 pub(crate) fn from_utf8(env: &Env, text: &[u8], wide: &mut Vec<u16>) -> Result<(Value, usize)> {
-    if text.len() > FLAT_UTF8 && text.len() <= ROPE_MAX_UTF8 {
-        if text.len() <= FLAT_MAX_BYTES && bson2json_core::is_ascii(text) {
-            return Ok((latin1(env, text)?, text.len()));
-        }
-        return rope(env, text, wide);
+    match from_utf8_flat(env, text, wide)? {
+        Some(made) => Ok(made),
+        None => rope(env, text, wide),
     }
-    flat(env, text, wide)
 }
 
 /// [`from_utf8`]'s string when it is a flat one (making it runs no JavaScript); `None` when it
