@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
+import { testCount } from '../support/scale'
 import { BSON, Double } from 'bson'
 import { Gen, bstr, doc, el, hex, i32, mulberry32, mutate } from '../support/gen'
 import type { Elem } from '../support/gen'
@@ -15,11 +16,11 @@ const require = createRequire(import.meta.url)
 const { toJSON, isTranscodeError } = require('../../index.js')
 
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261122) >>> 0
-const DOCS = Number(process.env.BSON2JSON_DOCS ?? 100_000)
+const DOCS = testCount('BSON2JSON_DOCS', 100_000)
 // BSON2JSON_NO_SCOPE_DBREF=1: exploration only, skips DBRef-shaped code-w-scope scopes (known mismatch, see
 // the 'code-w-scope scope is not DBRef-promoted' test below) to look for other mismatches.
 const GEN_OPTS = { scopeDbref: !process.env.BSON2JSON_NO_SCOPE_DBREF }
-const MUTANTS = Number(process.env.BSON2JSON_MUTANTS ?? 20_000)
+const MUTANTS = testCount('BSON2JSON_MUTANTS', 20_000)
 
 type Outcome = { ok: true; out: string } | { ok: false; err: unknown }
 

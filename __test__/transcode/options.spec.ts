@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { testCount } from '../support/scale'
 import * as BSON7 from 'bson'
 import { Gen, hex, mulberry32, mutate } from '../support/gen'
 
@@ -20,8 +21,8 @@ const BSON6 = require('bson6') as typeof BSON7
 const { toJSON, toJSONBuffer, toJSONList, toJSONArray, toNDJSON, toJSONListAsync, isTranscodeError, createTranscodeStream } = require('../../index.js')
 
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261123) >>> 0
-const DOCS = Number(process.env.BSON2JSON_OPTION_DOCS ?? 7_000)
-const MUTANTS = Number(process.env.BSON2JSON_OPTION_MUTANTS ?? 600)
+const DOCS = testCount('BSON2JSON_OPTION_DOCS', 7_000)
+const MUTANTS = testCount('BSON2JSON_OPTION_MUTANTS', 600)
 
 const VERSIONS = [
   [6, BSON6],

@@ -24,6 +24,7 @@
 import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
+import { testCount } from '../support/scale'
 import { BSON } from 'bson'
 import { Gen, bstr, doc, el, i64, utf8 } from '../support/gen'
 import type { Elem, Rng } from '../support/gen'
@@ -32,7 +33,7 @@ const require = createRequire(import.meta.url)
 const { toJSON, toNDJSON, toJSONList } = require('../../index.js')
 
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261127) >>> 0
-const DOCS = Number(process.env.BSON2JSON_PROJECTION_DOCS ?? 100_000)
+const DOCS = testCount('BSON2JSON_PROJECTION_DOCS', 100_000)
 const EJSON_EVERY = 5 // relaxed and canonical on every 5th document
 
 const KEYS = ['a', 'b', 'c', 'd', 'x', 'name', '_id']

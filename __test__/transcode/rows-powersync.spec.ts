@@ -23,6 +23,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { testCount } from '../support/scale'
 import { BSON } from 'bson'
 import { Gen, bstr, doc, el, i32, i64 } from '../support/gen'
 import type { Elem } from '../support/gen'
@@ -32,7 +33,7 @@ const { toRow, toRows, isTranscodeError } = require('../../index.js')
 
 const ROOT = join(__dirname, '../..')
 const SEED = Number(process.env.BSON2JSON_SEED ?? 20261204) >>> 0
-const DOCS = Number(process.env.BSON2JSON_DOCS ?? 100_000)
+const DOCS = testCount('BSON2JSON_DOCS', 100_000)
 const MODES = [0, 1, 2] as const
 
 type Converter = (bytes: Buffer, mode: number) => Record<string, unknown>

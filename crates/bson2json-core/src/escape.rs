@@ -473,9 +473,13 @@ mod tests {
     #[test]
     fn runs_of_17_to_32_bytes_with_every_byte_in_every_lane() {
         // Quoted runs of 17-32 bytes (just past the one-block path of `write_quoted_in`), each
-        // byte value at each position, with bytes after the run that must not matter.
+        // byte value at each position, with bytes after the run that must not matter. Under miri,
+        // every eighth byte value per length, at one position: the start rotates with the length,
+        // so every byte value meets two of the lengths.
         for len in 17..=32 {
-            for b in 0..=255u8 {
+            let step = if cfg!(miri) { 8 } else { 1 };
+            for b in ((len * 5 % step)..256).step_by(step) {
+                let b = u8::try_from(b).unwrap();
                 let positions = if cfg!(miri) {
                     usize::from(b) % len..usize::from(b) % len + 1
                 } else {

@@ -2,7 +2,7 @@
 //!
 //! Workloads are the benchmark generator's quick data sets (`npm run bench:gen -- --quick`
 //! writes `benchmark/data/<workload>-s20241122-2MB-v1.bson`); missing files are skipped.
-//! `cargo bench -p bson2json-core` (add `-- doc10k` to pick one).
+//! `cargo bench -p bson2json-bench` (add `-- doc10k` to pick one).
 use std::path::PathBuf;
 
 use bson2json_core::concat::split_concatenated;
