@@ -369,9 +369,17 @@ mod tests {
             .map(|i| i.wrapping_mul(7).wrapping_add(1))
             .collect();
         let word = u64::from_le_bytes(*b"\\u001fXY");
-        let len = if cfg!(miri) { 0..=40 } else { 0..=200 };
-        for run in len {
-            for from in (0..=src.len() - run).filter(|f| *f < 20 || *f + run + 20 > src.len()) {
+        // Under miri: runs to two blocks and one past, from two starts and from every place that
+        // leaves at most 16 bytes after the run (where a 16-byte load could cross the end).
+        let runs: Vec<usize> = if cfg!(miri) {
+            (0..=33).chain([40]).collect()
+        } else {
+            (0..=200).collect()
+        };
+        let (head, step, tail) = if cfg!(miri) { (4, 3, 17) } else { (20, 1, 20) };
+        for run in runs {
+            let near = |f: &usize| (*f < head && *f % step == 0) || *f + run + tail > src.len();
+            for from in (0..=src.len() - run).filter(near) {
                 let to = from + run;
                 for n in [0, 2, 6, 8] {
                     let mut out = vec![b'p'; 3];
