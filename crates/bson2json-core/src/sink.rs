@@ -378,7 +378,8 @@ mod tests {
         };
         let (head, step, tail) = if cfg!(miri) { (4, 3, 17) } else { (20, 1, 20) };
         for run in runs {
-            let near = |f: &usize| (*f < head && *f % step == 0) || *f + run + tail > src.len();
+            let near =
+                |f: &usize| (*f < head && f.is_multiple_of(step)) || *f + run + tail > src.len();
             for from in (0..=src.len() - run).filter(near) {
                 let to = from + run;
                 for n in [0, 2, 6, 8] {
